@@ -1,0 +1,50 @@
+# Two commands for a fresh machine: `make demo` and `make test`.
+PYTHON ?= python3.11
+VENV := .venv
+BIN := $(VENV)/bin
+DEMO_WS := data/workspaces/demo
+SHARED ?= ../shared/data
+export DO_NOT_TRACK := 1
+export PREFECT_SERVER_ANALYTICS_ENABLED := false
+export PREFECT_UI_ENABLED := false
+export PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS := 180
+export PREFECT_HOME ?= $(CURDIR)/data/workspaces/.prefect
+
+.PHONY: install demo test check-dev bench clean
+
+$(BIN)/nkw: pyproject.toml constraints.txt
+	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "error: $(PYTHON) not found (NKW needs Python 3.11)"; exit 2; }
+	test -d $(VENV) || $(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	# torch first, pinned: an unpinned torch pulls a multi-GB CUDA build
+	$(BIN)/pip install --quiet "torch==2.13.0" -c constraints.txt
+	$(BIN)/pip install --quiet -e ".[dev]" -c constraints.txt
+	touch $(BIN)/nkw
+
+install: $(BIN)/nkw
+
+demo: install
+	$(BIN)/nkw build data/samples/the_lighthouse_key.txt data/samples/the_fisherman_and_his_wife.txt --workspace $(DEMO_WS)
+	$(BIN)/nkw ask --workspace $(DEMO_WS) --doc the_lighthouse_key "Who hides the brass key in the van?"
+	$(BIN)/nkw ask --workspace $(DEMO_WS) --doc the_fisherman_and_his_wife "What did the fisherman catch?" \
+		--option "A golden ring" --option "A talking flounder" --option "An old boot" --option "A silver fish"
+
+test: install
+	$(BIN)/python -m pytest tests --ignore=tests/dev
+
+# Checks on the shared benchmark files (needs ../shared beside the clone).
+check-dev: install
+	@test -d $(SHARED) || { echo "error: $(SHARED) not found (check-dev needs the shared benchmark files)"; exit 2; }
+	NKW_SHARED_DATA=$(SHARED) $(BIN)/python -m pytest tests/dev -q
+
+bench: install
+	$(BIN)/python benchmarks/bench_build.py
+	$(BIN)/python benchmarks/bench_query.py
+
+clean:
+	rm -rf $(DEMO_WS) .pytest_cache
+
+lock: install
+	{ echo "# Versions resolved and tested together (pip freeze); torch is pinned in pyproject.toml."; \
+	  echo "# Regenerate after changing dependencies: make lock"; \
+	  $(BIN)/pip freeze --exclude-editable | grep -iv '^torch=='; } > constraints.txt

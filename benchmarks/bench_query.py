@@ -1,0 +1,69 @@
+"""Query benchmark: per-question answer latency (retrieval + answer, model loaded) over a
+built workspace, reported as p50 / p95 / max.
+
+    python benchmarks/bench_query.py --workspace W --questions Q.jsonl [--system hybrid]
+
+Without arguments it builds the shared STAGE dev set (or the samples) in a temporary
+workspace first.
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from flows.answer_questions import QueryEngine, warm_up  # noqa: E402
+from flows.evaluate_benchmark import load_questions  # noqa: E402
+from schemas.config import load_settings  # noqa: E402
+from tasks.tables import Workspace  # noqa: E402
+
+STAGE = REPO.parent / "shared" / "data" / "stage"
+SAMPLES = REPO / "data" / "samples"
+
+
+def measure(workspace: Path, questions_path: Path, system: str) -> list[float]:
+    settings = load_settings()
+    engine = QueryEngine(Workspace.at(workspace), settings)
+    questions = load_questions(questions_path)
+    for doc_id in {q.doc_id for q in questions}:
+        warm_up(engine, doc_id)
+    latencies = []
+    for question in questions:
+        started = time.perf_counter()
+        engine.ask(question.doc_id, question.question, question.options, system)
+        latencies.append((time.perf_counter() - started) * 1000)
+    return latencies
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--workspace")
+    parser.add_argument("--questions")
+    parser.add_argument("--system", default="hybrid")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as folder:
+        if args.workspace:
+            workspace, questions = Path(args.workspace), Path(args.questions)
+        else:
+            source = STAGE if STAGE.exists() else SAMPLES
+            inputs = [str(source / "documents.jsonl")] if source == STAGE else [str(SAMPLES / "the_lighthouse_key.txt")]
+            questions = source / "questions.jsonl" if source == STAGE else SAMPLES / "the_lighthouse_key.questions.jsonl"
+            workspace = Path(folder) / "ws"
+            subprocess.run([sys.executable, "-m", "flows.cli", "build", *inputs, "--workspace", str(workspace), "--quiet"],
+                           cwd=REPO, check=True)
+        latencies = np.array(measure(workspace, questions, args.system))
+    print(f"system {args.system}: {len(latencies)} questions from {questions.parent.name}/{questions.name}")
+    print(f"latency p50 {np.percentile(latencies, 50):.1f} ms, p95 {np.percentile(latencies, 95):.1f} ms, max {latencies.max():.1f} ms")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,106 @@
+"""How command results are shown: plain-text tables, answers with citations, build reports."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from typing import Any
+
+import pyarrow as pa
+
+from tasks.answer_types import Answer
+from tasks.tables import Workspace, read_frame
+
+
+def _cell(value: Any, width: int = 60) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, (list, dict)):
+        value = json.dumps(value, ensure_ascii=False)
+    text = " ".join(str(value).split())
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def format_table(table: pa.Table, fmt: str = "table", max_rows: int = 200) -> str:
+    """Query results as an aligned text table, CSV, or a JSON list of row objects."""
+    rows = table.to_pylist()
+    if fmt == "json":
+        return json.dumps(rows, ensure_ascii=False, indent=1, default=str)
+    if fmt == "csv":
+        buffer = io.StringIO()
+        writer = csv.DictWriter(buffer, fieldnames=table.column_names)
+        writer.writeheader()
+        for row in rows:
+            writer.writerow({k: (json.dumps(v, ensure_ascii=False) if isinstance(v, (list, dict)) else v) for k, v in row.items()})
+        return buffer.getvalue().rstrip("\n")
+    shown = rows[:max_rows]
+    columns = table.column_names
+    cells = [[_cell(row[c]) for c in columns] for row in shown]
+    widths = [max([len(c)] + [len(r[i]) for r in cells]) for i, c in enumerate(columns)]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(columns, widths)), "  ".join("-" * w for w in widths)]
+    lines += ["  ".join(v.ljust(w) for v, w in zip(r, widths)) for r in cells]
+    more = f" (showing {len(shown)}; use --format csv/json for all)" if len(rows) > len(shown) else ""
+    lines.append(f"({len(rows)} row{'s' if len(rows) != 1 else ''}){more}")
+    return "\n".join(lines)
+
+
+def answer_text(answer: Answer, show_trace: bool = False) -> str:
+    mode = "offline — extractive answer, no LLM" if answer.is_offline else "LLM"
+    lines = [f"Answer ({answer.system}, {mode}):", f"  {answer.answer}"]
+    if answer.options:
+        lines.append("Options:")
+        for i, option in enumerate(answer.options):
+            mark = "→" if i == answer.chosen_option else " "
+            score = f"  (support {answer.option_scores[i]:.3f})" if answer.option_scores else ""
+            lines.append(f"  {mark} {chr(65 + i)}. {option}{score}")
+    lines.append("Cited sections:")
+    for citation in answer.citations:
+        lines.append(f"  [{citation.ordinal}] {citation.heading}")
+        lines.append(f"      “{citation.quote}”")
+    lines.append(f"Evidence: {len(answer.evidence)} passages, {answer.evidence_tokens} tokens; {answer.latency_ms:.0f} ms")
+    if show_trace:
+        lines.append("Trace:")
+        for i, call in enumerate(answer.trace):
+            lines.append(f"  #{i} round {call.get('round', 0)} {call['tool']}({json.dumps(call.get('arguments', {}), ensure_ascii=False)})"
+                         f" -> {call.get('rows')} rows, {call.get('ms')} ms")
+    lines.extend(f"note: {note}" for note in answer.notes)
+    return "\n".join(lines)
+
+
+def build_json(report) -> dict[str, Any]:
+    return {
+        **report.summary(),
+        "used_prefect": report.used_prefect,
+        "notices": report.notices,
+        "ingest_failures": report.ingest_failures,
+        "documents": [{"doc_id": d.doc_id, "title": d.title,
+                       "stages": [{"stage": o.stage, "status": o.status, "rows": o.rows, "seconds": round(o.seconds, 3),
+                                   "error": o.error, "warnings": o.warnings} for o in d.outcomes]}
+                      for d in report.documents],
+    }
+
+
+def build_text(report, workspace: Workspace) -> str:
+    summary = report.summary()
+    lines = [f"workspace {workspace.root}"]
+    lines.extend(f"notice: {n}" for n in report.notices)
+    for failure in report.ingest_failures:
+        lines.append(f"not ingested: {failure['item_id']}: {failure['error']}")
+    for document in report.documents:
+        failed = [o for o in document.outcomes if o.status == "failed"]
+        for outcome in failed:
+            lines.append(f"failed: {document.doc_id} {outcome.stage}: {outcome.error}")
+    everything_skipped = summary["built"] == 0 and summary["failed"] == 0 and summary["documents"] > 0
+    status = "every stage up to date (all skipped)" if everything_skipped else \
+        f"{summary['built']} stage runs built, {summary['skipped']} skipped, {summary['failed']} failed"
+    lines.append(f"{summary['documents']} document(s): {status} in {summary['seconds']:.1f} s")
+    if not report.ok:
+        lines.append("see `nkw inspect --workspace ...` for the failures table")
+    return "\n".join(lines)
+
+
+def only_document(workspace: Workspace) -> str | None:
+    """The document id when the workspace holds exactly one document."""
+    documents = read_frame(workspace, "documents", columns=["doc_id"])
+    return str(documents["doc_id"].iloc[0]) if len(documents) == 1 else None

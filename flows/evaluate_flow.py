@@ -1,0 +1,44 @@
+"""Prefect wiring for evaluation: the `evaluate_benchmark` deployment flow, and one task run
+per document's questions."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from prefect import flow, task
+from prefect.cache_policies import NO_CACHE
+
+from flows.answer_questions import QueryEngine
+from flows.evaluate_benchmark import answer_document, evaluate
+from schemas.config import load_settings
+from tasks.evaluate_answers import Question
+from tasks.tables import Workspace
+
+
+@task(name="answer_document", cache_policy=NO_CACHE, persist_result=False)
+def answer_document_task(engine: QueryEngine, run_id: str, benchmark: str, doc_id: str, questions: list[Question],
+                         system: str, samples: int) -> tuple[list[dict], list[dict]]:
+    return answer_document(engine, run_id, benchmark, doc_id, questions, system, samples)
+
+
+@flow(name="answer_documents", persist_result=False, validate_parameters=False)
+def answer_documents_flow(engine: QueryEngine, run_id: str, benchmark: str, jobs: list[tuple[str, list[Question]]],
+                          system: str, samples: int) -> list[tuple[list[dict], list[dict]]]:
+    # Documents are answered one after another so latency figures are not inflated by sharing 2 cores.
+    return [answer_document_task.with_options(task_run_name=f"answer[{doc_id}]")(
+        engine, run_id, benchmark, doc_id, questions, system, samples) for doc_id, questions in jobs]
+
+
+def map_documents_with_prefect(engine, run_id, benchmark, jobs, system, samples):
+    return answer_documents_flow(engine, run_id, benchmark, jobs, system, samples)
+
+
+@flow(name="evaluate_benchmark", persist_result=False)
+def evaluate_benchmark(questions: str, workspace: str, system: str = "hybrid", config: str | None = None,
+                       limit: int | None = None, samples: int = 1) -> dict[str, Any]:
+    """Deployment entry point: score `system` on a questions file over a built workspace."""
+    settings = load_settings(Path(config) if config else None)
+    report = evaluate(Workspace.at(workspace), Path(questions), settings, system=system, limit=limit, samples=samples,
+                      map_documents=map_documents_with_prefect)
+    return report.to_json()

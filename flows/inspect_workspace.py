@@ -1,0 +1,71 @@
+"""`nkw inspect`: rows per table and per document, stage status from the manifest, failures,
+and LLM usage per stage — all read through the DuckDB views."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flows.manifest import list_manifests
+from flows.stages import STAGES_BY_NAME
+from schemas.tables import TABLES
+from tasks.tables import Workspace
+from tasks.warehouse import connect, load_sql
+
+PER_DOCUMENT_COLUMNS = ("sections", "chunks", "sentences")
+
+
+def _rows(con, sql: str) -> list[dict[str, Any]]:
+    cursor = con.execute(sql)
+    names = [d[0] for d in cursor.description]
+    return [dict(zip(names, row)) for row in cursor.fetchall()]
+
+
+def inspect_json(workspace: Workspace) -> dict[str, Any]:
+    con = connect(workspace)
+    try:
+        table_rows = {name: con.execute(f'SELECT count(*) FROM "{name}"').fetchall()[0][0] for name in TABLES}
+        documents = _rows(con, load_sql("inspect_documents"))
+        per_document: dict[str, dict[str, int]] = {d["doc_id"]: {} for d in documents}
+        for name, table_spec in TABLES.items():
+            if table_spec.partition != "document" or not table_rows[name]:
+                continue
+            for doc_id, count in con.execute(f'SELECT doc_id, count(*) FROM "{name}" GROUP BY doc_id').fetchall():
+                per_document.setdefault(doc_id, {})[name] = count
+        failures = _rows(con, load_sql("inspect_failures"))
+        llm_usage = _rows(con, load_sql("llm_usage_by_stage"))
+    finally:
+        con.close()
+    stages: dict[str, dict[str, Any]] = {name: {"built": 0, "failed": 0, "seconds": 0.0} for name in STAGES_BY_NAME}
+    for manifest in list_manifests(workspace):
+        for name, record in manifest.stages.items():
+            counts = stages.setdefault(name, {"built": 0, "failed": 0, "seconds": 0.0})
+            counts[record.status] = counts.get(record.status, 0) + 1
+            counts["seconds"] = round(counts["seconds"] + record.seconds, 2)
+    return {"workspace": str(workspace.root), "tables": table_rows, "documents": documents,
+            "rows_per_document": per_document, "stages": stages, "failures": failures, "llm_usage": llm_usage}
+
+
+def inspect_text(workspace: Workspace) -> str:
+    data = inspect_json(workspace)
+    lines = [f"workspace {data['workspace']}", "", "tables (rows):"]
+    lines += [f"  {name:<22} {count:>9,}" for name, count in data["tables"].items()]
+    lines += ["", "documents:"]
+    for document in data["documents"]:
+        counts = data["rows_per_document"].get(document["doc_id"], {})
+        parts = ", ".join(f"{counts.get(c, 0)} {c}" for c in PER_DOCUMENT_COLUMNS)
+        lines.append(f"  {document['doc_id'][:40]:<40} {document['kind']:<10} {document['language']} "
+                     f"{document['n_words']:>8,} words  {parts}  — {document['title']}")
+    lines += ["", "stages (documents built / failed, total seconds):"]
+    for name, counts in data["stages"].items():
+        if not counts.get("built") and not counts.get("failed"):
+            continue
+        lines.append(f"  {name:<24} {counts.get('built', 0):>4} built {counts.get('failed', 0):>4} failed {counts['seconds']:>9.1f} s")
+    lines += ["", f"failures: {len(data['failures'])}"]
+    for failure in data["failures"][:20]:
+        lines.append(f"  {failure['doc_id'][:30]:<30} {failure['stage']:<22} {failure['item_id'][:30]:<30} {failure['error'][:100]}")
+    if data["llm_usage"]:
+        lines += ["", "LLM calls per stage:"]
+        for usage in data["llm_usage"]:
+            lines.append(f"  {usage['stage']:<24} {usage['calls']:>6} calls {usage['cached']:>6} cached "
+                         f"{usage['prompt_tokens'] or 0:>10,} in {usage['completion_tokens'] or 0:>9,} out  failed {usage['failed']}")
+    return "\n".join(lines)

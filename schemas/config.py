@@ -1,0 +1,89 @@
+"""Typed configuration: one section per stage, loaded from TOML and command-line overrides.
+
+Tasks never read environment variables; the only environment lookup is the API key, done
+in `flows.cli` when the LLM client is built.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from tasks.ids import stable_hash
+
+
+class Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class BuildSettings(Section):
+    concurrency: int = Field(2, ge=1, le=64, description="documents built at the same time")
+    max_document_chars: int = Field(20_000_000, ge=1, description="larger inputs are refused with a failures row")
+
+
+class SegmentSectionsSettings(Section):
+    paragraph_group_tokens: int = Field(900, ge=50, description="prose without chapters: target tokens per section")
+    min_screenplay_headings: int = Field(2, ge=1, description="scene headings needed to treat text as a screenplay")
+
+
+class SplitChunksSettings(Section):
+    chunk_tokens: int = Field(600, ge=50, description="target tokens per chunk (chunks never cross sections)")
+
+
+class EmbedTextsSettings(Section):
+    backend: Literal["minilm", "http", "hashing"] = "minilm"
+    model: str = "all-MiniLM-L6-v2"
+    url: str | None = Field(None, description="OpenAI-compatible /v1/embeddings base URL (backend http)")
+    batch_size: int = Field(64, ge=1)
+    dimensions: int = Field(384, ge=8, description="vector size of the hashing backend")
+
+
+class LLMSettings(Section):
+    url: str | None = Field(None, description="OpenAI-compatible base URL; None selects the embedded default")
+    model: str = "Qwen/Qwen3-30B-A3B-Instruct-2507"
+    temperature: float = 0.0
+    max_tokens: int = Field(2048, ge=16)
+    max_tokens_retry: int = Field(4096, ge=16, description="limit for the retry after finish_reason=length")
+    timeout_s: float = Field(120.0, gt=0, description="per-request timeout")
+    deadline_s: float = Field(600.0, gt=0, description="per-call deadline across all retries")
+    max_retries: int = Field(4, ge=0)
+    backoff_s: float = Field(1.0, ge=0, description="first backoff; doubles per retry, with jitter")
+    concurrency: int = Field(16, ge=1, description="requests in flight")
+    enable_thinking: bool = False
+    guided_json_extra: bool = Field(False, description="also send vLLM's guided_json extra")
+
+
+class RetrievalSettings(Section):
+    top_k_chunks: int = Field(5, ge=1)
+    candidates: int = Field(40, ge=1, description="candidates per retriever before fusion")
+    rrf_k: int = Field(60, ge=1)
+
+
+class Settings(Section):
+    build: BuildSettings = BuildSettings()
+    segment_sections: SegmentSectionsSettings = SegmentSectionsSettings()
+    split_chunks: SplitChunksSettings = SplitChunksSettings()
+    embed_texts: EmbedTextsSettings = EmbedTextsSettings()
+    llm: LLMSettings = LLMSettings()
+    retrieval: RetrievalSettings = RetrievalSettings()
+
+    def section_hash(self, name: str) -> str:
+        """Hash of one config section: part of a stage's fingerprint."""
+        section = getattr(self, name, None)
+        return stable_hash(name, section.model_dump(mode="json") if section is not None else None)
+
+
+def load_settings(path: Path | None = None, overrides: dict[str, dict[str, Any]] | None = None) -> Settings:
+    """Settings from an optional TOML file, then per-section overrides (None values ignored)."""
+    data: dict[str, dict[str, Any]] = {}
+    if path is not None:
+        with open(path, "rb") as handle:
+            data = tomllib.load(handle)
+    for section, values in (overrides or {}).items():
+        merged = dict(data.get(section, {}))
+        merged.update({k: v for k, v in values.items() if v is not None})
+        data[section] = merged
+    return Settings.model_validate(data)

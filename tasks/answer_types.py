@@ -1,0 +1,59 @@
+"""Records of one answered question: evidence, citations, the answer and its trace."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Citation:
+    section_id: str
+    heading: str
+    ordinal: int
+    quote: str
+
+
+@dataclass(frozen=True)
+class EvidenceText:
+    """A source passage in the final evidence (what evidence recall and budgets count)."""
+
+    chunk_id: str
+    section_id: str
+    heading: str
+    ordinal: int
+    text: str
+    n_tokens: int
+    score: float
+    channel: str = "text"
+
+
+@dataclass
+class Answer:
+    doc_id: str
+    question: str
+    system: str
+    answer: str
+    is_offline: bool
+    options: list[str] | None = None
+    chosen_option: int | None = None
+    option_scores: list[float] | None = None
+    citations: list[Citation] = field(default_factory=list)
+    evidence: list[EvidenceText] = field(default_factory=list)
+    latency_ms: float = 0.0
+    trace: list[dict[str, Any]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def evidence_tokens(self) -> int:
+        return sum(e.n_tokens for e in self.evidence)
+
+    @property
+    def evidence_section_ids(self) -> list[str]:
+        return list(dict.fromkeys(e.section_id for e in self.evidence))
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["evidence_tokens"] = self.evidence_tokens
+        data["mode"] = "offline (no LLM: extractive answer)" if self.is_offline else "llm"
+        return data

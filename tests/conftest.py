@@ -1,0 +1,56 @@
+"""Shared fixtures: isolated Prefect home, small workspaces built from the bundled samples."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+SAMPLES = REPO / "data" / "samples"
+SCREENPLAY = SAMPLES / "the_lighthouse_key.txt"
+STORY = SAMPLES / "the_fisherman_and_his_wife.txt"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # Prefect must never touch the user's home or phone home during tests.
+    home = REPO / ".pytest_cache" / "prefect-home"
+    home.mkdir(parents=True, exist_ok=True)
+    os.environ["PREFECT_HOME"] = str(home)
+    os.environ.setdefault("DO_NOT_TRACK", "1")
+    os.environ["PREFECT_SERVER_ANALYTICS_ENABLED"] = "false"
+    os.environ["PREFECT_UI_ENABLED"] = "false"
+    os.environ["PREFECT_LOGGING_LEVEL"] = "WARNING"
+    os.environ["PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS"] = "180"
+
+
+@pytest.fixture(scope="session")
+def prefect_harness():
+    """One Prefect test server for the whole session (15-20 s once)."""
+    from prefect.testing.utilities import prefect_test_harness
+
+    with prefect_test_harness(server_startup_timeout=180):
+        yield
+
+
+@pytest.fixture()
+def hashing_settings():
+    """Settings with the model-free embedder: fast and deterministic."""
+    from schemas.config import load_settings
+
+    return load_settings(overrides={"embed_texts": {"backend": "hashing"}})
+
+
+@pytest.fixture(scope="session")
+def sample_workspace(tmp_path_factory):
+    """The two bundled samples built once (hashing embeddings, no Prefect) for read-only tests."""
+    from flows.corpus import build
+    from schemas.config import load_settings
+    from tasks.tables import Workspace
+
+    settings = load_settings(overrides={"embed_texts": {"backend": "hashing"}})
+    workspace = Workspace.at(tmp_path_factory.mktemp("samples") / "ws")
+    report = build([str(SCREENPLAY), str(STORY)], workspace, settings, use_prefect=False, quiet=True)
+    assert report.ok, report.summary()
+    return workspace
