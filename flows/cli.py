@@ -64,6 +64,13 @@ def _api_key() -> str | None:
     return os.environ.get("NKW_API_KEY") or os.environ.get("OPENAI_API_KEY") or None
 
 
+def _llm_client(settings, workspace):
+    """The injected LLM client when --llm-url (or [llm].url) is set; None selects the embedded default."""
+    from tasks.llm import build_llm_client
+
+    return build_llm_client(settings.llm, _api_key(), workspace.cache_dir / "llm")
+
+
 def cmd_build(args: argparse.Namespace) -> int:
     from flows.corpus import build, make_resources
     from flows.stages import select_stages
@@ -78,8 +85,13 @@ def cmd_build(args: argparse.Namespace) -> int:
     if missing and len(missing) == len(args.paths):
         raise UserError(f"no such file or folder: {', '.join(missing)}")
     _prefect_environment(args.verbose)
-    report = build(args.paths, workspace, settings, stages=stages, resources=make_resources(settings),
-                   use_prefect=not args.no_prefect, quiet=args.quiet or args.json)
+    llm = _llm_client(settings, workspace)
+    try:
+        report = build(args.paths, workspace, settings, stages=stages, resources=make_resources(settings, llm=llm),
+                       use_prefect=not args.no_prefect, quiet=args.quiet or args.json)
+    finally:
+        if llm is not None:
+            llm.close()
     if args.json:
         print(json.dumps(cli_output.build_json(report), indent=1))
     else:

@@ -22,6 +22,7 @@ from schemas.config import Settings
 from tasks.context import StageContext
 from tasks.contracts import ContractError, check_contracts
 from tasks.embeddings import Embedder, embedder_identity
+from tasks.ids import stable_hash
 from tasks.ingest_documents import RawDocument
 from tasks.prompts_store import prompts_hash
 from tasks.tables import SchemaError, Workspace, read_frame, read_table, to_arrow, write_table
@@ -72,7 +73,10 @@ class Resources:
         if stage.needs_embedder:
             parts.append(embedder_identity(self.settings.embed_texts))
         if stage.uses_llm:
-            parts.append(f"llm:{self.llm.model}" if self.llm is not None else "heuristic")
+            # What the model is asked with (not where it is served) decides whether LLM outputs can change.
+            llm = self.settings.llm
+            sampling = stable_hash(llm.temperature, llm.max_tokens, llm.max_tokens_retry, llm.enable_thinking, length=8)
+            parts.append(f"llm:{self.llm.model}:{sampling}" if self.llm is not None else "heuristic")
         return "|".join(parts)
 
 

@@ -154,7 +154,7 @@ _register(TableSpec(
 _register(TableSpec(
     name="llm_calls",
     grain="one row per LLM request attempt (cache hits included, marked status 'cached')",
-    key=("call_key", "attempt"),
+    key=("stage", "item_id", "call_key", "attempt"),
     partition="document_stage",
     schema=_schema(
         ("call_key", STR), ("attempt", INT), ("doc_id", STR), ("stage", STR), ("item_id", STR),
@@ -162,7 +162,7 @@ _register(TableSpec(
         ("prompt_tokens", INT), ("completion_tokens", INT), ("latency_ms", FLOAT),
         ("finish_reason", STR), ("status", STR), ("error", STR),
     ),
-    not_null=("call_key", "attempt", "stage", "status"),
+    not_null=("call_key", "attempt", "stage", "item_id", "status"),
     accepted_values={"status": ("ok", "cached", "error", "invalid", "truncated", "timeout", "refused")},
 ))
 

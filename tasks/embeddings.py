@@ -8,13 +8,13 @@ Vectors are float32 and L2-normalised, so a dot product is the cosine similarity
 from __future__ import annotations
 
 import hashlib
-import re
 import threading
 from typing import Protocol, Sequence
 
 import numpy as np
 
 from schemas.config import EmbedTextsSettings
+from tasks.llm_http import api_base
 from tasks.text import index_terms
 
 
@@ -86,7 +86,7 @@ class HttpEmbedder:
         self.name = f"http:{model}"
         self.model = model
         self.batch_size = batch_size
-        self._client = httpx.Client(base_url=_api_base(url), timeout=timeout_s,
+        self._client = httpx.Client(base_url=api_base(url), timeout=timeout_s,
                                     headers={"Authorization": f"Bearer {api_key}"} if api_key else {})
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
@@ -100,11 +100,6 @@ class HttpEmbedder:
                 raise ValueError(f"embeddings server returned {len(data)} vectors for {len(batch)} texts")
             rows.extend(item["embedding"] for item in data)
         return _normalise(np.array(rows, dtype=np.float32)) if rows else np.zeros((0, 1), dtype=np.float32)
-
-
-def _api_base(url: str) -> str:
-    url = url.rstrip("/")
-    return url if re.search(r"/v\d+$", url) else f"{url}/v1"
 
 
 def build_embedder(settings: EmbedTextsSettings, api_key: str | None = None) -> Embedder:

@@ -1,0 +1,159 @@
+"""HTTP plumbing of the OpenAI-compatible client: base URLs, one chat or models request with
+its failures mapped to `HTTPCallError`, Retry-After parsing and secret scrubbing.
+
+Plain httpx rather than the openai SDK so that status codes, Retry-After, `refusal` and
+`finish_reason` are all visible and our own retry policy is the only one.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import json
+import re
+import time
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+import httpx
+
+DUMMY_API_KEY = "EMPTY"  # what vLLM expects when it runs without --api-key
+RETRY_AFTER_CAP_S = 60.0  # a server asking for longer must not stall a build
+_BEARER = re.compile(r"(?i)(bearer\s+)[^\s\"',;]+")
+_SK_TOKEN = re.compile(r"\bsk-[A-Za-z0-9_-]{8,}")
+
+
+def api_base(url: str) -> str:
+    """`http://host:port` or `http://host:port/v1` (trailing slash or not) -> `.../v1`."""
+    url = url.strip().rstrip("/")
+    return url if re.search(r"/v\d+$", url) else f"{url}/v1"
+
+
+def display_url(url: str) -> str:
+    """The URL without user:password, for messages."""
+    parts = urlsplit(url)
+    netloc = parts.netloc.rsplit("@", 1)[-1]
+    return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
+
+
+def scrub(text: str, secret: str | None) -> str:
+    """Remove the API key (and anything that looks like a bearer token or sk- key) from `text`."""
+    if secret and secret != DUMMY_API_KEY:
+        text = text.replace(secret, "***")
+    return _SK_TOKEN.sub("sk-***", _BEARER.sub(r"\1***", text))
+
+
+def one_line(text: str, limit: int = 300) -> str:
+    """Whitespace collapsed to single spaces, cut to `limit` characters."""
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def parse_retry_after(value: str | None, now: float | None = None) -> float | None:
+    """Seconds to wait from a Retry-After header (delta seconds or HTTP date), capped; None if absent/bad."""
+    if not value:
+        return None
+    try:
+        seconds = float(value)
+    except ValueError:
+        try:
+            when = email.utils.parsedate_to_datetime(value)
+        except (TypeError, ValueError):
+            return None
+        seconds = when.timestamp() - (time.time() if now is None else now)
+    return min(max(seconds, 0.0), RETRY_AFTER_CAP_S)
+
+
+class HTTPCallError(Exception):
+    """One failed request. kind: timeout | connect | http | protocol."""
+
+    def __init__(self, kind: str, message: str, http_status: int | None = None,
+                 retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.http_status = http_status
+        self.retry_after = retry_after
+
+    @property
+    def status(self) -> str:
+        """The llm_calls status of this failure."""
+        return "timeout" if self.kind == "timeout" else "error"
+
+    @property
+    def retryable(self) -> bool:
+        """Timeouts, dropped connections, 429 and 5xx may pass on retry; other answers will not."""
+        if self.kind in ("timeout", "connect"):
+            return True
+        return self.kind == "http" and (self.http_status == 429 or (self.http_status or 0) >= 500)
+
+
+@dataclass(frozen=True)
+class ChatReply:
+    content: str | None
+    refusal: str | None
+    finish_reason: str | None
+    prompt_tokens: int | None
+    completion_tokens: int | None
+
+
+def request_json(client: httpx.Client, method: str, url: str, headers: dict[str, str], timeout: float,
+                 body: dict[str, Any] | None = None) -> dict[str, Any]:
+    """One request; the decoded JSON object of a 2xx answer, anything else an HTTPCallError."""
+    try:
+        response = client.request(method, url, headers=headers, json=body, timeout=timeout)
+    except httpx.TimeoutException as exc:
+        raise HTTPCallError("timeout", f"no answer within {timeout:.3g}s ({type(exc).__name__})") from None
+    except httpx.TransportError as exc:
+        raise HTTPCallError("connect", f"{type(exc).__name__}: {exc}") from None
+    if response.status_code >= 400:
+        raise HTTPCallError("http", f"HTTP {response.status_code}: {_error_text(response)}", response.status_code,
+                            parse_retry_after(response.headers.get("retry-after")))
+    try:
+        data = response.json()
+    except ValueError:
+        raise HTTPCallError("protocol", f"HTTP {response.status_code} but the body is not JSON: "
+                                        f"{response.text[:120]!r}") from None
+    if not isinstance(data, dict):
+        raise HTTPCallError("protocol", f"expected a JSON object, got {type(data).__name__}")
+    return data
+
+
+def post_chat(client: httpx.Client, base: str, headers: dict[str, str], payload: dict[str, Any],
+              timeout: float) -> ChatReply:
+    """POST /chat/completions and pick out the first choice."""
+    data = request_json(client, "POST", f"{base}/chat/completions", headers, timeout, payload)
+    choices = data.get("choices")
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+        raise HTTPCallError("protocol", "chat completion without choices")
+    choice = choices[0]
+    message = choice.get("message") or {}
+    usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
+    return ChatReply(content=message.get("content"), refusal=message.get("refusal") or None,
+                     finish_reason=choice.get("finish_reason"), prompt_tokens=usage.get("prompt_tokens"),
+                     completion_tokens=usage.get("completion_tokens"))
+
+
+def get_models(client: httpx.Client, base: str, headers: dict[str, str], timeout: float) -> list[str]:
+    """GET /models: the ids the server serves."""
+    data = request_json(client, "GET", f"{base}/models", headers, timeout)
+    items = data.get("data")
+    if not isinstance(items, list):
+        raise HTTPCallError("protocol", "GET /models answered without a 'data' list: not an OpenAI-compatible API")
+    return [str(item.get("id")) for item in items if isinstance(item, dict) and item.get("id")]
+
+
+def _error_text(response: httpx.Response) -> str:
+    # OpenAI and vLLM put the reason in {"error": {"message": ...}} (vLLM also {"message": ...}).
+    try:
+        data = response.json()
+    except ValueError:
+        return response.text[:300] or response.reason_phrase
+    if isinstance(data, dict):
+        error = data.get("error")
+        if isinstance(error, dict) and error.get("message"):
+            return str(error["message"])
+        if isinstance(error, str):
+            return error
+        if data.get("message"):
+            return str(data["message"])
+    return json.dumps(data)[:300]
