@@ -56,6 +56,59 @@ class LLMSettings(Section):
     guided_json_extra: bool = Field(False, description="also send vLLM's guided_json extra")
 
 
+class ExtractGraphSettings(Section):
+    gleaning: bool = Field(False, description="LLM: ask once more per chunk for entities/relations it missed")
+    min_prose_name_count: int = Field(2, ge=1, description="offline prose: mentions a capitalised name needs to count")
+    max_description_chars: int = Field(600, ge=80, description="longer merged descriptions are compacted")
+
+
+class CanonicalizeEntitiesSettings(Section):
+    enabled: bool = Field(True, description="graph refinement on/off (a paper ablation)")
+    name_similarity: float = Field(0.88, ge=0, le=1, description="string similarity that makes two names candidates")
+    embedding_similarity: float = Field(0.82, ge=0, le=1, description="description similarity that makes a candidate")
+    max_candidates_per_entity: int = Field(8, ge=1, description="blocking bound: no all-pairs comparisons")
+
+
+class ExtractNarrativeSettings(Section):
+    max_events_per_chunk: int = Field(40, ge=1)
+
+
+class ExtractFactsSettings(Section):
+    enabled: bool = Field(True, description="atomic facts, attributes and profiles on/off (a paper ablation)")
+    min_degree: int = Field(2, ge=0, description="entities of at least this graph degree are profiled")
+    max_chunks_per_entity: int = Field(12, ge=1, description="linked chunks revisited per entity")
+    max_facts_per_entity: int = Field(60, ge=1)
+
+
+class AssembleEpisodesSettings(Section):
+    min_coherence: float = Field(0.35, ge=0, le=1, description="a unit joins an episode at or above this coherence")
+    max_section_gap: int = Field(3, ge=0, description="sections an episode may skip and still continue")
+    max_units_per_episode: int = Field(40, ge=1)
+
+
+class RelateEpisodesSettings(Section):
+    window: int = Field(6, ge=1, description="later episodes considered by source order for each episode")
+    max_candidates_per_episode: int = Field(10, ge=1, description="bounds candidate pairs: never quadratic")
+    min_confidence: float = Field(0.3, ge=0, le=1)
+
+
+class BreakCyclesSettings(Section):
+    mode: Literal["raw", "heuristic", "saber"] = "saber"
+    causes_weight: float = 1.0
+    precedes_weight: float = 0.7
+    elaborates_weight: float = 0.35
+    max_adjudications: int = Field(200, ge=0, description="shortcut questions sent to the LLM per document")
+
+
+class InduceStorylinesSettings(Section):
+    max_depth: int = Field(12, ge=1)
+    max_paths: int = Field(2000, ge=1)
+    max_chain_length: int = Field(8, ge=2, description="L: longer chains are split")
+    max_overlap: float = Field(0.5, ge=0, le=1, description="rho: overlap allowed with a selected storyline")
+    min_new_episodes: int = Field(2, ge=1, description="m: new episodes a storyline must contribute")
+    max_storylines: int = Field(15, ge=1)
+
+
 class RetrievalSettings(Section):
     top_k_chunks: int = Field(5, ge=1)
     candidates: int = Field(40, ge=1, description="candidates per retriever before fusion")
@@ -68,6 +121,14 @@ class Settings(Section):
     split_chunks: SplitChunksSettings = SplitChunksSettings()
     embed_texts: EmbedTextsSettings = EmbedTextsSettings()
     llm: LLMSettings = LLMSettings()
+    extract_graph: ExtractGraphSettings = ExtractGraphSettings()
+    canonicalize_entities: CanonicalizeEntitiesSettings = CanonicalizeEntitiesSettings()
+    extract_narrative: ExtractNarrativeSettings = ExtractNarrativeSettings()
+    extract_facts: ExtractFactsSettings = ExtractFactsSettings()
+    assemble_episodes: AssembleEpisodesSettings = AssembleEpisodesSettings()
+    relate_episodes: RelateEpisodesSettings = RelateEpisodesSettings()
+    break_cycles: BreakCyclesSettings = BreakCyclesSettings()
+    induce_storylines: InduceStorylinesSettings = InduceStorylinesSettings()
     retrieval: RetrievalSettings = RetrievalSettings()
 
     def section_hash(self, name: str) -> str:

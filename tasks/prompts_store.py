@@ -69,3 +69,27 @@ def prompts_hash(prompt_ids: Iterable[str]) -> str:
         files = sorted((PROMPTS_DIR / stage).glob(f"{version}*.md"))
         contents.append([(f.name, sha256_text(f.read_text(encoding="utf-8"))) for f in files])
     return stable_hash("prompts", ids, contents, length=32)
+
+
+SECTION_MARK = re.compile(r"^<!--\s*(system|user)\s*-->\s*$", re.MULTILINE)
+
+
+def render_messages(prompt: Prompt, values: dict[str, Any]) -> tuple[dict[str, str], ...]:
+    """Chat messages from a prompt file with `<!-- system -->` and `<!-- user -->` parts.
+
+    Placeholders may appear in either part; every value must be used somewhere.
+    """
+    parts = SECTION_MARK.split(prompt.text)
+    sections = {parts[i]: parts[i + 1].strip() for i in range(1, len(parts) - 1, 2)}
+    if "user" not in sections:
+        raise PromptError(f"prompt {prompt.prompt_id} has no '<!-- user -->' part")
+    names = set(PLACEHOLDER.findall(prompt.text))
+    missing, unused = names - set(values), set(values) - names
+    if missing or unused:
+        raise PromptError(f"prompt {prompt.prompt_id}: missing values {sorted(missing)}, unused values {sorted(unused)}")
+    fill = lambda text: PLACEHOLDER.sub(lambda m: str(values[m.group(1)]), text)  # noqa: E731
+    messages = []
+    if sections.get("system"):
+        messages.append({"role": "system", "content": fill(sections["system"])})
+    messages.append({"role": "user", "content": fill(sections["user"])})
+    return tuple(messages)
