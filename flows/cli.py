@@ -84,6 +84,12 @@ def cmd_build(args: argparse.Namespace) -> int:
     missing = [p for p in args.paths if not Path(p).exists()]
     if missing and len(missing) == len(args.paths):
         raise UserError(f"no such file or folder: {', '.join(missing)}")
+    if args.dry_run:
+        from flows.dry_run import dry_run, format_dry_run
+
+        estimate = dry_run(args.paths, stages, settings)
+        print(json.dumps(estimate, indent=1) if args.json else format_dry_run(estimate))
+        return 0
     _prefect_environment(args.verbose)
     llm = _llm_client(settings, workspace)
     try:
@@ -203,6 +209,7 @@ def build_parser() -> argparse.ArgumentParser:
     build.add_argument("--stages", help="comma-separated stage names to run (default: all)")
     build.add_argument("--until", help="run stages up to and including this one")
     build.add_argument("--no-prefect", action="store_true", help="run in-process without Prefect")
+    build.add_argument("--dry-run", action="store_true", help="estimate LLM calls and tokens per stage; change nothing")
     build.add_argument("--quiet", "-q", action="store_true", help="no per-stage progress lines")
     build.add_argument("--json", action="store_true", help="print the build report as JSON")
     build.set_defaults(func=cmd_build)

@@ -1,0 +1,126 @@
+"""`nkw build --dry-run`: estimate LLM calls and tokens per stage from the inputs' chunk
+counts, without writing anything or calling a server.
+
+Segmentation is computed in memory with the same pure functions the build uses; the later
+counts (entities, episodes, candidate pairs) are not known before extraction, so they are
+estimated with the ratios below, which are printed with the result.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+
+from flows.stages import Stage
+from schemas.config import Settings
+from tasks.ingest_documents import ingest_paths
+from tasks.prompts_store import PROMPTS_DIR
+from tasks.segment_sections import segment
+from tasks.split_chunks import chunks_for_document
+from tasks.text import count_tokens
+
+# Ratios observed on screenplays and stories with the embedded extractors; stated in the output.
+ASSUMPTIONS = {
+    "entities_per_chunk": 3.0,
+    "profiled_share_of_entities": 0.35,
+    "ambiguous_share_of_entities": 0.1,
+    "episodes_per_section": 0.6,
+    "completion_per_chunk_token": 0.6,
+    "shortcut_share_of_pairs": 0.3,
+}
+
+
+@dataclass(frozen=True)
+class Corpus:
+    documents: int
+    sections: int
+    chunks: int
+    chunk_tokens: int
+
+
+def measure_corpus(paths: list[str], settings: Settings) -> tuple[Corpus, list[str]]:
+    """Counts after segmentation, computed in memory; and the inputs that could not be read."""
+    result = ingest_paths(paths, max_chars=settings.build.max_document_chars)
+    sections = chunks = tokens = 0
+    for document in result.documents:
+        rows, _ = segment(document.doc_id, document.text, document.language, document.kind,
+                          section_texts=document.meta.get("section_texts"),
+                          paragraph_group_tokens=settings.segment_sections.paragraph_group_tokens)
+        chunk_rows = chunks_for_document(document.doc_id, document.text, document.language, document.kind,
+                                         pd.DataFrame(rows), settings.split_chunks.chunk_tokens)
+        sections += len(rows)
+        chunks += len(chunk_rows)
+        tokens += sum(r["n_tokens"] for r in chunk_rows)
+    problems = [f"{f.source}: {f.error}" for f in result.failures]
+    return Corpus(len(result.documents), sections, chunks, tokens), problems
+
+
+def _template_tokens(stage: Stage) -> int:
+    total = 0
+    for prompt_id in stage.prompts:
+        name, _, version = prompt_id.partition("/")
+        path = PROMPTS_DIR / name / f"{version}.md"
+        total += count_tokens(path.read_text(encoding="utf-8")) if path.is_file() else 0
+    return total
+
+
+def estimate_stage(stage: Stage, corpus: Corpus, settings: Settings) -> dict[str, Any]:
+    """(calls, prompt tokens, completion tokens) expected for one LLM stage over the corpus."""
+    a = ASSUMPTIONS
+    chunk = corpus.chunk_tokens / max(1, corpus.chunks)
+    entities = corpus.chunks * a["entities_per_chunk"]
+    episodes = corpus.sections * a["episodes_per_section"]
+    pairs = episodes * min(settings.relate_episodes.window, settings.relate_episodes.max_candidates_per_episode)
+    per_call_input = {"extract_graph": chunk, "extract_narrative": chunk,
+                      "extract_facts": chunk * min(4, settings.extract_facts.max_chunks_per_entity),
+                      "canonicalize_entities": 200, "assemble_episodes": 400, "relate_episodes": 300,
+                      "break_cycles": 400, "induce_storylines": 600}
+    calls = {
+        "extract_graph": corpus.chunks * (2 if settings.extract_graph.gleaning else 1),
+        "extract_narrative": corpus.chunks,
+        "canonicalize_entities": entities * a["ambiguous_share_of_entities"] if settings.canonicalize_entities.enabled else 0,
+        "extract_facts": entities * a["profiled_share_of_entities"] if settings.extract_facts.enabled else 0,
+        "assemble_episodes": episodes,
+        "relate_episodes": pairs,
+        "break_cycles": min(settings.break_cycles.max_adjudications * corpus.documents, pairs * a["shortcut_share_of_pairs"])
+        if settings.break_cycles.mode == "saber" else 0,
+        "induce_storylines": corpus.documents * settings.induce_storylines.max_storylines * 2,
+    }.get(stage.name)
+    if calls is None:
+        return {"stage": stage.name, "calls": None, "prompt_tokens": None, "completion_tokens": None}
+    calls = int(round(calls))
+    prompt_tokens = int(calls * (_template_tokens(stage) + per_call_input.get(stage.name, chunk)))
+    completion = int(calls * max(60, per_call_input.get(stage.name, chunk) * a["completion_per_chunk_token"]))
+    return {"stage": stage.name, "calls": calls, "prompt_tokens": prompt_tokens, "completion_tokens": completion}
+
+
+def dry_run(paths: list[str], stages: list[Stage], settings: Settings) -> dict[str, Any]:
+    corpus, problems = measure_corpus(paths, settings)
+    rows = [estimate_stage(stage, corpus, settings) for stage in stages if stage.uses_llm]
+    return {"corpus": corpus.__dict__, "stages": rows, "assumptions": ASSUMPTIONS, "unreadable_inputs": problems,
+            "llm_configured": bool(settings.llm.url)}
+
+
+def format_dry_run(report: dict[str, Any]) -> str:
+    corpus = report["corpus"]
+    lines = [f"dry run: {corpus['documents']} documents, {corpus['sections']} sections, {corpus['chunks']} chunks, "
+             f"{corpus['chunk_tokens']:,} source tokens (nothing written, no server called)"]
+    if not report["stages"]:
+        lines.append("no LLM stages in this build")
+    else:
+        lines.append(f"{'stage':<24} {'calls':>8} {'prompt tokens':>14} {'completion':>12}")
+        total = [0, 0, 0]
+        for row in report["stages"]:
+            if row["calls"] is None:
+                lines.append(f"{row['stage']:<24} {'?':>8}")
+                continue
+            lines.append(f"{row['stage']:<24} {row['calls']:>8,} {row['prompt_tokens']:>14,} {row['completion_tokens']:>12,}")
+            total = [total[0] + row["calls"], total[1] + row["prompt_tokens"], total[2] + row["completion_tokens"]]
+        lines.append(f"{'total':<24} {total[0]:>8,} {total[1]:>14,} {total[2]:>12,}")
+        lines.append("estimates assume " + ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in report["assumptions"].items()))
+    if not report["llm_configured"]:
+        lines.append("note: no --llm-url given; a real build would use the embedded (offline) implementations and make 0 calls")
+    lines.extend(f"unreadable: {p}" for p in report["unreadable_inputs"])
+    return "\n".join(lines)
