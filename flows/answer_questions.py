@@ -5,26 +5,34 @@ interactive commands never wait for a server."""
 from __future__ import annotations
 
 import time
-from typing import Callable
+from typing import Any, Callable
 
-import numpy as np
 
 from schemas.config import Settings
 from tasks.answer_hybrid import answer_hybrid
+from tasks.agent_loop import make_llm_planner, request_factory_for
+from tasks.answer_llm import make_llm_finalizer
+from tasks.answer_nkw import answer_nkw, offline_planner
 from tasks.answer_types import Answer
 from tasks.doc_index import DocumentIndex
 from tasks.embeddings import Embedder, embedder_for_identity
+from tasks.llm_recorder import RecordingClient
+from tasks.narrative_store import NarrativeStore
+from tasks.reading_skills import select_skills_llm
 from tasks.tables import Workspace
+from tasks.tool_env import ToolEnv
 
-SYSTEMS = ("hybrid",)
+SYSTEMS = ("nkw", "hybrid")
 
 
 class QueryEngine:
     def __init__(self, workspace: Workspace, settings: Settings,
-                 embedder_factory: Callable[[str | None], Embedder | None] | None = None) -> None:
+                 embedder_factory: Callable[[str | None], Embedder | None] | None = None, llm: Any = None) -> None:
         self.workspace = workspace
         self.settings = settings
+        self.llm = llm  # tasks.llm.LLMClient, or None for the offline path
         self._indexes: dict[str, DocumentIndex] = {}
+        self._stores: dict[str, NarrativeStore] = {}
         self._embedders: dict[str | None, Embedder | None] = {}
         self._embedder_factory = embedder_factory or (lambda identity: embedder_for_identity(identity, settings.embed_texts))
 
@@ -33,28 +41,65 @@ class QueryEngine:
             self._indexes[doc_id] = DocumentIndex.load(self.workspace, doc_id)
         return self._indexes[doc_id]
 
+    def store(self, doc_id: str) -> NarrativeStore:
+        if doc_id not in self._stores:
+            self._stores[doc_id] = NarrativeStore.load(self.workspace, doc_id, self.index(doc_id))
+        return self._stores[doc_id]
+
     def embedder(self, identity: str | None) -> Embedder | None:
         """The embedder matching the document's stored vectors (loaded once per session)."""
         if identity not in self._embedders:
             self._embedders[identity] = self._embedder_factory(identity)
         return self._embedders[identity]
 
-    def ask(self, doc_id: str, question: str, options: list[str] | None = None, system: str = "hybrid") -> Answer:
+    def ask(self, doc_id: str, question: str, options: list[str] | None = None, system: str = "nkw",
+            sample: int = 0) -> Answer:
+        """Answer with `system`: 'nkw' (the whole bundle) or 'hybrid' (the baseline)."""
         if system not in SYSTEMS:
             raise ValueError(f"unknown system {system!r}; choose one of {', '.join(SYSTEMS)}")
         index = self.index(doc_id)
         embedder = self.embedder(index.embedding_model)
-        started = time.perf_counter()
-        query_vector = embedder.embed([question])[0] if embedder is not None else None
         embed = embedder.embed if embedder is not None else None
-        answer = answer_hybrid(index, question, options or None, query_vector, embed, self.settings.retrieval)
+        started = time.perf_counter()
+        if system == "nkw":
+            env = ToolEnv(self.store(doc_id), embed)
+            planner, finalize, select, recorder = offline_planner, None, None, None
+            if self.llm is not None:
+                # A recorder per question keeps every llm_calls row its planner, selector and finalizer make.
+                recorder = RecordingClient(self.llm)
+                key = question if sample == 0 else f"{question}#sample{sample}"
+                language = env.store.source.language
+                factory = request_factory_for(doc_id, language, key, options or None)
+                planner, finalize = make_llm_planner(recorder, factory), make_llm_finalizer(recorder, factory)
+                select = llm_skill_selector(recorder, factory, language)
+            answer = answer_nkw(env, question, options or None, self.settings.answer, self.settings.retrieval,
+                                planner=planner, select_skills=select, finalize=finalize)
+            if recorder is not None:
+                answer.notes.extend(planner.notes)
+                answer.llm_calls = recorder.calls
+                failures = {f["item_id"]: f for f in reversed(recorder.failures + planner.failures + finalize.failures)}
+                answer.failures = list(failures.values())
+        else:
+            query_vector = embedder.embed([question])[0] if embedder is not None else None
+            answer = answer_hybrid(index, question, options or None, query_vector, embed, self.settings.retrieval)
         answer.latency_ms = round((time.perf_counter() - started) * 1000, 2)
         return answer
 
 
+def llm_skill_selector(client: Any, factory: Callable, language: str) -> Callable:
+    """Reading-skill selection by the LLM from a compact sketch of the board (offline on failure)."""
+    def select(question: str, options: list[str] | None, intents: Any, board: Any) -> list[str]:
+        sketch = "; ".join(f"[{p.ordinal}] {p.heading}" for p in board.passages[:8])
+        return select_skills_llm(client, lambda pid, values: factory(pid, values, "select_skills"), question, options,
+                                 sketch, intents=intents, language=language)
+
+    return select
+
+
 def warm_up(engine: QueryEngine, doc_id: str) -> None:
-    """Load the document and its embedder so the first timed question does not pay for it."""
+    """Load the document, its bundle and its embedder so the first timed question does not pay for it."""
     index = engine.index(doc_id)
+    engine.store(doc_id)
     embedder = engine.embedder(index.embedding_model)
     if embedder is not None:
         embedder.embed(["warm up"])

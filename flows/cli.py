@@ -44,6 +44,10 @@ def _settings(args: argparse.Namespace):
         "embed_texts": {"backend": getattr(args, "embeddings", None), "url": getattr(args, "embeddings_url", None),
                         "model": getattr(args, "embeddings_model", None)},
         "llm": {"url": getattr(args, "llm_url", None), "model": getattr(args, "model", None)},
+        "answer": {"follow_up_rounds": getattr(args, "follow_up_rounds", None),
+                   "graph_tools": False if getattr(args, "no_graph_tools", False) else None,
+                   "reading_skills": False if getattr(args, "no_reading_skills", False) else None,
+                   "hierarchy": False if getattr(args, "no_hierarchy", False) else None},
     }
     try:
         return load_settings(config, overrides)
@@ -114,11 +118,15 @@ def cmd_ask(args: argparse.Namespace) -> int:
     doc_id = args.doc or cli_output.only_document(workspace)
     if doc_id is None:
         raise UserError("this workspace holds several documents; choose one with --doc (see `nkw inspect`)")
-    engine = QueryEngine(workspace, settings)
+    llm = _llm_client(settings, workspace)
+    engine = QueryEngine(workspace, settings, llm=llm)
     try:
         answer = engine.ask(doc_id, args.question, args.option or None, args.system)
     except DocumentNotBuilt as exc:
         raise UserError(str(exc)) from None
+    finally:
+        if llm is not None:
+            llm.close()
     if args.json:
         print(json.dumps(answer.to_json(), ensure_ascii=False, indent=1))
     else:
@@ -127,6 +135,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
+    from flows.answer_questions import QueryEngine
     from flows.evaluate_benchmark import QuestionFileError, evaluate, evaluate_with_prefect, format_report
 
     settings = _settings(args)
@@ -136,7 +145,9 @@ def cmd_eval(args: argparse.Namespace) -> int:
         raise UserError(f"questions file not found: {questions}")
     if args.samples < 1:
         raise UserError("--samples must be at least 1")
-    options = dict(system=args.system, limit=args.limit, samples=args.samples, benchmark=args.benchmark)
+    llm = _llm_client(settings, workspace)
+    options = dict(system=args.system, limit=args.limit, samples=args.samples, benchmark=args.benchmark,
+                   engine=QueryEngine(workspace, settings, llm=llm))
     try:
         if args.no_prefect:
             report = evaluate(workspace, questions, settings, **options)
@@ -145,6 +156,9 @@ def cmd_eval(args: argparse.Namespace) -> int:
             report = evaluate_with_prefect(workspace, questions, settings, **options)
     except QuestionFileError as exc:
         raise UserError(str(exc)) from None
+    finally:
+        if llm is not None:
+            llm.close()
     print(json.dumps(report.to_json(), ensure_ascii=False, indent=1) if args.json else format_report(report))
     return 0
 
@@ -197,6 +211,14 @@ def _common(parser: argparse.ArgumentParser, workspace: bool = True) -> None:
     parser.add_argument("--debug", action="store_true", help="show tracebacks for errors")
 
 
+def _ablations(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("ablations (paper §4)")
+    group.add_argument("--follow-up-rounds", type=int, choices=[0, 1, 2], help="agent follow-up rounds (default 2)")
+    group.add_argument("--no-graph-tools", action="store_true", help="remove the graph-channel tools")
+    group.add_argument("--no-reading-skills", action="store_true", help="inject no reading-skill cards")
+    group.add_argument("--no-hierarchy", action="store_true", help="hide episodes and storylines from the tools")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="nkw", description="Narrative Knowledge Weaver: narrative knowledge bundles and QA.")
     parser.add_argument("--version", action="version", version="nkw 0.1.0")
@@ -219,7 +241,8 @@ def build_parser() -> argparse.ArgumentParser:
     _common(ask)
     ask.add_argument("--doc", help="document id (optional when the workspace holds one document)")
     ask.add_argument("--option", action="append", help="a multiple-choice option (repeat for each)")
-    ask.add_argument("--system", default="hybrid", help="answering system")
+    ask.add_argument("--system", default="nkw", choices=["nkw", "hybrid"], help="answering system (default nkw)")
+    _ablations(ask)
     ask.add_argument("--trace", action="store_true", help="print every tool call")
     ask.add_argument("--json", action="store_true")
     ask.set_defaults(func=cmd_ask)
@@ -227,7 +250,8 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate = commands.add_parser("eval", help="answer and score a benchmark questions file")
     _common(evaluate)
     evaluate.add_argument("--questions", required=True, help="questions.jsonl in the shared benchmark format")
-    evaluate.add_argument("--system", default="hybrid")
+    evaluate.add_argument("--system", default="nkw", choices=["nkw", "hybrid"], help="answering system (default nkw)")
+    _ablations(evaluate)
     evaluate.add_argument("--limit", type=int, help="only the first N questions")
     evaluate.add_argument("--samples", type=int, default=1, help="answers sampled per question (Pass@N)")
     evaluate.add_argument("--benchmark", help="benchmark name in reports (default: from the file path)")

@@ -98,22 +98,25 @@ def trace_rows(run_id: str, qid: str, sample: int, answer: Answer) -> list[dict[
 
 
 def answer_document(engine: QueryEngine, run_id: str, benchmark: str, doc_id: str, questions: list[Question],
-                    system: str, samples: int) -> tuple[list[dict], list[dict]]:
+                    system: str, samples: int) -> dict[str, list[dict]]:
     """Answer one document's questions; a missing document marks its questions, never raises."""
+    out: dict[str, list[dict]] = {"qa_answers": [], "qa_traces": [], "llm_calls": [], "failures": []}
     try:
         warm_up(engine, doc_id)
         sections = engine.index(doc_id).sections
     except DocumentNotBuilt:
-        return [answer_row(run_id, benchmark, q, s, None, [], "document_missing") for q in questions for s in range(samples)], []
-    answers, traces = [], []
+        out["qa_answers"] = [answer_row(run_id, benchmark, q, s, None, [], "document_missing")
+                             for q in questions for s in range(samples)]
+        return out
     for question in questions:
         gold = gold_section_ids(question, sections)
         for sample in range(samples):
-            answer = engine.ask(doc_id, question.question, question.options, system)
-            answer.system = system
-            answers.append(answer_row(run_id, benchmark, question, sample, answer, gold, "answered"))
-            traces.extend(trace_rows(run_id, question.qid, sample, answer))
-    return answers, traces
+            answer = engine.ask(doc_id, question.question, question.options, system, sample=sample)
+            out["qa_answers"].append(answer_row(run_id, benchmark, question, sample, answer, gold, "answered"))
+            out["qa_traces"].extend(trace_rows(run_id, question.qid, sample, answer))
+            out["llm_calls"].extend({**row, "doc_id": doc_id} for row in answer.llm_calls)
+            out["failures"].extend({**row, "doc_id": doc_id} for row in answer.failures)
+    return out
 
 
 def evaluation_run_id(questions_path: Path, system: str, settings: Settings, limit: int | None, samples: int) -> str:
@@ -123,7 +126,7 @@ def evaluation_run_id(questions_path: Path, system: str, settings: Settings, lim
 
 def evaluate(workspace: Workspace, questions_path: Path, settings: Settings, *, system: str = "hybrid",
              limit: int | None = None, samples: int = 1, benchmark: str | None = None, engine: QueryEngine | None = None,
-             map_documents: Callable[..., list[tuple[list[dict], list[dict]]]] | None = None) -> EvalReport:
+             map_documents: Callable[..., list[dict[str, list[dict]]]] | None = None) -> EvalReport:
     questions = load_questions(questions_path)[: limit or None]
     benchmark = benchmark or benchmark_name(questions_path)
     run_id = evaluation_run_id(questions_path, system, settings, limit, samples)
@@ -136,11 +139,14 @@ def evaluate(workspace: Workspace, questions_path: Path, settings: Settings, *, 
         results = [answer_document(engine, run_id, benchmark, d, qs, system, samples) for d, qs in jobs]
     else:
         results = map_documents(engine, run_id, benchmark, jobs, system, samples)
-    answers = [row for rows, _ in results for row in rows]
-    traces = [row for _, rows in results for row in rows]
-    frame = pd.DataFrame(answers)
+    frame = pd.DataFrame([row for result in results for row in result["qa_answers"]])
     write_table(workspace, "qa_answers", frame, run_id)
-    write_table(workspace, "qa_traces", traces, run_id)
+    write_table(workspace, "qa_traces", [row for result in results for row in result["qa_traces"]], run_id)
+    for (doc_id, _), result in zip(jobs, results):
+        # LLM accounting of query time lands beside the build's, one partition per run and document.
+        if result["llm_calls"] or result["failures"]:
+            write_table(workspace, "llm_calls", result["llm_calls"], doc_id, f"answer-{run_id}")
+            write_table(workspace, "failures", result["failures"], doc_id, f"answer-{run_id}")
     metrics = metric_rows(run_id, benchmark, system, frame)
     write_table(workspace, "eval_metrics", metrics, run_id)
     by_qtype = {q: summarize(g) for q, g in frame.groupby(frame["qtype"].fillna("(none)"))} if frame["qtype"].notna().any() else {}

@@ -18,13 +18,13 @@ from tasks.tables import Workspace
 
 @task(name="answer_document", cache_policy=NO_CACHE, persist_result=False)
 def answer_document_task(engine: QueryEngine, run_id: str, benchmark: str, doc_id: str, questions: list[Question],
-                         system: str, samples: int) -> tuple[list[dict], list[dict]]:
+                         system: str, samples: int) -> dict[str, list[dict]]:
     return answer_document(engine, run_id, benchmark, doc_id, questions, system, samples)
 
 
 @flow(name="answer_documents", persist_result=False, validate_parameters=False)
 def answer_documents_flow(engine: QueryEngine, run_id: str, benchmark: str, jobs: list[tuple[str, list[Question]]],
-                          system: str, samples: int) -> list[tuple[list[dict], list[dict]]]:
+                          system: str, samples: int) -> list[dict[str, list[dict]]]:
     # Documents are answered one after another so latency figures are not inflated by sharing 2 cores.
     return [answer_document_task.with_options(task_run_name=f"answer[{doc_id}]")(
         engine, run_id, benchmark, doc_id, questions, system, samples) for doc_id, questions in jobs]
@@ -35,7 +35,7 @@ def map_documents_with_prefect(engine, run_id, benchmark, jobs, system, samples)
 
 
 @flow(name="evaluate_benchmark", persist_result=False)
-def evaluate_benchmark(questions: str, workspace: str, system: str = "hybrid", config: str | None = None,
+def evaluate_benchmark(questions: str, workspace: str, system: str = "nkw", config: str | None = None,
                        limit: int | None = None, samples: int = 1) -> dict[str, Any]:
     """Deployment entry point: score `system` on a questions file over a built workspace."""
     settings = load_settings(Path(config) if config else None)

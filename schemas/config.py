@@ -64,9 +64,10 @@ class ExtractGraphSettings(Section):
 
 class CanonicalizeEntitiesSettings(Section):
     enabled: bool = Field(True, description="graph refinement on/off (a paper ablation)")
-    name_similarity: float = Field(0.88, ge=0, le=1, description="string similarity that makes two names candidates")
-    embedding_similarity: float = Field(0.82, ge=0, le=1, description="description similarity that makes a candidate")
+    name_similarity: float = Field(0.88, ge=0, le=1, description="string similarity at which two names are spelling "
+                                   "variants (full names with one given name; non-character entities)")
     max_candidates_per_entity: int = Field(8, ge=1, description="blocking bound: no all-pairs comparisons")
+    max_description_chars: int = Field(600, ge=80, description="merged descriptions of a canonical entity are compacted")
 
 
 class ExtractNarrativeSettings(Section):
@@ -84,6 +85,7 @@ class AssembleEpisodesSettings(Section):
     min_coherence: float = Field(0.35, ge=0, le=1, description="a unit joins an episode at or above this coherence")
     max_section_gap: int = Field(3, ge=0, description="sections an episode may skip and still continue")
     max_units_per_episode: int = Field(40, ge=1)
+    max_open_episodes: int = Field(8, ge=1, description="recent episodes a unit is scored against: bounds work per unit")
 
 
 class RelateEpisodesSettings(Section):
@@ -98,6 +100,7 @@ class BreakCyclesSettings(Section):
     precedes_weight: float = 0.7
     elaborates_weight: float = 0.35
     max_adjudications: int = Field(200, ge=0, description="shortcut questions sent to the LLM per document")
+    max_path_hops: int = Field(3, ge=2, description="longest indirect path (in hops) that can cover a direct edge")
 
 
 class InduceStorylinesSettings(Section):
@@ -115,6 +118,25 @@ class RetrievalSettings(Section):
     rrf_k: int = Field(60, ge=1)
 
 
+class AnswerSettings(Section):
+    """Query time (paper §3.3, appendix A.2–A.5); the switches are the paper's ablations."""
+
+    follow_up_rounds: int = Field(2, ge=0, le=2, description="agent follow-up rounds after the forced first pass")
+    max_calls_per_round: int = Field(5, ge=1, le=5)
+    graph_tools: bool = Field(True, description="False removes the graph-channel tools")
+    reading_skills: bool = Field(True, description="False injects no reading-skill cards")
+    hierarchy: bool = Field(True, description="False hides episodes and storylines from the narrative tools")
+    entity_items: int = Field(8, ge=0)
+    narrative_items: int = Field(8, ge=0)
+    relation_items: int = Field(16, ge=0)
+    entity_floor: int = Field(5, ge=0)
+    narrative_floor: int = Field(5, ge=0)
+    facts_per_entity: int = Field(5, ge=0)
+    source_token_budget: int = Field(0, ge=0, description="source tokens in the final evidence; 0 = the hybrid "
+                                     "baseline's top-k chunk tokens for the same question (equal-budget comparison)")
+    max_passage_tokens: int = Field(120, ge=20, description="longest excerpt of one chunk in the final evidence")
+
+
 class Settings(Section):
     build: BuildSettings = BuildSettings()
     segment_sections: SegmentSectionsSettings = SegmentSectionsSettings()
@@ -130,6 +152,7 @@ class Settings(Section):
     break_cycles: BreakCyclesSettings = BreakCyclesSettings()
     induce_storylines: InduceStorylinesSettings = InduceStorylinesSettings()
     retrieval: RetrievalSettings = RetrievalSettings()
+    answer: AnswerSettings = AnswerSettings()
 
     def section_hash(self, name: str) -> str:
         """Hash of one config section: part of a stage's fingerprint."""

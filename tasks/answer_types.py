@@ -43,6 +43,8 @@ class Answer:
     latency_ms: float = 0.0
     trace: list[dict[str, Any]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    llm_calls: list[dict[str, Any]] = field(default_factory=list)  # llm_calls rows made for this answer
+    failures: list[dict[str, Any]] = field(default_factory=list)  # failures rows (LLM items that fell back)
 
     @property
     def evidence_tokens(self) -> int:
@@ -54,6 +56,8 @@ class Answer:
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
+        data.pop("llm_calls")
+        data["llm_call_count"] = len(self.llm_calls)
         data["evidence_tokens"] = self.evidence_tokens
         data["mode"] = "offline (no LLM: extractive answer)" if self.is_offline else "llm"
         return data

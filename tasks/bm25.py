@@ -39,6 +39,21 @@ class Bm25Index:
         postings = {term: (np.array(u, dtype=np.int64), np.array(t, dtype=np.float32)) for term, (u, t) in grouped.items()}
         return cls(unit_ids, postings, lengths, language)
 
+    @classmethod
+    def from_texts(cls, unit_ids: list[str], texts: list[str], language: str) -> "Bm25Index":
+        """Index short texts directly (asset descriptions, facts) at load time."""
+        grouped: dict[str, tuple[list[int], list[int]]] = {}
+        lengths = np.zeros(len(unit_ids), dtype=np.float32)
+        for index, text in enumerate(texts):
+            counts = Counter(index_terms(text, language))
+            lengths[index] = sum(counts.values())
+            for term, tf in counts.items():
+                units, tfs = grouped.setdefault(term, ([], []))
+                units.append(index)
+                tfs.append(tf)
+        postings = {term: (np.array(u, dtype=np.int64), np.array(t, dtype=np.float32)) for term, (u, t) in grouped.items()}
+        return cls(list(unit_ids), postings, lengths, language)
+
     def scores(self, query: str) -> np.ndarray:
         """BM25 score of every unit for `query` (zeros when no term matches)."""
         total = np.zeros(len(self.unit_ids), dtype=np.float32)

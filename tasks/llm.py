@@ -24,6 +24,7 @@ from pydantic import BaseModel, ValidationError
 
 from schemas.config import LLMSettings
 from schemas.llm import LLMCheckReply
+from schemas.llm_agent import ToolStep
 from tasks.llm_cache import LLMCache, cache_key
 from tasks.llm_http import (DUMMY_API_KEY, ChatReply, HTTPCallError, api_base, display_url, get_models, one_line,
                             post_chat, scrub)
@@ -39,6 +40,8 @@ _THINK_BLOCK = re.compile(r"<think>.*?</think>", re.DOTALL)
 _FENCE = re.compile(r"^```[A-Za-z0-9_-]*\s*\n?(.*?)\n?\s*```$", re.DOTALL)
 REASK = ("Your previous reply could not be used: {error}\n"
          "Reply again with only one JSON object that matches the required schema, and nothing else.")
+REASK_TOOLS = ("Your previous reply could not be used: {error}\n"
+               "Reply again: either call one or more of the offered tools, or answer in plain text without tool calls.")
 
 
 @dataclass(frozen=True)
@@ -94,6 +97,8 @@ class LLMClient(Protocol):
 
     def map_structured(self, requests: Sequence[LLMRequest], response_model: type[M]) -> list[LLMResult[M]]: ...
 
+    def tool_step(self, request: LLMRequest, tools: list[dict[str, Any]]) -> LLMResult[ToolStep]: ...
+
 
 def strip_thinking(content: str) -> str:
     """Drop <think>…</think> blocks, a reasoning prefix ending in an orphan </think>, and an unterminated leading <think>."""
@@ -117,6 +122,24 @@ def response_schema(response_model: type[BaseModel]) -> tuple[str, str]:
     """(schema name, JSON of the schema) of a response model; JSON so the cache is hashable."""
     name = re.sub(r"[^A-Za-z0-9_-]", "_", response_model.__name__)[:64]
     return name, json.dumps(response_model.model_json_schema(), sort_keys=True)
+
+
+def tool_step_text(reply: ChatReply) -> str:
+    """A tool-calling reply as one canonical JSON text: what is parsed, cached and reported."""
+    return json.dumps({"content": reply.content, "tool_calls": list(reply.tool_calls)}, ensure_ascii=False,
+                      sort_keys=True)
+
+
+def parse_tool_step(text: str) -> ToolStep:
+    """The ToolStep in `tool_step_text` output; a reply with neither text nor tool calls is invalid."""
+    data = json.loads(text)
+    if not isinstance(data, dict):
+        raise ValueError("a tool step must be a JSON object")
+    content = data.get("content") if isinstance(data.get("content"), str) else ""
+    step = ToolStep.model_validate({"content": strip_thinking(content) or None, "tool_calls": data.get("tool_calls") or []})
+    if step.content is None and not step.tool_calls:
+        raise ValueError("the reply has neither content nor tool calls")
+    return step
 
 
 def _error_summary(exc: Exception) -> str:
@@ -192,6 +215,12 @@ class OpenAICompatibleClient:
 
         return self._call(request, parse, None, None)
 
+    def tool_step(self, request: LLMRequest, tools: list[dict[str, Any]]) -> LLMResult[ToolStep]:
+        """One native function-calling step (`tool_choice: auto`): the model's text and/or tool calls.
+
+        Tool arguments are returned as the model wrote them; validating them is the caller's job."""
+        return self._call(request, parse_tool_step, None, None, tools=tools)
+
     def map_structured(self, requests: Sequence[LLMRequest], response_model: type[M]) -> list[LLMResult[M]]:
         """`structured` over many requests, `settings.concurrency` at a time, results in request order."""
         if not requests:
@@ -203,11 +232,13 @@ class OpenAICompatibleClient:
     # -- one logical call --------------------------------------------------------------
 
     def _call(self, request: LLMRequest, parse: Callable[[str], T], schema: dict[str, Any] | None,
-              response_format: dict[str, Any] | None) -> LLMResult[T]:
+              response_format: dict[str, Any] | None, tools: list[dict[str, Any]] | None = None) -> LLMResult[T]:
         s = self.settings
         sampling = {"temperature": s.temperature if request.temperature is None else request.temperature,
                     "max_tokens": request.max_tokens or s.max_tokens, "enable_thinking": s.enable_thinking}
-        key = cache_key(self.model, request.messages, sampling, schema, CACHE_VERSION)
+        # The offered tools shape the reply as much as a schema does, so they are part of the key.
+        key = cache_key(self.model, request.messages, sampling, schema if tools is None else {"tools": tools},
+                        CACHE_VERSION)
         hit = self._from_cache(request, key, parse)
         if hit is not None:
             return hit
@@ -228,7 +259,7 @@ class OpenAICompatibleClient:
             if remaining < MIN_ATTEMPT_S:
                 last = calls[-1] if calls else {"status": "timeout", "error": None}
                 return fail(last["status"], self._clean(f"deadline of {s.deadline_s:g}s reached; last: {last['error']}"))
-            payload = self._payload(messages, sampling["temperature"], max_tokens, schema, response_format)
+            payload = self._payload(messages, sampling["temperature"], max_tokens, schema, response_format, tools)
             started = time.perf_counter()
             try:
                 with self._slots:
@@ -245,7 +276,7 @@ class OpenAICompatibleClient:
                 log.info("llm %s %s: %s; retry %d in %.2fs", request.stage, request.item_id, error, retries, delay)
                 self._sleep(delay)
                 continue
-            content = reply.content
+            content = reply.content if tools is None else tool_step_text(reply)
             if reply.refusal is not None or reply.finish_reason == "content_filter":
                 error = self._clean(reply.refusal or "finish_reason=content_filter")
                 calls.append(self._row(request, key, len(calls), "refused", started, reply, error))
@@ -265,8 +296,9 @@ class OpenAICompatibleClient:
                 if reasked:
                     return fail("invalid", error)
                 reasked = True
-                messages += [{"role": "assistant", "content": content or ""},
-                             {"role": "user", "content": REASK.format(error=error[:1000])}]
+                said = content if tools is None else reply.content
+                messages += [{"role": "assistant", "content": said or ""},
+                             {"role": "user", "content": (REASK if tools is None else REASK_TOOLS).format(error=error[:1000])}]
                 continue
             calls.append(self._row(request, key, len(calls), "ok", started, reply, None))
             self._store(key, content or "", reply)
@@ -295,11 +327,15 @@ class OpenAICompatibleClient:
             log.warning("llm cache write failed for %s: %s", key[:12], exc)
 
     def _payload(self, messages: list[dict[str, str]], temperature: float, max_tokens: int,
-                 schema: dict[str, Any] | None, response_format: dict[str, Any] | None) -> dict[str, Any]:
+                 schema: dict[str, Any] | None, response_format: dict[str, Any] | None,
+                 tools: list[dict[str, Any]] | None = None) -> dict[str, Any]:
         payload: dict[str, Any] = {"model": self.model, "messages": messages, "temperature": temperature,
                                    "max_tokens": max_tokens}
         if response_format is not None:
             payload["response_format"] = response_format
+        if tools is not None:
+            # vLLM serves this only with --enable-auto-tool-choice and a --tool-call-parser (hermes for Qwen).
+            payload["tools"], payload["tool_choice"] = tools, "auto"
         # vLLM reads these "extra_body" fields at the top level of the request body.
         payload["chat_template_kwargs"] = {"enable_thinking": self.settings.enable_thinking}
         if schema is not None and self.settings.guided_json_extra:

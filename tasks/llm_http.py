@@ -94,6 +94,7 @@ class ChatReply:
     finish_reason: str | None
     prompt_tokens: int | None
     completion_tokens: int | None
+    tool_calls: tuple[dict[str, Any], ...] = ()  # {"id", "name", "arguments"} per OpenAI `message.tool_calls`
 
 
 def request_json(client: httpx.Client, method: str, url: str, headers: dict[str, str], timeout: float,
@@ -130,7 +131,24 @@ def post_chat(client: httpx.Client, base: str, headers: dict[str, str], payload:
     usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
     return ChatReply(content=message.get("content"), refusal=message.get("refusal") or None,
                      finish_reason=choice.get("finish_reason"), prompt_tokens=usage.get("prompt_tokens"),
-                     completion_tokens=usage.get("completion_tokens"))
+                     completion_tokens=usage.get("completion_tokens"), tool_calls=_tool_calls(message.get("tool_calls")))
+
+
+def _tool_calls(raw: Any) -> tuple[dict[str, Any], ...]:
+    """`message.tool_calls` flattened to {"id", "name", "arguments"}; odd entries are kept as far as
+    they go, so the caller's validation (not this parser) decides what is unusable."""
+    if not isinstance(raw, list):
+        return ()
+    calls = []
+    for index, item in enumerate(raw):
+        item = item if isinstance(item, dict) else {}
+        function = item.get("function") if isinstance(item.get("function"), dict) else {}
+        arguments = function.get("arguments")
+        if isinstance(arguments, (dict, list)):  # some servers send parsed arguments
+            arguments = json.dumps(arguments, ensure_ascii=False)
+        calls.append({"id": str(item.get("id") or f"call_{index}"), "name": function.get("name"),
+                      "arguments": "" if arguments is None else arguments})
+    return tuple(calls)
 
 
 def get_models(client: httpx.Client, base: str, headers: dict[str, str], timeout: float) -> list[str]:

@@ -1,0 +1,7 @@
+-- Interactions an entity takes part in, as subject or object, in story order.
+SELECT i.interaction_id, i.chunk_id, i.section_id, i.char_start, i.char_end, i.subject_id, i.object_ids,
+       i.interaction_type, i.description, sec.ordinal
+FROM interactions i JOIN sections sec USING (section_id)
+WHERE i.subject_id = $entity_id OR list_contains(i.object_ids, $entity_id)
+ORDER BY sec.ordinal, i.char_start
+LIMIT $limit
