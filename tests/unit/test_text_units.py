@@ -92,3 +92,14 @@ def test_language_and_terms():
     assert index_terms("John walked to the houses", "en") == ["john", "walk", "house"]
     assert "烟灰" in index_terms("弹了弹烟灰", "zh")
     assert count_tokens("程勇 went home.") == 5
+
+
+def test_action_after_dialogue_without_a_blank_line_ends_the_speech():
+    text = ("BANKY\nI've got a weird thing for girls who\nsay 'aboot'.\nThe phone starts ringing. Holden answers it.\n"
+            "HOLDEN\nIt's the one across from the post\noffice.\nHe smiles.\n")
+    blocks = parse_blocks(text, 0, len(text), "en")
+    assert [b.kind for b in blocks] == ["cue", "dialogue", "action", "cue", "dialogue", "action"]
+    assert text[blocks[2].start:blocks[2].end] == "The phone starts ringing. Holden answers it."
+    # Dialogue that merely continues a sentence over a line break stays dialogue.
+    wrapped = "ANNA\nIt was Tom who\nHolden says took it.\n"
+    assert [b.kind for b in parse_blocks(wrapped, 0, len(wrapped), "en")] == ["cue", "dialogue"]
