@@ -62,8 +62,9 @@ def answer_text(answer: Answer, show_trace: bool = False) -> str:
     if show_trace:
         lines.append("Trace:")
         for i, call in enumerate(answer.trace):
+            error = f"  ERROR: {call['error']}" if call.get("error") else ""
             lines.append(f"  #{i} round {call.get('round', 0)} {call['tool']}({json.dumps(call.get('arguments', {}), ensure_ascii=False)})"
-                         f" -> {call.get('rows')} rows, {call.get('ms')} ms")
+                         f" -> {call.get('rows')} rows, {call.get('ms')} ms{error}")
     lines.extend(f"note: {note}" for note in answer.notes)
     return "\n".join(lines)
 

@@ -10,7 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from tasks import embed_texts, index_terms, ingest_documents, segment_sections, split_chunks, split_sentences
+from tasks import (assemble_episodes, break_cycles, canonicalize_entities, embed_assets, embed_texts, extract_facts,
+                   extract_graph, extract_narrative, index_terms, induce_storylines, ingest_documents, relate_episodes,
+                   segment_sections, split_chunks, split_sentences)
 from tasks.context import StageContext, StageOutput
 
 
@@ -39,6 +41,40 @@ STAGES: tuple[Stage, ...] = (
           version="1"),
     Stage("embed_texts", embed_texts.run, reads=("chunks", "sentences"), writes=("embeddings",), version="1",
           needs_embedder=True),
+    # Construction (paper §3.1): each LLM stage falls back to its heuristic implementation offline.
+    Stage("extract_graph", extract_graph.run, reads=("documents", "sections", "chunks", "sentences"),
+          writes=("raw_entities", "raw_mentions", "raw_relations"), version="1", config="extract_graph",
+          uses_llm=True, prompts=("extract_graph/v1",)),
+    Stage("canonicalize_entities", canonicalize_entities.run,
+          reads=("documents", "sections", "chunks", "raw_entities", "raw_mentions", "raw_relations"),
+          writes=("merge_decisions", "entities", "mentions", "relations"), version="1", config="canonicalize_entities",
+          uses_llm=True, prompts=("canonicalize_entities/v1",)),
+    Stage("extract_narrative", extract_narrative.run,
+          reads=("documents", "sections", "chunks", "sentences", "entities", "mentions"),
+          writes=("events", "interactions", "occasions"), version="1", config="extract_narrative",
+          uses_llm=True, prompts=("extract_narrative/v1",)),
+    Stage("extract_facts", extract_facts.run,
+          reads=("documents", "sections", "chunks", "sentences", "entities", "mentions", "relations"),
+          writes=("atomic_facts", "entity_attributes", "entity_profiles"), version="1", config="extract_facts",
+          uses_llm=True, prompts=("extract_facts/v1",)),
+    # Narrative hierarchy (paper §3.2, appendix A.1).
+    Stage("assemble_episodes", assemble_episodes.run,
+          reads=("documents", "sections", "entities", "events", "interactions", "occasions"), writes=("episodes",),
+          version="1", config="assemble_episodes", needs_embedder=True, uses_llm=True, prompts=("assemble_episodes/v1",)),
+    Stage("relate_episodes", relate_episodes.run, reads=("documents", "sections", "entities", "relations", "episodes"),
+          writes=("episode_links",), version="1", config="relate_episodes", needs_embedder=True, uses_llm=True,
+          prompts=("relate_episodes/v1",)),
+    Stage("break_cycles", break_cycles.run, reads=("documents", "episodes", "episode_links"),
+          writes=("episode_relations", "saber_actions"), version="1", config="break_cycles", uses_llm=True,
+          prompts=("break_cycles/v1",)),
+    Stage("induce_storylines", induce_storylines.run,
+          reads=("documents", "sections", "entities", "episodes", "episode_relations"),
+          writes=("storylines", "storyline_relations"), version="1", config="induce_storylines", uses_llm=True,
+          prompts=("induce_storylines/v1",)),
+    # Vectors of every asset, for semantic search at query time.
+    Stage("embed_assets", embed_assets.run,
+          reads=("entities", "relations", "atomic_facts", "events", "interactions", "occasions", "episodes", "storylines"),
+          writes=("asset_embeddings",), version="1", needs_embedder=True),
 )
 
 STAGES_BY_NAME = {stage.name: stage for stage in STAGES}

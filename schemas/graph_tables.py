@@ -153,7 +153,8 @@ register(TableSpec(
                   ForeignKey("object_ids", "entities", "entity_id", is_list=True),
                   ForeignKey("event_id", "events", "event_id"),
                   ForeignKey("occasion_id", "occasions", "occasion_id"),
-                  ForeignKey("chunk_id", "chunks", "chunk_id", nullable=False)),
+                  ForeignKey("chunk_id", "chunks", "chunk_id", nullable=False),
+                  ForeignKey("section_id", "sections", "section_id", nullable=False)),
     invariants=(SPAN_INVARIANT,),
 ))
 

@@ -10,6 +10,19 @@ EPISODE_RELATION_TYPES = ("causes", "precedes", "elaborates", "contrasts")
 RELATION_STATUSES = ("kept", "removed_cycle", "removed_shortcut", "removed_duplicate", "auxiliary")
 STORYLINE_RELATION_TYPES = ("enables", "blocks", "resolves", "conflicts", "parallels", "prerequisite")
 ASSET_KINDS = ("entity", "relation", "fact", "event", "interaction", "occasion", "episode", "storyline")
+SABER_ACTIONS = ("remove_cycle_edge", "remove_duplicate", "mark_shortcut", "adjudicate", "remove_shortcut", "keep_shortcut")
+
+# Episodes on a directed cycle through kept edges (a row per such episode; none in a DAG).
+KEPT_EDGES_CYCLIC_SQL = """
+WITH RECURSIVE kept AS (
+    SELECT DISTINCT source_episode_id AS s, target_episode_id AS d FROM {t} WHERE status = 'kept' AND mode <> 'raw'
+), reach(s, d) AS (
+    SELECT s, d FROM kept
+    UNION
+    SELECT reach.s, kept.d FROM reach JOIN kept ON reach.d = kept.s
+)
+SELECT DISTINCT s FROM reach WHERE s = d
+"""
 
 register(TableSpec(
     name="episodes",
@@ -57,6 +70,12 @@ register(TableSpec(
     foreign_keys=(ForeignKey("relation_id", "episode_links", "link_id", nullable=False),
                   ForeignKey("source_episode_id", "episodes", "episode_id", nullable=False),
                   ForeignKey("target_episode_id", "episodes", "episode_id", nullable=False)),
+    invariants=(("one mode per document", "SELECT * FROM {t} WHERE mode <> (SELECT min(mode) FROM {t})"),
+                ("contrasts are auxiliary, never progression",
+                 "SELECT * FROM {t} WHERE (relation_type = 'contrasts') <> (status = 'auxiliary')"),
+                # The raw ablation keeps the uncleaned graph on purpose; every cleaned mode must be a DAG.
+                # UNION (not UNION ALL) makes the closure a set, so the recursion ends on cyclic input too.
+                ("kept progression edges are acyclic outside raw mode", KEPT_EDGES_CYCLIC_SQL)),
 ))
 
 register(TableSpec(
@@ -69,6 +88,7 @@ register(TableSpec(
         ("indirect_path", STR_LIST),
     ),
     not_null=("action_id", "doc_id", "step", "action", "relation_id", "rule"),
+    accepted_values={"action": SABER_ACTIONS},
     foreign_keys=(ForeignKey("relation_id", "episode_relations", "relation_id", nullable=False),),
 ))
 
@@ -82,8 +102,11 @@ register(TableSpec(
         ("first_ordinal", INT), ("last_ordinal", INT), ("origin", STR), ("score", FLOAT), ("method", STR),
     ),
     not_null=("storyline_id", "doc_id", "ordinal", "name", "description", "episode_ids"),
+    accepted_values={"origin": ("trunk", "branch", "terminal", "split")},
     foreign_keys=(ForeignKey("episode_ids", "episodes", "episode_id", is_list=True),
                   ForeignKey("key_character_ids", "entities", "entity_id", is_list=True)),
+    invariants=(("first ordinal not after last", "SELECT * FROM {t} WHERE first_ordinal > last_ordinal"),
+                ("storyline is a chain of episodes", "SELECT * FROM {t} WHERE len(episode_ids) < 2")),
 ))
 
 register(TableSpec(

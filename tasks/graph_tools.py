@@ -9,7 +9,7 @@ import networkx as nx
 import numpy as np
 
 from tasks.tool_env import ToolEnv
-from tasks.tool_types import ToolRow, provenance
+from tasks.tool_types import ToolRow, as_list, provenance
 
 FACTS_PER_ENTITY = 5  # the paper's stable setting: top-5 facts per entity by question similarity
 
@@ -56,14 +56,14 @@ def _entity_row(env: ToolEnv, entity_id: str, score: float, query: str) -> ToolR
     parts = [f"{entity['name']} ({entity['entity_type']})"]
     if entity["description"]:
         parts.append(str(entity["description"]))
-    aliases = [a for a in (entity["aliases"] if entity["aliases"] is not None else []) if a != entity["name"]]
+    aliases = [a for a in as_list(entity["aliases"]) if a != entity["name"]]
     if aliases:
         parts.append("Also: " + ", ".join(aliases[:6]))
     if len(attributes):
         parts.append("; ".join(f"{r.key}: {r.value}" for r in attributes.itertuples()))
     if len(profile):
         parts.append(str(profile.iloc[0]["summary"]))
-    chunk_ids = rank_chunks(env, list(entity["chunk_ids"] if entity["chunk_ids"] is not None else []), query)
+    chunk_ids = rank_chunks(env, as_list(entity["chunk_ids"]), query)
     return ToolRow("entity", entity_id, ". ".join(parts), round(float(score), 6), "graph", env.store.doc_id,
                    **provenance(env.store, chunk_ids), entity_ids=(entity_id,),
                    extra={"name": entity["name"], "entity_type": entity["entity_type"], "degree": int(entity["degree"])})
@@ -124,10 +124,10 @@ def relation_search(env: ToolEnv, query: str, entity_ids: list[str] | None = Non
         relation = by_id.loc[relation_id]
         pair = (relation["source_entity_id"], relation["target_entity_id"])
         text = f"{names.get(pair[0], '?')} — {names.get(pair[1], '?')}: {relation['description'] or ''}"
-        chunk_ids = rank_chunks(env, list(relation["chunk_ids"] if relation["chunk_ids"] is not None else []), query)
+        chunk_ids = rank_chunks(env, as_list(relation["chunk_ids"]), query)
         rows.append(ToolRow("relation", relation_id, text.strip(), round(score, 6), "graph", env.store.doc_id,
                             **provenance(env.store, chunk_ids), entity_ids=pair,
-                            extra={"weight": float(relation["weight"]), "keywords": list(relation["keywords"] or [])}))
+                            extra={"weight": float(relation["weight"]), "keywords": as_list(relation["keywords"])}))
     return rows
 
 

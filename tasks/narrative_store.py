@@ -14,6 +14,7 @@ import pandas as pd
 from tasks.asset_index import AssetIndex
 from tasks.doc_index import DocumentIndex
 from tasks.tables import Workspace, read_frame
+from tasks.tool_types import as_list
 
 ASSET_TABLES = ("entities", "relations", "mentions", "atomic_facts", "entity_attributes", "entity_profiles", "events",
                 "interactions", "occasions", "episodes", "episode_relations", "storylines", "storyline_relations")
@@ -114,7 +115,7 @@ class NarrativeStore:
         """(lower-cased name or alias, entity id), longest first, for finding entities in questions."""
         pairs: set[tuple[str, str]] = set()
         for row in self.tables["entities"].to_dict("records"):
-            for name in [row["name"], *list(row["aliases"] if row["aliases"] is not None else [])]:
+            for name in [row["name"], *as_list(row["aliases"])]:
                 name = str(name).strip()
                 if len(name) >= 2:
                     pairs.add((name.lower(), row["entity_id"]))

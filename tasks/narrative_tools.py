@@ -11,7 +11,7 @@ import duckdb
 
 import schemas
 from tasks.tool_env import ToolEnv
-from tasks.tool_types import ToolRow, provenance
+from tasks.tool_types import ToolRow, as_list, provenance
 
 NARRATIVE_SQL = Path(schemas.__file__).resolve().parent / "sql" / "narrative"
 SQL_QUERIES = {path.stem: path.read_text(encoding="utf-8") for path in sorted(NARRATIVE_SQL.glob("*.sql"))}
@@ -22,12 +22,12 @@ DIRECTIONS = ("before", "after", "cause", "consequence", "trajectory", "any")
 def _unit_chunks(env: ToolEnv, unit: dict[str, Any]) -> list[str]:
     if unit.get("chunk_id"):
         return [unit["chunk_id"]]
-    return list(unit.get("chunk_ids") if unit.get("chunk_ids") is not None else [])
+    return as_list(unit.get("chunk_ids"))
 
 
 def _episode_chunks(env: ToolEnv, episode: dict[str, Any], limit: int = 4) -> list[str]:
     chunks: list[str] = []
-    for unit_id in episode["unit_ids"]:
+    for unit_id in as_list(episode["unit_ids"]):
         unit = env.store.units_by_id.get(unit_id)
         if unit is not None:
             chunks.extend(c for c in _unit_chunks(env, unit) if c not in chunks)
@@ -43,7 +43,7 @@ def _episode_row(env: ToolEnv, episode_id: str, score: float, extra: dict[str, A
     text = f"{episode['title']}: {episode['summary']}"
     return ToolRow("episode", episode_id, text, round(float(score), 6), "narrative", env.store.doc_id,
                    **provenance(env.store, _episode_chunks(env, episode)),
-                   entity_ids=tuple(episode["participant_ids"] if episode["participant_ids"] is not None else ()),
+                   entity_ids=tuple(as_list(episode["participant_ids"])),
                    extra={"first_ordinal": int(episode["first_ordinal"]), "last_ordinal": int(episode["last_ordinal"]),
                           **(extra or {})})
 
@@ -54,28 +54,24 @@ def _storyline_row(env: ToolEnv, storyline_id: str, score: float) -> ToolRow | N
     if match.empty:
         return None
     storyline = match.iloc[0].to_dict()
-    titles = []
-    episodes = env.store.table("episodes").set_index("episode_id")
-    for episode_id in storyline["episode_ids"]:
-        if episode_id in episodes.index:
-            titles.append(str(episodes.loc[episode_id, "title"]))
-    text = f"{storyline['name']}: {storyline['description']} Steps: " + " → ".join(titles)
-    first_episode = storyline["episode_ids"][0] if len(storyline["episode_ids"]) else None
-    chunks = _episode_chunks(env, episodes.loc[first_episode].to_dict() | {"unit_ids": episodes.loc[first_episode, "unit_ids"]}) \
-        if first_episode in episodes.index else []
+    episode_ids = as_list(storyline["episode_ids"])
+    episodes = {row["episode_id"]: row for row in env.store.table("episodes").to_dict("records")}
+    steps = " → ".join(str(episodes[e]["title"]) for e in episode_ids if e in episodes)
+    text = f"{storyline['name']}: {storyline['description']} Steps: {steps}"
+    # Ground the storyline in its opening episode: where the arc starts is what questions ask first.
+    chunks = _episode_chunks(env, episodes[episode_ids[0]]) if episode_ids and episode_ids[0] in episodes else []
     return ToolRow("storyline", storyline_id, text, round(float(score), 6), "narrative", env.store.doc_id,
-                   **provenance(env.store, chunks),
-                   entity_ids=tuple(storyline["key_character_ids"] if storyline["key_character_ids"] is not None else ()),
-                   extra={"episode_ids": list(storyline["episode_ids"])})
+                   **provenance(env.store, chunks), entity_ids=tuple(as_list(storyline["key_character_ids"])),
+                   extra={"episode_ids": episode_ids})
 
 
 def _unit_row(env: ToolEnv, unit_id: str, score: float) -> ToolRow | None:
     unit = env.store.units_by_id.get(unit_id)
     if unit is None:
         return None
-    entity_ids = list(unit.get("participant_ids") if unit.get("participant_ids") is not None else [])
+    entity_ids = as_list(unit.get("participant_ids"))
     if unit["kind"] == "interaction":
-        entity_ids = [e for e in [unit.get("subject_id"), *list(unit.get("object_ids") or [])] if e]
+        entity_ids = [e for e in [unit.get("subject_id"), *as_list(unit.get("object_ids"))] if e]
     span = (unit.get("char_start"), unit.get("char_end"))
     return ToolRow(unit["kind"], unit_id, str(unit["description"]), round(float(score), 6), "narrative", env.store.doc_id,
                    **provenance(env.store, _unit_chunks(env, unit), unit.get("section_id") or None,
@@ -167,7 +163,7 @@ def narrative_sql_search(env: ToolEnv, query_name: str, entity_id: str | None = 
     if query_name == "dialogue_by_speaker":
         if entity is None:
             return []
-        params["names"] = sorted({str(n).upper().strip() for n in [entity["name"], *list(entity["aliases"] or [])]})
+        params["names"] = sorted({str(n).upper().strip() for n in [entity["name"], *as_list(entity["aliases"])]})
     elif query_name == "interactions_between":
         if entity_id is None or other_entity_id is None:
             return []

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from tasks.retrieve_hybrid import hybrid_search, top_positions
 from tasks.tool_env import ToolEnv
-from tasks.tool_types import ToolRow, provenance
+from tasks.tool_types import ToolRow, as_list, provenance
 
 
 def _chunk_row(env: ToolEnv, position: int, score: float, channel: str = "text") -> ToolRow:
@@ -93,7 +93,7 @@ def atomic_fact_search(env: ToolEnv, query: str, entity_ids: list[str] | None = 
         rows.append(ToolRow("fact", fact_id, fact["text"], round(score, 6), "text", env.store.doc_id,
                             **provenance(env.store, [fact["chunk_id"]], fact["section_id"],
                                          (int(fact["char_start"]), int(fact["char_end"]))),
-                            entity_ids=(fact["entity_id"], *list(fact["related_entity_ids"] or [])),
+                            entity_ids=(fact["entity_id"], *as_list(fact["related_entity_ids"])),
                             extra={"fact_type": fact["fact_type"]}))
     return rows
 

@@ -119,8 +119,11 @@ def test_tool_calls_then_early_stop(env: ToolEnv, settings: Settings, server: Fa
     with make_client(server.url) as client:
         answer, planner, finalizer = run(env, settings, client)
     by_round = rounds(answer)
-    assert [r["tool"] for r in by_round[0]] == ["hybrid_evidence_search", "entity_search", "relation_search",
-                                              "atomic_fact_search", "narrative_semantic_search"]
+    forced = [r["tool"] for r in by_round[0]]
+    # The forced first pass (plus one entity_lookup per entity the question names or entity_search finds).
+    assert [t for t in forced if t != "entity_lookup"] == ["hybrid_evidence_search", "entity_search", "relation_search",
+                                                          "atomic_fact_search", "narrative_semantic_search"]
+    assert 1 <= forced.count("entity_lookup") <= 3
     assert [(r["tool"], r["error"]) for r in by_round[1]] == [("section_search", None), ("bm25_search_docs", None)]
     assert by_round[1][0]["rows"] > 0 and 2 not in by_round
     assert "stopped early: packet answerable" in answer.notes[-1]
@@ -196,7 +199,9 @@ def test_dead_server_fails_closed_with_an_offline_answer(env: ToolEnv, settings:
         url = server.url
     with make_client(url, max_retries=1) as client:
         answer, planner, finalizer = run(env, settings, client)
-    assert sorted(rounds(answer)) == [0] and len(answer.trace) == 5  # the forced pass, then nothing
+    assert sorted(rounds(answer)) == [0]  # the forced pass, then nothing
+    assert {"entity_search", "relation_search", "atomic_fact_search", "narrative_semantic_search"} <= \
+        {row["tool"] for row in answer.trace}
     assert all({"round", "tool", "arguments", "rows", "ms", "error"} <= set(row) for row in answer.trace)
     assert [f["stage"] for f in planner.failures + finalizer.failures] == ["answer", "answer"]
     assert planner.failures[0]["error"].startswith("llm error:")

@@ -1,0 +1,163 @@
+"""relate_episodes: bounded candidate pairs, offline labelling rules, LLM judgments."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from schemas.config import RelateEpisodesSettings, load_settings
+from tasks import assemble_episodes, relate_episodes
+from tasks.episode_candidates import Candidate, EpisodeInfo, candidate_pairs, entity_idf, propose_pairs
+from tasks.relate_episodes import label_pair
+from tests.fixtures.hierarchy.llm import llm_client
+from tests.fixtures.hierarchy.mini import context, contract_problems, tables
+
+
+def info(eid: str, position: int, people: tuple[str, ...] = (), stakes: tuple[str, ...] = (), text: str = "",
+         first: int | None = None, last: int | None = None) -> EpisodeInfo:
+    first = position + 1 if first is None else first
+    return EpisodeInfo(eid, position, first, first if last is None else last, frozenset(people + stakes),
+                       frozenset(people), frozenset(stakes), frozenset(text.lower().split()), text)
+
+
+def label(a: EpisodeInfo, b: EpisodeInfo, flashbacks: set[str] = frozenset(), hostile: set = frozenset(),
+          lexical: float = 0.0) -> tuple | None:
+    cand = Candidate(a.position, b.position, 0.5, (("lexical", lexical), ("order", 1.0)))
+    return label_pair(a, b, cand, entity_idf([a, b, info("z", 9, ("other",))]), set(flashbacks), set(hostile))
+
+
+def with_episodes(frames: dict[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
+    out = assemble_episodes.run(context("assemble_episodes", frames))
+    return {**frames, "episodes": pd.DataFrame(out["episodes"])}
+
+
+# ---------------------------------------------------------------- candidates
+
+
+def crowd(n: int) -> list[EpisodeInfo]:
+    """n episodes sharing a protagonist, with rotating side characters and words."""
+    return [info(f"e{i:04d}", i, ("hero", f"side{i % 17}"), text=f"hero meets side{i % 17} at place{i % 23}") for i in range(n)]
+
+
+def test_candidate_pairs_are_bounded_per_episode_and_keep_every_adjacent_pair() -> None:
+    infos = crowd(300)
+    vectors = np.eye(300, 32, dtype=np.float32)[:, :32] + 0.01
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    pairs = candidate_pairs(infos, {"hero": ["side1", "side2"]}, window=6, max_per_episode=5, vectors=vectors)
+    load = pd.Series([p.a for p in pairs] + [p.b for p in pairs]).value_counts()
+    assert load.max() <= 5 and len(pairs) <= 300 * 5 // 2
+    assert {(i, i + 1) for i in range(299)} <= {(p.a, p.b) for p in pairs}
+    assert all(p.a < p.b for p in pairs) and pairs == sorted(pairs, key=lambda p: (p.a, p.b))
+    assert pairs == candidate_pairs(infos, {"hero": ["side1", "side2"]}, window=6, max_per_episode=5, vectors=vectors)
+
+
+def test_proposals_grow_linearly_with_the_number_of_episodes() -> None:
+    small, large = len(propose_pairs(crowd(400), {}, window=6)), len(propose_pairs(crowd(1600), {}, window=6))
+    assert large <= 4.4 * small  # four times the episodes, about four times the pairs (never sixteen)
+
+
+def test_every_signal_can_propose_a_pair_beyond_the_window() -> None:
+    far = [info("a", 0, ("ann",), text="lantern"), *[info(f"f{i}", i, (f"x{i}",)) for i in range(1, 20)],
+           info("b", 20, ("ann",), text="other"), info("c", 21, ("bob",), text="lantern storm")]
+    proposed = propose_pairs(far, {"ann": ["bob"]}, window=2)
+    assert "participants" in proposed[(0, 20)]
+    assert "graph" in proposed[(0, 21)] and "lexical" in proposed[(0, 21)]
+    assert proposed[(0, 1)] == {"order"}
+
+
+# ---------------------------------------------------------------- offline labels
+
+
+def test_causal_cue_with_shared_people_gives_causes() -> None:
+    a, b = info("a", 0, ("ann",), ("key",)), info("b", 1, ("ann",), text="Because the key is gone, Ann runs.")
+    kind, source, target, confidence, _ = label(a, b)
+    assert (kind, source, target) == ("causes", "a", "b") and 0.5 <= confidence <= 0.95
+
+
+def test_cue_words_inside_quoted_speech_are_not_narration() -> None:
+    a = info("a", 0, ("ann",))
+    said = info("b", 1, ("ann",), text="Ann tells Bob: “Because you lied, I left.”")
+    assert label(a, said)[0] == "precedes"
+    zh = info("c", 1, ("ann",), text="安说：“因为你撒谎。”")
+    assert label(a, zh)[0] == "precedes" and label(a, info("d", 1, ("ann",), text="因为下雨，安跑了。"))[0] == "causes"
+
+
+def test_goal_over_shared_stakes_gives_causes_and_an_explicit_cause_beats_contrast() -> None:
+    a = info("a", 0, ("ann",), ("key",), text="Ann decides to keep the key.")
+    b = info("b", 1, ("ann", "bob"), ("key",), text="Bob searches the tower.")
+    assert label(a, b)[:3] == ("causes", "a", "b")
+    rival = info("r", 1, ("bob",), ("key",), text="Bob searches the tower.")
+    assert label(a, rival)[0] == "contrasts"  # different people after the same key
+    caused = info("c", 1, ("bob",), ("key",), text="Because Ann kept the key, Bob searches the tower.")
+    assert label(a, caused)[0] == "causes"
+
+
+def test_flashback_is_a_backward_precedes_edge() -> None:
+    a, b = info("a", 0, ("ann",)), info("b", 1, ("ann",), text="Years ago Ann met Bob.")
+    assert label(a, b, flashbacks={"b"})[:3] == ("precedes", "b", "a")
+
+
+def test_contrasts_need_different_people_and_a_shared_stake_or_hostility() -> None:
+    a, b = info("a", 0, ("ann",), ("key",)), info("b", 1, ("bob",), ("key",))
+    assert label(a, b)[:3] == ("contrasts", "a", "b")
+    c, d = info("c", 0, ("ann",)), info("d", 1, ("bob",))
+    assert label(c, d) is None
+    assert label(c, d, hostile={frozenset(("ann", "bob"))})[0] == "contrasts"
+
+
+def test_overlapping_or_repeated_material_elaborates_and_plain_continuation_precedes() -> None:
+    a = info("a", 0, ("ann",), text="ann lantern storm", first=1, last=4)
+    b = info("b", 1, ("ann",), text="ann lantern storm", first=3, last=5)
+    assert label(a, b, lexical=0.5)[:3] == ("elaborates", "a", "b")
+    c = info("c", 1, ("ann",), first=5)
+    kind, _, _, confidence, _ = label(a, c, lexical=0.1)
+    assert kind == "precedes" and 0.35 <= confidence <= 0.9
+
+
+# ---------------------------------------------------------------- stage
+
+
+def test_offline_stage_on_the_mini_story() -> None:
+    frames = with_episodes(tables())
+    links = relate_episodes.run(context("relate_episodes", frames))["episode_links"]
+    ids = list(frames["episodes"]["episode_id"])
+    assert [(l["source_episode_id"], l["target_episode_id"], l["relation_type"]) for l in links] == [(ids[0], ids[2], "precedes")]
+    assert links[0]["method"] == "heuristic" and "share participants" in links[0]["evidence"]
+    assert contract_problems("episode_links", links, frames) == []
+    strict = load_settings(overrides={"relate_episodes": {"min_confidence": 0.99}})
+    assert relate_episodes.run(context("relate_episodes", frames, strict))["episode_links"] == []
+
+
+def test_llm_judges_each_pair_once_with_direction_and_failures() -> None:
+    frames = with_episodes(tables())
+    titles = list(frames["episodes"]["title"])
+
+    def answer(prompt: str) -> object:
+        a_part, b_part = prompt.split("Episode B", 1)
+        if titles[0] in a_part and titles[1] in b_part:
+            return {"relation_type": "contrasts", "direction": "A_to_B", "confidence": 0.7, "reason": "two stakes"}
+        if titles[0] in a_part and titles[2] in b_part:
+            return {"relation_type": "causes", "direction": "B_to_A", "confidence": 0.8, "reason": "the lamp"}
+        return "not json at all"
+
+    with llm_client(answer) as (client, server):
+        out = relate_episodes.run(context("relate_episodes", frames, llm=client))
+        asked = len({r.body["messages"][-1]["content"] for r in server.chat_requests()})
+    ids = list(frames["episodes"]["episode_id"])
+    got = {(l["source_episode_id"], l["target_episode_id"], l["relation_type"], l["method"]) for l in out["episode_links"]}
+    assert got == {(ids[0], ids[1], "contrasts", "llm"), (ids[2], ids[0], "causes", "llm")}
+    assert [f["item_id"] for f in out["failures"]] == [f"{ids[1]}|{ids[2]}"]
+    assert asked >= 3 and contract_problems("episode_links", out["episode_links"], frames) == []
+
+
+def test_none_and_low_confidence_judgments_are_not_links() -> None:
+    frames = with_episodes(tables())
+
+    def answer(prompt: str) -> object:
+        return {"relation_type": "none" if "Daniel" in prompt else "precedes", "direction": "A_to_B",
+                "confidence": 0.1, "reason": "weak"}
+
+    with llm_client(answer) as (client, _):
+        out = relate_episodes.run(context("relate_episodes", frames, llm=client))
+    assert RelateEpisodesSettings().min_confidence > 0.1  # the premise: 0.1 is below the bar
+    assert out["episode_links"] == [] and out["failures"] == [] and len(out["llm_calls"]) == 3
