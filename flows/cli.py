@@ -23,7 +23,7 @@ class UserError(Exception):
     """A mistake the user can fix; printed as one line."""
 
 
-def _prefect_environment(verbose: bool) -> None:
+def prefect_environment(verbose: bool = False) -> None:
     # Quiet, local Prefect unless the user configured their own (e.g. a server URL).
     os.environ.setdefault("DO_NOT_TRACK", "1")
     os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
@@ -94,7 +94,7 @@ def cmd_build(args: argparse.Namespace) -> int:
         estimate = dry_run(args.paths, stages, settings)
         print(json.dumps(estimate, indent=1) if args.json else format_dry_run(estimate))
         return 0
-    _prefect_environment(args.verbose)
+    prefect_environment(args.verbose)
     llm = _llm_client(settings, workspace)
     try:
         report = build(args.paths, workspace, settings, stages=stages, resources=make_resources(settings, llm=llm),
@@ -152,7 +152,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
         if args.no_prefect:
             report = evaluate(workspace, questions, settings, **options)
         else:
-            _prefect_environment(args.verbose)
+            prefect_environment(args.verbose)
             report = evaluate_with_prefect(workspace, questions, settings, **options)
     except QuestionFileError as exc:
         raise UserError(str(exc)) from None

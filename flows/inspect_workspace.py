@@ -8,10 +8,12 @@ from typing import Any
 from flows.manifest import list_manifests
 from flows.stages import STAGES_BY_NAME
 from schemas.tables import TABLES
-from tasks.tables import Workspace
+from tasks.hierarchy_stats import hierarchy_statistics
+from tasks.tables import Workspace, read_frame
 from tasks.warehouse import connect, load_sql
 
 PER_DOCUMENT_COLUMNS = ("sections", "chunks", "sentences")
+HIERARCHY_TABLES = ("episodes", "episode_relations", "storylines", "storyline_relations")
 
 
 def _rows(con, sql: str) -> list[dict[str, Any]]:
@@ -33,6 +35,7 @@ def inspect_json(workspace: Workspace) -> dict[str, Any]:
                 per_document.setdefault(doc_id, {})[name] = count
         failures = _rows(con, load_sql("inspect_failures"))
         llm_usage = _rows(con, load_sql("llm_usage_by_stage"))
+        assets = {row.pop("doc_id"): row for row in _rows(con, load_sql("asset_statistics"))}
     finally:
         con.close()
     stages: dict[str, dict[str, Any]] = {name: {"built": 0, "failed": 0, "seconds": 0.0} for name in STAGES_BY_NAME}
@@ -41,8 +44,24 @@ def inspect_json(workspace: Workspace) -> dict[str, Any]:
             counts = stages.setdefault(name, {"built": 0, "failed": 0, "seconds": 0.0})
             counts[record.status] = counts.get(record.status, 0) + 1
             counts["seconds"] = round(counts["seconds"] + record.seconds, 2)
+    hierarchy = {d["doc_id"]: hierarchy_statistics(*(read_frame(workspace, t, d["doc_id"]) for t in HIERARCHY_TABLES))
+                 for d in documents}
     return {"workspace": str(workspace.root), "tables": table_rows, "documents": documents,
-            "rows_per_document": per_document, "stages": stages, "failures": failures, "llm_usage": llm_usage}
+            "rows_per_document": per_document, "stages": stages, "failures": failures, "llm_usage": llm_usage,
+            "assets": assets, "hierarchy": hierarchy}
+
+
+def _statistics_lines(title: str, per_document: dict[str, dict[str, Any]]) -> list[str]:
+    if not per_document:
+        return []
+    columns = list(next(iter(per_document.values())))
+    short = [c.replace("_", " ") for c in columns]
+    widths = [max(6, len(c)) for c in short]
+    lines = ["", f"{title}:", "  " + f"{'document':<28} " + " ".join(c.rjust(w) for c, w in zip(short, widths))]
+    for doc_id, values in per_document.items():
+        cells = [(f"{values[c]:.2f}" if isinstance(values[c], float) else str(values[c])).rjust(w) for c, w in zip(columns, widths)]
+        lines.append(f"  {doc_id[:28]:<28} " + " ".join(cells))
+    return lines
 
 
 def inspect_text(workspace: Workspace) -> str:
@@ -60,6 +79,8 @@ def inspect_text(workspace: Workspace) -> str:
         if not counts.get("built") and not counts.get("failed"):
             continue
         lines.append(f"  {name:<24} {counts.get('built', 0):>4} built {counts.get('failed', 0):>4} failed {counts['seconds']:>9.1f} s")
+    lines += _statistics_lines("assets per document (paper table B.8)", data["assets"])
+    lines += _statistics_lines("narrative hierarchy per document (paper tables B.8-B.9)", data["hierarchy"])
     lines += ["", f"failures: {len(data['failures'])}"]
     for failure in data["failures"][:20]:
         lines.append(f"  {failure['doc_id'][:30]:<30} {failure['stage']:<22} {failure['item_id'][:30]:<30} {failure['error'][:100]}")

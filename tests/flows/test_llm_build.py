@@ -1,0 +1,106 @@
+"""The whole build through the OpenAI-compatible test server: every LLM stage, faults on 20%
+of requests, the response cache, and accounting in llm_calls."""
+
+from __future__ import annotations
+
+import shutil
+
+import pandas as pd
+import pytest
+
+from flows.corpus import build, make_resources
+from flows.stages import STAGES
+from schemas.config import Settings, load_settings
+from tasks.llm import OpenAICompatibleClient
+from tasks.llm_cache import LLMCache
+from tasks.tables import Workspace, read_frame
+from tests.conftest import SCREENPLAY
+from tests.fixtures.llm_fixtures import TEST_MODEL, fast_llm_settings
+from tests.fixtures.openai_server import FakeOpenAIServer
+from tests.fixtures.pipeline_llm import pipeline_responder
+
+LLM_STAGES = [s.name for s in STAGES if s.uses_llm]
+
+
+def _build(workspace: Workspace, server: FakeOpenAIServer, cache: bool) -> tuple[Settings, object]:
+    llm_settings = fast_llm_settings(server.url, timeout_s=0.5, deadline_s=8.0, max_retries=3, concurrency=8)
+    settings = load_settings(overrides={"embed_texts": {"backend": "hashing"}}).model_copy(update={"llm": llm_settings})
+    with OpenAICompatibleClient(llm_settings, cache=LLMCache(workspace.cache_dir / "llm") if cache else None,
+                                sleep=lambda _s: None) as client:
+        report = build([str(SCREENPLAY)], workspace, settings, resources=make_resources(settings, llm=client),
+                       use_prefect=False, quiet=True)
+    return settings, report
+
+
+def _outcome_by_item(calls: pd.DataFrame) -> dict[tuple[str, str], bool]:
+    """(stage, item) -> whether any attempt succeeded."""
+    return {key: bool(group["status"].isin(["ok", "cached"]).any()) for key, group in calls.groupby(["stage", "item_id"])}
+
+
+@pytest.fixture(scope="module")
+def clean_and_faulted(tmp_path_factory):
+    root = tmp_path_factory.mktemp("llm-build")
+    with FakeOpenAIServer(model_names=(TEST_MODEL,), responder=pipeline_responder) as server:
+        clean = Workspace.at(root / "clean")
+        _, clean_report = _build(clean, server, cache=True)
+        clean_requests = len(server.chat_requests())
+        server.set_fault_rate(0.2)  # mixed kinds: malformed, schema-invalid, length, 429, 500, hang, refusal
+        faulted = Workspace.at(root / "faulted")
+        _, faulted_report = _build(faulted, server, cache=False)
+    return clean, clean_report, clean_requests, faulted, faulted_report
+
+
+def test_every_llm_stage_runs_through_the_server(clean_and_faulted):
+    clean, report, requests, _, _ = clean_and_faulted
+    assert report.ok and requests > 100
+    calls = read_frame(clean, "llm_calls")
+    assert set(calls["stage"]) == set(LLM_STAGES)
+    assert (calls["status"] == "ok").all() and calls["prompt_tokens"].gt(0).all() and calls["model"].eq(TEST_MODEL).all()
+    for table in ("raw_entities", "events", "atomic_facts", "episodes", "episode_relations", "storylines"):
+        assert len(read_frame(clean, table)) > 0, table
+
+
+def test_no_item_is_lost_under_faults(clean_and_faulted):
+    _, _, _, faulted, report = clean_and_faulted
+    assert not any(o.status == "failed" for d in report.documents for o in d.outcomes)
+    calls = read_frame(faulted, "llm_calls")
+    failures = read_frame(faulted, "failures")
+    failed_items = set(zip(failures["stage"], failures["item_id"]))
+    statuses = set(calls["status"])
+    assert statuses - {"ok"}, "the fault rate should have produced non-ok attempts"
+    outcomes = _outcome_by_item(calls)
+    lost = [key for key, ok in outcomes.items() if not ok and key not in failed_items]
+    assert lost == [], lost
+    assert any(not ok for ok in outcomes.values()), "some items should have failed for good (refusals)"
+    chunks = set(read_frame(faulted, "chunks")["chunk_id"])
+    for stage in ("extract_graph", "extract_narrative"):
+        assert {item for s, item in outcomes if s == stage} == chunks, stage
+
+
+def test_items_that_succeeded_match_the_fault_free_run(clean_and_faulted):
+    clean, _, _, faulted, _ = clean_and_faulted
+    succeeded = {item for (stage, item), ok in _outcome_by_item(read_frame(faulted, "llm_calls")).items()
+                 if ok and stage == "extract_graph"}
+    assert succeeded
+
+    def spans(workspace: Workspace) -> dict[str, set[tuple]]:
+        mentions = read_frame(workspace, "raw_mentions")
+        return {chunk: set(zip(g["surface"], g["char_start"], g["char_end"])) for chunk, g in mentions.groupby("chunk_id")}
+
+    clean_spans, faulted_spans = spans(clean), spans(faulted)
+    for chunk_id in succeeded:
+        assert faulted_spans.get(chunk_id, set()) == clean_spans.get(chunk_id, set()), chunk_id
+
+
+def test_rebuild_is_served_from_the_cache(clean_and_faulted, tmp_path):
+    clean, _, _, _, _ = clean_and_faulted
+    copy = Workspace.at(tmp_path / "copy")
+    shutil.copytree(clean.root, copy.root)
+    shutil.rmtree(copy.manifest_dir)  # forget what was built: every stage runs again
+    with FakeOpenAIServer(model_names=(TEST_MODEL,), responder=pipeline_responder) as server:
+        _, report = _build(copy, server, cache=True)
+        assert report.ok and server.chat_requests() == []
+    calls = read_frame(copy, "llm_calls")
+    assert len(calls) > 100 and (calls["status"] == "cached").all()
+    for table in ("raw_mentions", "events", "episodes", "storylines"):
+        assert read_frame(copy, table).equals(read_frame(clean, table)), table
