@@ -15,7 +15,7 @@ from flows.runner import DocumentReport, Resources, StageOutcome, pending_stages
 from flows.stages import Stage, select_stages
 from schemas.config import Settings
 from tasks.embeddings import build_embedder
-from tasks.ingest_documents import IngestResult, RawDocument, ingest_paths
+from tasks.ingest_documents import IngestResult, ingest_paths
 from tasks.tables import Workspace, write_table
 
 

@@ -10,12 +10,10 @@ from __future__ import annotations
 import json
 import logging
 import random
-import re
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable, Generic, Protocol, Sequence, TypeVar
 
@@ -26,6 +24,8 @@ from schemas.config import LLMSettings
 from schemas.llm import LLMCheckReply
 from schemas.llm_agent import ToolStep
 from tasks.llm_cache import LLMCache, cache_key
+from tasks.llm_replies import (error_summary, parse_tool_step, response_schema, strip_fences,  # noqa: F401
+                               strip_thinking, tool_step_text)
 from tasks.llm_http import (DUMMY_API_KEY, ChatReply, HTTPCallError, api_base, display_url, get_models, one_line,
                             post_chat, scrub)
 
@@ -36,8 +36,6 @@ M = TypeVar("M", bound=BaseModel)
 
 CACHE_VERSION = "1"  # bump when the meaning of a cached reply changes
 MIN_ATTEMPT_S = 0.05  # an attempt with less of the deadline left cannot usefully start
-_THINK_BLOCK = re.compile(r"<think>.*?</think>", re.DOTALL)
-_FENCE = re.compile(r"^```[A-Za-z0-9_-]*\s*\n?(.*?)\n?\s*```$", re.DOTALL)
 REASK = ("Your previous reply could not be used: {error}\n"
          "Reply again with only one JSON object that matches the required schema, and nothing else.")
 REASK_TOOLS = ("Your previous reply could not be used: {error}\n"
@@ -98,56 +96,6 @@ class LLMClient(Protocol):
     def map_structured(self, requests: Sequence[LLMRequest], response_model: type[M]) -> list[LLMResult[M]]: ...
 
     def tool_step(self, request: LLMRequest, tools: list[dict[str, Any]]) -> LLMResult[ToolStep]: ...
-
-
-def strip_thinking(content: str) -> str:
-    """Drop <think>…</think> blocks, a reasoning prefix ending in an orphan </think>, and an unterminated leading <think>."""
-    text = _THINK_BLOCK.sub("", content)
-    if "</think>" in text:  # templates that open <think> in the prompt leave only the closing tag
-        text = text.rsplit("</think>", 1)[1]
-    stripped = text.strip()
-    if stripped.startswith("<think>"):  # reasoning that never ended: nothing usable follows
-        return ""
-    return stripped
-
-
-def strip_fences(text: str) -> str:
-    """The body of a ```json fenced block, or the text itself."""
-    match = _FENCE.match(text.strip())
-    return match.group(1).strip() if match else text.strip()
-
-
-@lru_cache(maxsize=128)
-def response_schema(response_model: type[BaseModel]) -> tuple[str, str]:
-    """(schema name, JSON of the schema) of a response model; JSON so the cache is hashable."""
-    name = re.sub(r"[^A-Za-z0-9_-]", "_", response_model.__name__)[:64]
-    return name, json.dumps(response_model.model_json_schema(), sort_keys=True)
-
-
-def tool_step_text(reply: ChatReply) -> str:
-    """A tool-calling reply as one canonical JSON text: what is parsed, cached and reported."""
-    return json.dumps({"content": reply.content, "tool_calls": list(reply.tool_calls)}, ensure_ascii=False,
-                      sort_keys=True)
-
-
-def parse_tool_step(text: str) -> ToolStep:
-    """The ToolStep in `tool_step_text` output; a reply with neither text nor tool calls is invalid."""
-    data = json.loads(text)
-    if not isinstance(data, dict):
-        raise ValueError("a tool step must be a JSON object")
-    content = data.get("content") if isinstance(data.get("content"), str) else ""
-    step = ToolStep.model_validate({"content": strip_thinking(content) or None, "tool_calls": data.get("tool_calls") or []})
-    if step.content is None and not step.tool_calls:
-        raise ValueError("the reply has neither content nor tool calls")
-    return step
-
-
-def _error_summary(exc: Exception) -> str:
-    if isinstance(exc, ValidationError):
-        parts = [f"{'.'.join(str(p) for p in e['loc']) or '<root>'}: {e['msg']}" for e in exc.errors()[:5]]
-        more = f" (+{exc.error_count() - 5} more)" if exc.error_count() > 5 else ""
-        return f"{exc.error_count()} validation error(s): " + "; ".join(parts) + more
-    return str(exc)
 
 
 class OpenAICompatibleClient:
@@ -291,7 +239,7 @@ class OpenAICompatibleClient:
             try:
                 value = parse(content or "")
             except (ValidationError, ValueError) as exc:
-                error = self._clean(_error_summary(exc))
+                error = self._clean(error_summary(exc))
                 calls.append(self._row(request, key, len(calls), "invalid", started, reply, error))
                 if reasked:
                     return fail("invalid", error)

@@ -7,6 +7,9 @@ from pathlib import Path
 
 import pytest
 
+# Fixture modules shared by every test module that needs them (the fake LLM server, the agent).
+pytest_plugins = ("tests.fixtures.llm_fixtures", "tests.fixtures.agent_fixtures")
+
 REPO = Path(__file__).resolve().parent.parent
 SAMPLES = REPO / "data" / "samples"
 SCREENPLAY = SAMPLES / "the_lighthouse_key.txt"

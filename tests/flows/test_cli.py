@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 
-import pytest
 
 from flows.cli import main
 from flows.stages import STAGES

@@ -7,7 +7,7 @@ import socket
 
 from flows.cli import main
 from tests.conftest import SAMPLES
-from tests.fixtures.llm_fixtures import TEST_MODEL, fake_llm_server  # noqa: F401
+from tests.fixtures.llm_fixtures import TEST_MODEL
 
 
 def _free_port() -> int:
@@ -16,7 +16,7 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
-def test_llm_check_ok_and_clear_errors(capsys, fake_llm_server):  # noqa: F811
+def test_llm_check_ok_and_clear_errors(capsys, fake_llm_server):
     assert main(["llm", "check", "--llm-url", fake_llm_server.url, "--model", TEST_MODEL]) == 0
     out = capsys.readouterr().out
     assert "ms" in out and TEST_MODEL in out

@@ -21,9 +21,25 @@ from tasks.tables import to_arrow
 from tasks.tool_env import ToolEnv
 from tasks.tool_types import ToolRow
 from tests.fixtures.openai_server import FakeOpenAIServer
-from tests.unit.test_agent_loop import env, final_reply, make_client, server, settings  # noqa: F401
+from tests.fixtures.agent_fixtures import final_reply, make_client
 
 QUESTION = "Where does Tom hide the brass key?"
+
+
+@pytest.fixture(scope="module")
+def settings(agent_settings: Settings) -> Settings:
+    return agent_settings
+
+
+@pytest.fixture(scope="module")
+def env(agent_env: ToolEnv) -> ToolEnv:
+    return agent_env
+
+
+@pytest.fixture
+def server(agent_server: FakeOpenAIServer) -> FakeOpenAIServer:
+    return agent_server
+
 OPTIONS = ["In a tobacco tin in the glovebox", "Under the lamp", "In the harbour office", "In his boot"]
 PASSAGES = [Passage("c1", "s1", "INT. VAN - DAY", 4, "He drops the brass key inside,\nsnaps the lid shut.", 12, 0, 50, 1.0),
             Passage("c2", "s2", "INT. LIGHTHOUSE - NIGHT", 13, "TOM\nIn the harbour master’s drawer. Nia took it.", 12, 0, 50, 0.5)]
@@ -40,7 +56,7 @@ def fixed_fallback(*_args: Any) -> FinalAnswer:
     return FinalAnswer("fallback answer", 2, [0.1, 0.2, 0.6, 0.1], [("s1", "He drops the brass key")], ["rule answer"])
 
 
-def run(env: ToolEnv, settings: Settings, client: Any, options: list[str] | None = None,  # noqa: F811
+def run(env: ToolEnv, settings: Settings, client: Any, options: list[str] | None = None,
         **finalizer_args: Any) -> tuple[Answer, Any]:
     factory = request_factory_for(env.store.doc_id, env.store.source.language, QUESTION, options)
     finalizer = make_llm_finalizer(client, factory, **finalizer_args)
@@ -106,7 +122,7 @@ def test_prompt_values_put_source_passages_first_and_letter_the_options() -> Non
 
 # -- through the test server ------------------------------------------------------------------
 
-def test_llm_answer_through_the_pipeline(env: ToolEnv, settings: Settings, server: FakeOpenAIServer) -> None:  # noqa: F811
+def test_llm_answer_through_the_pipeline(env: ToolEnv, settings: Settings, server: FakeOpenAIServer) -> None:
     server.responder = lambda body: final_reply(body, chosen=0)
     with make_client(server.url) as client:
         answer, finalizer = run(env, settings, client, OPTIONS, render_skills=lambda ids, lang: f"Use {ids} in {lang}.")
@@ -121,7 +137,7 @@ def test_llm_answer_through_the_pipeline(env: ToolEnv, settings: Settings, serve
     assert sent.body["response_format"]["json_schema"]["name"] == "FinalAnswerReply"
 
 
-def test_out_of_range_option_falls_back(env: ToolEnv, settings: Settings, server: FakeOpenAIServer) -> None:  # noqa: F811
+def test_out_of_range_option_falls_back(env: ToolEnv, settings: Settings, server: FakeOpenAIServer) -> None:
     server.responder = lambda body: final_reply(body, chosen=7)
     with make_client(server.url) as client:
         answer, finalizer = run(env, settings, client, OPTIONS, fallback=fixed_fallback, render_skills=lambda *_: "")
@@ -134,7 +150,7 @@ def test_out_of_range_option_falls_back(env: ToolEnv, settings: Settings, server
 
 
 @pytest.mark.parametrize("faults, status", [(("refusal",), "refused"), (("schema_invalid", "malformed_json"), "invalid")])
-def test_llm_failure_falls_back_to_the_offline_finalizer(env: ToolEnv, settings: Settings, server: FakeOpenAIServer,  # noqa: F811
+def test_llm_failure_falls_back_to_the_offline_finalizer(env: ToolEnv, settings: Settings, server: FakeOpenAIServer,
                                                          faults: tuple[str, ...], status: str) -> None:
     server.queue_faults(*faults)
     with make_client(server.url) as client:
@@ -146,8 +162,8 @@ def test_llm_failure_falls_back_to_the_offline_finalizer(env: ToolEnv, settings:
     assert len(finalizer.llm_calls) == len(faults)
 
 
-def test_real_reading_skill_operators_reach_the_prompt(env: ToolEnv, settings: Settings,  # noqa: F811
-                                                       server: FakeOpenAIServer) -> None:  # noqa: F811
+def test_real_reading_skill_operators_reach_the_prompt(env: ToolEnv, settings: Settings,
+                                                       server: FakeOpenAIServer) -> None:
     from tasks.reading_skills import load_cards, render_operators, select_skills_offline
 
     server.responder = lambda body: final_reply(body)

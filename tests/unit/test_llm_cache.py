@@ -12,7 +12,7 @@ import pytest
 from schemas.llm import LLMCheckReply
 from tasks.llm import LLMRequest, OpenAICompatibleClient
 from tasks.llm_cache import LLMCache, cache_key
-from tests.fixtures.llm_fixtures import fake_llm_server, fast_llm_settings  # noqa: F401
+from tests.fixtures.llm_fixtures import fast_llm_settings
 from tests.fixtures.openai_server import FakeOpenAIServer
 
 MESSAGES = [{"role": "system", "content": "Extract."}, {"role": "user", "content": "Rick walks in."}]

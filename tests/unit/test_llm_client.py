@@ -24,7 +24,7 @@ from tasks.llm import (LLMRequest, LLMResult, OpenAICompatibleClient, build_llm_
                        strip_thinking)
 from tasks.llm_cache import LLMCache
 from tasks.tables import to_arrow
-from tests.fixtures.llm_fixtures import TEST_MODEL, fake_llm_server, fast_llm_settings  # noqa: F401
+from tests.fixtures.llm_fixtures import TEST_MODEL, fast_llm_settings
 from tests.fixtures.openai_server import FakeOpenAIServer, schema_instance
 
 SECRET = "sk-test-secret-0123456789abcdef"

@@ -16,7 +16,7 @@ from tasks.llm import LLMRequest, OpenAICompatibleClient
 from tasks.option_admission import (DENSE_CANDIDATES, EvidenceSnippet, OptionVerdict, admit_options, admit_options_llm,
                                     asks_for_exception, choose_option, option_claim)
 from tasks.prompts_store import load_prompt, render_messages
-from tests.fixtures.llm_fixtures import fake_llm_server, fast_llm_settings  # noqa: F401
+from tests.fixtures.llm_fixtures import fast_llm_settings
 from tests.fixtures.openai_server import FakeOpenAIServer, last_user_text
 
 

@@ -20,7 +20,7 @@ from tasks.query_plan import decompose
 from tasks.reading_skills import (FALLBACK_SKILL, MAX_OPERATOR_WORDS, OPTION_ADMISSION, SKILLS_DIR, SkillCard,
                                   SkillCardError, _TextOnlyEnv, load_cards, render_operators, select_skills_llm,
                                   select_skills_offline)
-from tests.fixtures.llm_fixtures import fake_llm_server, fast_llm_settings  # noqa: F401
+from tests.fixtures.llm_fixtures import fast_llm_settings
 from tests.fixtures.openai_server import FakeOpenAIServer, last_user_text
 
 CJK = re.compile(r"[\u4e00-\u9fff]")
@@ -142,7 +142,7 @@ SHAPES = [
 def test_offline_selector_on_typical_question_shapes(question: str, options: list[str] | None, qtype: str | None,
                                                      first: str, include: set[str], exclude: set[str]) -> None:
     picked = select_skills_offline(question, options, qtype=qtype)
-    assert 1 <= len(picked) <= 3 and len(set(picked)) == len(picked)
+    assert len(picked) in (1, 2, 3) and len(set(picked)) == len(picked)
     assert picked[0] == first, picked
     assert include <= set(picked), picked
     assert not exclude & set(picked), picked
@@ -166,7 +166,7 @@ def test_selector_reads_the_planners_intents_the_same_way_as_the_question_text()
 @given(question=st.text(max_size=120), options=st.one_of(st.none(), st.lists(st.text(max_size=20), min_size=2, max_size=5)))
 def test_selector_always_returns_one_to_three_catalog_ids(question: str, options: list[str] | None) -> None:
     picked = select_skills_offline(question, options)
-    assert 1 <= len(picked) <= 3 and set(picked) <= set(SKILL_IDS) and len(set(picked)) == len(picked)
+    assert len(picked) in (1, 2, 3) and set(picked) <= set(SKILL_IDS) and len(set(picked)) == len(picked)
     assert (picked[0] == OPTION_ADMISSION) == bool(options)
 
 
