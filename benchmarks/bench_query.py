@@ -1,7 +1,7 @@
-"""Query benchmark: per-question answer latency (retrieval + answer, model loaded) over a
-built workspace, reported as p50 / p95 / max.
+"""Query benchmark: per-question answer latency offline (retrieval, tools, evidence board and
+answer; model and document already loaded) over a built workspace, as p50 / p95 / max.
 
-    python benchmarks/bench_query.py --workspace W --questions Q.jsonl [--system hybrid]
+    python benchmarks/bench_query.py --workspace W --questions Q.jsonl [--system nkw|hybrid]
 
 Without arguments it builds the shared STAGE dev set (or the samples) in a temporary
 workspace first.
@@ -48,7 +48,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--workspace")
     parser.add_argument("--questions")
-    parser.add_argument("--system", default="hybrid")
+    parser.add_argument("--system", default="nkw", choices=["nkw", "hybrid"])
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
         if args.workspace:

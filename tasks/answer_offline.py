@@ -82,12 +82,14 @@ def offline_finalizer(env: ToolEnv, question: str, options: list[str] | None, in
         return FinalAnswer(text, quotes=quotes, notes=notes)
     from tasks.option_admission import EvidenceSnippet, admit_options, asks_for_exception, choose_option
 
+    vectors = env.store.source.sentence_vectors
     snippets = [EvidenceSnippet(sentences.iloc[p]["sentence_id"], sentences.iloc[p]["text"], sentences.iloc[p]["section_id"],
-                                "sentence", score) for p, score in ranked[:40]]
+                                "sentence", score, vectors[p] if vectors.shape[1] > 1 else None) for p, score in ranked[:40]]
     for items in (board.entities, board.narrative, board.relations):
         for item in items:
             for row in [item.row, *item.facts]:
-                snippets.append(EvidenceSnippet(row.item_id, row.text, row.section_id, row.kind, row.score))
+                snippets.append(EvidenceSnippet(row.item_id, row.text, row.section_id, row.kind, row.score,
+                                                env.store.asset_vector(row.kind, row.item_id)))
     verdicts = admit_options(question, options, snippets, env.embed_texts)
     chosen, note = choose_option(verdicts, exception=asks_for_exception(question))
     notes.append(note)

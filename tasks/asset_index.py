@@ -30,6 +30,12 @@ class AssetIndex:
         vectors = np.array(frame["vector"].tolist(), dtype=np.float32) if len(frame) else np.zeros((0, 1), dtype=np.float32)
         return cls(kind, ids, texts, vectors, Bm25Index.from_texts(ids, texts, language))
 
+    @property
+    def position(self) -> dict[str, int]:
+        if not hasattr(self, "_position"):
+            self._position = {unit_id: i for i, unit_id in enumerate(self.ids)}
+        return self._position
+
     def __len__(self) -> int:
         return len(self.ids)
 

@@ -125,6 +125,14 @@ class NarrativeStore:
         section = self.sections_by_id.get(section_id) if section_id else None
         return (section["heading"], int(section["ordinal"])) if section else (None, None)
 
+    def asset_vector(self, kind: str, item_id: str) -> np.ndarray | None:
+        """The stored vector of one asset (None when it has none)."""
+        index = self.asset(kind)
+        if index is None:
+            return None
+        position = index.position.get(item_id)
+        return None if position is None else index.vectors[position]
+
     def chunk_vector(self, chunk_id: str) -> np.ndarray | None:
         position = self.chunk_position.get(chunk_id)
         return None if position is None else self.source.chunk_vectors[position]

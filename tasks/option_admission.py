@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -34,7 +34,8 @@ CONTRADICTION_COVERAGE = 0.5  # a polarity clash counts only on a sentence that 
 DIRECT_RELEVANCE = 0.3  # share of the question's terms around that sentence
 INFERENCE_SUPPORT = 0.25
 DENSE_WEIGHT = 0.3
-DENSE_CANDIDATES = 48  # sentences embedded per question: the lexically closest ones
+DENSE_CANDIDATES = 48  # sentences compared densely per question: the lexically closest ones
+MAX_EMBEDDED = 12  # of those, at most this many without a stored vector are embedded (query latency)
 VERDICT_RANK = {"direct_support": 0, "inference": 1}
 # When nothing is admitted: an unknown option beats one the evidence positively argues against.
 GAP_RANK = {"insufficient": 0, "wrong_grain": 1, "wrong_relation": 2, "contradiction": 3}
@@ -55,6 +56,8 @@ class EvidenceSnippet:
     section_id: str | None
     kind: str
     score: float
+    # The stored vector of the snippet (a source sentence or an asset), so it need not be embedded again.
+    vector: np.ndarray | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -103,13 +106,22 @@ def _relevance(question_terms: set[str], sentences: list[Sentence], at: int) -> 
     return len(question_terms & window) / len(question_terms)
 
 
-def _dense_scores(embed: Embed | None, options: list[str], sentences: list[Sentence], candidates: list[int]) -> np.ndarray:
+def _dense_scores(embed: Embed | None, options: list[str], sentences: list[Sentence], candidates: list[int],
+                  snippets: Sequence[EvidenceSnippet]) -> np.ndarray:
+    """Option-to-sentence similarity; stored vectors are reused, only the rest is embedded."""
     scores = np.zeros((len(options), len(sentences)), dtype=np.float64)
     if embed is None or not candidates:
         return scores
-    vectors = np.asarray(embed([*options, *(sentences[i].text for i in candidates)]), dtype=np.float64)
-    similarity = vectors[: len(options)] @ vectors[len(options):].T
-    scores[:, candidates] = np.clip(similarity, 0.0, 1.0)
+    stored = {i: snippets[sentences[i].snippet_pos].vector for i in candidates}
+    missing = [i for i in candidates if stored[i] is None][:MAX_EMBEDDED]
+    vectors = np.asarray(embed([*options, *(sentences[i].text for i in missing)]), dtype=np.float64)
+    option_vectors = vectors[: len(options)]
+    for row, i in enumerate(missing):
+        stored[i] = vectors[len(options) + row]
+    usable = [i for i in candidates if stored[i] is not None and len(stored[i]) == option_vectors.shape[1]]
+    if usable:
+        similarity = option_vectors @ np.array([stored[i] for i in usable], dtype=np.float64).T
+        scores[:, usable] = np.clip(similarity, 0.0, 1.0)
     return scores
 
 
@@ -127,7 +139,7 @@ def admit_options(question: str, options: list[str], snippets: Sequence[Evidence
     # A sentence far from everything the question is about supports an option only weakly.
     strength = coverage * (0.25 + 0.75 * relevance) if sentences else coverage
     order = np.argsort(-(strength.max(axis=0) if len(options) else relevance), kind="stable") if sentences else []
-    dense = _dense_scores(embed, options, sentences, sorted(int(i) for i in list(order)[:DENSE_CANDIDATES]))
+    dense = _dense_scores(embed, options, sentences, sorted(int(i) for i in list(order)[:DENSE_CANDIDATES]), snippets)
     known_names = names_in(" ".join([question, *options, *(s.text for s in snippets)]), None)
     question_names = names_in(question, known_names)
     verdicts = []
