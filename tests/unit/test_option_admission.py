@@ -4,6 +4,8 @@ fallback to the offline rules."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import json
 from typing import Any, Callable, Sequence
 
@@ -13,7 +15,7 @@ import pytest
 from schemas.llm_query import VERDICTS, OptionAdmissionReply
 from tasks.embeddings import HashingEmbedder
 from tasks.llm import LLMRequest, OpenAICompatibleClient
-from tasks.option_admission import (DENSE_CANDIDATES, EvidenceSnippet, OptionVerdict, admit_options, admit_options_llm,
+from tasks.option_admission import (DENSE_CANDIDATES, MAX_EMBEDDED, EvidenceSnippet, OptionVerdict, admit_options, admit_options_llm,
                                     asks_for_exception, choose_option, option_claim)
 from tasks.prompts_store import load_prompt, render_messages
 from tests.fixtures.llm_fixtures import fast_llm_settings
@@ -217,8 +219,14 @@ def test_admission_is_deterministic_and_dense_similarity_is_optional() -> None:
 
     dense = admit_options(question, options, snippets, embed)
     assert dense == admit_options(question, options, snippets, HashingEmbedder().embed)
-    assert seen == [len(options) + DENSE_CANDIDATES]  # one call, bounded to the lexically closest sentences
+    # One call, bounded: the options plus the closest sentences that have no stored vector.
+    assert seen == [len(options) + min(DENSE_CANDIDATES, MAX_EMBEDDED)]
     assert [v.support for v in dense] != [v.support for v in admit_options(question, options, snippets)]
+    stored = [replace(s, vector=HashingEmbedder().embed([s.text])[0]) for s in snippets]
+    seen.clear()
+    with_stored = admit_options(question, options, stored, embed)
+    assert seen == [len(options)]  # stored vectors are reused: only the options are embedded
+    assert with_stored == admit_options(question, options, stored, embed)
 
 
 # -- LLM reader ------------------------------------------------------------------------------
