@@ -8,8 +8,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
-
 from flows.answer_questions import QueryEngine
 from flows.evaluate_benchmark import EvalReport, evaluate
 from schemas.config import Settings
@@ -77,7 +75,3 @@ def format_comparison(comparisons: list[Comparison]) -> str:
             lines.append(f"  {qtype[:34]:<34} " + "   ".join(cells))
     lines.append("offline: answers are extractive, no LLM; budgets are mean source tokens in the final evidence")
     return "\n".join(lines)
-
-
-def comparison_frame(comparisons: list[Comparison]) -> pd.DataFrame:
-    return pd.DataFrame([row for c in comparisons for row in c.summary_rows()])

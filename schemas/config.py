@@ -26,7 +26,6 @@ class BuildSettings(Section):
 
 class SegmentSectionsSettings(Section):
     paragraph_group_tokens: int = Field(900, ge=50, description="prose without chapters: target tokens per section")
-    min_screenplay_headings: int = Field(2, ge=1, description="scene headings needed to treat text as a screenplay")
 
 
 class SplitChunksSettings(Section):

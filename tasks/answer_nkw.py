@@ -20,7 +20,6 @@ from tasks.source_passages import select_passages
 from tasks.tool_env import ToolEnv
 from tasks.tool_registry import GRAPH_TOOLS, TOOLS, ToolCall, call_tool
 
-FORCED_FIRST_PASS = ("entity_search", "entity_lookup", "relation_search", "atomic_fact_search", "narrative_semantic_search")
 HIERARCHY_KINDS = ["event", "interaction", "occasion", "episode", "storyline"]
 
 

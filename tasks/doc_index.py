@@ -58,10 +58,6 @@ class DocumentIndex:
             sentence_bm25=Bm25Index.from_postings(sentence_postings, sentences["sentence_id"].tolist(), language),
         )
 
-    def section_of_chunk(self, chunk_position: int) -> pd.Series:
-        section_id = self.chunks.iloc[chunk_position]["section_id"]
-        return self.sections.loc[self.sections["section_id"] == section_id].iloc[0]
-
 
 def _vectors(embeddings, unit_kind: str, unit_ids: list[str]) -> tuple[np.ndarray, str | None]:
     """Vectors aligned to `unit_ids` (zeros where missing) and the embedding model name."""

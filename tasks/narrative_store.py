@@ -132,7 +132,3 @@ class NarrativeStore:
             return None
         position = index.position.get(item_id)
         return None if position is None else index.vectors[position]
-
-    def chunk_vector(self, chunk_id: str) -> np.ndarray | None:
-        position = self.chunk_position.get(chunk_id)
-        return None if position is None else self.source.chunk_vectors[position]

@@ -16,7 +16,6 @@ from tasks.tool_types import ToolRow, as_list, provenance
 NARRATIVE_SQL = Path(schemas.__file__).resolve().parent / "sql" / "narrative"
 SQL_QUERIES = {path.stem: path.read_text(encoding="utf-8") for path in sorted(NARRATIVE_SQL.glob("*.sql"))}
 UNIT_KINDS = ("event", "interaction", "occasion", "episode", "storyline")
-DIRECTIONS = ("before", "after", "cause", "consequence", "trajectory", "any")
 
 
 def _unit_chunks(env: ToolEnv, unit: dict[str, Any]) -> list[str]:

@@ -12,8 +12,6 @@ from dataclasses import dataclass
 
 from tasks.segment_sections import parse_heading
 
-# Cue extensions: (V.O.), (O.S.), (O.C.), (CONT'D), (CONT’D), (ON PHONE), (INTO PHONE), ...
-CUE_EXTENSION = re.compile(r"\s*\((?:[^)]{1,20})\)\s*")
 EN_CUE = re.compile(r"^(?:@(?P<forced>[^\s(].*?)|(?P<name>[A-Z][A-Z0-9 .'’\-&/]*?[A-Z.'’]))(?P<ext>(?:\s*\([^)]{1,20}\))*)\s*\^?\s*$")
 TRANSITION = re.compile(r"^(?:>\s*.+|[A-Z][A-Z .'’\-]*(?:TO:|IN:|OUT\.?|OUT:)|FADE TO BLACK\.?|BLACKOUT\.?|THE END\.?|CUT TO BLACK\.?)\s*$")
 PARENTHETICAL = re.compile(r"^\s*\(.*\)\s*$")

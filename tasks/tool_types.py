@@ -6,9 +6,6 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-CHANNELS = ("text", "graph", "narrative", "other")
-
-
 @dataclass(frozen=True)
 class ToolRow:
     kind: str  # chunk | sentence | section | fact | entity | relation | attribute | event | interaction | occasion | episode | storyline | mapping
