@@ -1,4 +1,6 @@
-"""Build benchmark: build seconds per 10k words, peak memory, and no-op rebuild seconds.
+"""Build benchmark: build seconds per 10k words, peak memory, no-op rebuild seconds, the
+asset figures per document, and hierarchy-stage seconds and episode-pair candidates per
+document.
 
 Runs `nkw build` as a subprocess (the real command, with Prefect and the default MiniLM
 embeddings) on the shared STAGE dev set when it is beside the clone, else on the samples.
@@ -18,6 +20,13 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from flows.manifest import list_manifests  # noqa: E402
+from tasks.tables import Workspace  # noqa: E402
+from tasks.warehouse import connect, load_sql  # noqa: E402
+
+HIERARCHY = ("assemble_episodes", "relate_episodes", "break_cycles", "induce_storylines")
 DEFAULT_INPUTS = [REPO.parent / "shared" / "data" / "stage" / "documents.jsonl"]
 FALLBACK_INPUTS = [REPO / "data" / "samples" / "the_lighthouse_key.txt", REPO / "data" / "samples" / "the_fisherman_and_his_wife.txt"]
 
@@ -44,16 +53,29 @@ def main() -> None:
         first, first_seconds = run_build(inputs, workspace, extra)
         peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
         second, second_seconds = run_build(inputs, workspace, extra)
-        words = subprocess.run([sys.executable, "-m", "flows.cli", "sql", "--workspace", str(workspace), "--format", "json",
-                                "SELECT sum(n_words) AS words, count(*) AS docs FROM documents"],
-                               cwd=REPO, capture_output=True, text=True)
-        totals = json.loads(words.stdout)[0]
+        con = connect(Workspace.at(workspace))
+        words, docs = con.execute("SELECT sum(n_words), count(*) FROM documents").fetchall()[0]
+        totals = {"words": int(words), "docs": int(docs)}
+        cursor = con.execute(load_sql("asset_statistics"))
+        columns = [d[0] for d in cursor.description]
+        assets = [dict(zip(columns, row)) for row in cursor.fetchall()]
+        manifests = list_manifests(Workspace.at(workspace))
     print(f"inputs: {', '.join(Path(p).name for p in inputs)} ({totals['docs']} documents, {totals['words']:,} words)")
     print(f"first build:        {first_seconds:8.1f} s  ({first['built']} stage runs, Prefect={first['used_prefect']})")
     print(f"per 10k words:      {first_seconds / totals['words'] * 10_000:8.1f} s")
     print(f"peak memory:        {peak_mb:8.0f} MB (largest build process)")
     print(f"no-op rebuild:      {second_seconds:8.2f} s  ({second['skipped']} stages skipped, "
           f"{100 * second_seconds / first_seconds:.1f}% of the first build)")
+    print("assets per document:")
+    print("  " + " ".join(f"{c[:14]:>14}" for c in columns))
+    for row in assets:
+        print("  " + " ".join(f"{str(row[c])[:14]:>14}" for c in columns))
+    print("hierarchy per document: stage seconds (assemble / relate / break / induce), episodes, candidate pairs")
+    for manifest in manifests:
+        seconds = " / ".join(f"{manifest.stages[s].seconds:.2f}" if s in manifest.stages else "-" for s in HIERARCHY)
+        details = manifest.stages["relate_episodes"].details if "relate_episodes" in manifest.stages else {}
+        print(f"  {manifest.doc_id[:24]:<24} {seconds}  episodes {details.get('episodes', '-')}, "
+              f"candidate pairs {details.get('candidate_pairs', '-')}")
 
 
 if __name__ == "__main__":

@@ -78,7 +78,7 @@ def answer_row(run_id: str, benchmark: str, question: Question, sample: int, ans
     if answer is None:
         return {**base, "answer": None, "is_offline": None, "chosen_option": None, "is_correct_option": None,
                 "rouge_l_f1": None, "evidence_section_ids": [], "evidence_recall": None, "evidence_tokens": None,
-                "cited_headings": [], "latency_ms": None}
+                "cited_headings": [], "latency_ms": None, "board_json": None, "skills": [], "tool_calls": None}
     is_correct = None
     if question.options and question.gold_option is not None:
         is_correct = answer.chosen_option == question.gold_option
@@ -87,7 +87,8 @@ def answer_row(run_id: str, benchmark: str, question: Question, sample: int, ans
             "evidence_section_ids": answer.evidence_section_ids,
             "evidence_recall": evidence_recall(gold, answer.evidence_section_ids),
             "evidence_tokens": answer.evidence_tokens, "cited_headings": [c.heading for c in answer.citations],
-            "latency_ms": answer.latency_ms}
+            "latency_ms": answer.latency_ms, "board_json": json.dumps(answer.board, sort_keys=True) if answer.board else None,
+            "skills": list(answer.skills), "tool_calls": len(answer.trace)}
 
 
 def trace_rows(run_id: str, qid: str, sample: int, answer: Answer) -> list[dict[str, Any]]:

@@ -147,6 +147,7 @@ def run_stage(workspace: Workspace, raw: RawDocument, stage: Stage, settings: Se
                            llm=resources.llm if stage.uses_llm else None)
         produced = stage.run(ctx)
         warnings = list(produced.pop("_warnings", []) or [])
+        details = dict(produced.pop("_details", {}) or {})  # stage figures worth keeping in the manifest
         outputs = _validate_outputs(stage, produced)
         _check_all(workspace, doc_id, outputs)
     except Exception as exc:  # any stage error becomes a failures row; the build carries on
@@ -166,7 +167,7 @@ def run_stage(workspace: Workspace, raw: RawDocument, stage: Stage, settings: Se
     manifest.stages[stage.name] = StageRecord(
         fingerprint=fingerprint, version=stage.version,
         config_hash=settings.section_hash(stage.config) if stage.config else "", outputs=records, seconds=round(seconds, 4),
-        finished_at=now_iso(), details={"warnings": warnings} if warnings else {})
+        finished_at=now_iso(), details={**details, **({"warnings": warnings} if warnings else {})})
     save_manifest(workspace, manifest)
     return StageOutcome(stage.name, "built", {n: r["rows"] for n, r in records.items() if n not in SIDE_TABLES or r["rows"]},
                         seconds, warnings=warnings)

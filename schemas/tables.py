@@ -126,6 +126,7 @@ register(TableSpec(
         ("chosen_option", INT), ("gold_option", INT), ("is_correct_option", BOOL), ("rouge_l_f1", FLOAT),
         ("gold_section_ids", STR_LIST), ("evidence_section_ids", STR_LIST), ("evidence_recall", FLOAT),
         ("evidence_tokens", INT), ("cited_headings", STR_LIST), ("latency_ms", FLOAT), ("status", STR),
+        ("board_json", STR), ("skills", STR_LIST), ("tool_calls", INT),
     ),
     not_null=("run_id", "benchmark", "qid", "doc_id", "system", "sample", "question", "status"),
     accepted_values={"status": ("answered", "document_missing", "error")},

@@ -134,7 +134,8 @@ def answer_nkw(env: ToolEnv, question: str, options: list[str] | None, settings:
     citations = _citations(env, final, board)
     answer = Answer(doc_id=env.store.doc_id, question=question, system="nkw", answer=final.text, is_offline=final.is_offline,
                     options=options, chosen_option=final.chosen_option, option_scores=final.option_scores,
-                    citations=citations, evidence=evidence, trace=[c.trace() for c in calls], notes=list(final.notes or []))
+                    citations=citations, evidence=evidence, trace=[c.trace() for c in calls], notes=list(final.notes or []),
+                    board=board.composition(), skills=list(skills))
     answer.notes.append(f"intents {intents.describe()}; skills {skills}; board {board.composition()}"
                         + ("; stopped early: packet answerable" if stopped_early else ""))
     answer.latency_ms = round((time.perf_counter() - started) * 1000, 2)

@@ -54,7 +54,9 @@ class StageContext:
         return self.tables[name]
 
 
-StageOutput = dict[str, Any]  # table name -> DataFrame, Arrow table or list of row dicts
+# Table name -> DataFrame, Arrow table or row dicts; plus optional "_warnings" (list of str) and
+# "_details" (figures kept in the manifest, e.g. candidate pairs considered).
+StageOutput = dict[str, Any]
 
 
 def failure_row(ctx: StageContext, item_id: str, error: str, payload: str = "") -> dict[str, str]:

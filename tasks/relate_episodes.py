@@ -174,4 +174,5 @@ def run(ctx: StageContext) -> StageOutput:
         output = {"episode_links": heuristic_links(doc.doc_id, infos, candidates, flashbacks,
                                                    hostile_pairs(relations), settings)}
     output["episode_links"] = sorted(output["episode_links"], key=lambda r: r["link_id"])
+    output["_details"] = {"episodes": len(infos), "candidate_pairs": len(candidates)}
     return output

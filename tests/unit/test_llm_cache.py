@@ -7,6 +7,7 @@ import os
 import threading
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from schemas.llm import LLMCheckReply
@@ -149,3 +150,18 @@ def test_a_failing_cache_write_still_returns_the_value(fake_llm_server: FakeOpen
     with OpenAICompatibleClient(fast_llm_settings(fake_llm_server.url), cache=LLMCache(tmp_path)) as client:
         result = client.structured(_request(), LLMCheckReply)
     assert result.status == "ok" and isinstance(result.value, LLMCheckReply) and len(LLMCache(tmp_path)) == 0
+
+
+def test_http_embedder_reads_an_openai_compatible_embeddings_endpoint(fake_llm_server):
+    from schemas.config import EmbedTextsSettings
+    from tasks.embeddings import HttpEmbedder, build_embedder, embedder_for_identity
+
+    model = fake_llm_server.model_names[0]
+    embedder = build_embedder(EmbedTextsSettings(backend="http", url=fake_llm_server.url, model=model, batch_size=2))
+    assert isinstance(embedder, HttpEmbedder) and embedder.name == f"http:{model}"
+    vectors = embedder.embed(["one", "two", "three"])
+    assert vectors.shape == (3, 8) and np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+    assert np.allclose(embedder.embed(["two"])[0], vectors[1])  # deterministic, batch order kept
+    assert fake_llm_server.counts["embeddings"] == 3  # batches of two, then one
+    again = embedder_for_identity(f"http:{model}", EmbedTextsSettings(backend="http", url=fake_llm_server.url))
+    assert isinstance(again, HttpEmbedder) and again.model == model
