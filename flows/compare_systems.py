@@ -62,6 +62,9 @@ def format_comparison(comparisons: list[Comparison]) -> str:
             lines.append(f"{row['benchmark']:<12} {row['system']:<7} {row['n']:>4} "
                          + " ".join(f"{_fmt(row[c]):>18}" for c in columns))
         lines.append(f"{'':<12} questions where NKW used more source tokens than the baseline: {comparison.over_budget()}")
+        missing = sorted({d for report in comparison.reports.values() for d in report.skipped_documents})
+        if missing:
+            lines.append(f"{'':<12} not in the workspace (questions skipped): {', '.join(missing)}")
     for comparison in comparisons:
         qtypes = sorted(set().union(*(r.by_qtype for r in comparison.reports.values())))
         if not qtypes or qtypes == ["(none)"]:

@@ -14,15 +14,9 @@ import pandas as pd
 
 from tasks.graph_names import ZH_FAMILIAR_PREFIXES, compact_description, is_cjk, name_parts
 from tasks.ids import make_id
+from tasks.tables import as_list
 
 MAX_KEYWORDS = 8
-
-
-def as_list(value: Any) -> list[Any]:
-    """A list column value as a list (Parquet gives arrays, fresh rows give lists, missing gives None)."""
-    if value is None or (isinstance(value, float) and value != value):
-        return []
-    return list(value)
 
 
 def best_name(members: list[dict[str, Any]]) -> str:

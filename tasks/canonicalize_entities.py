@@ -22,10 +22,11 @@ from schemas.llm_graph import MergeJudgement
 from tasks.canonical_merge import apply_merge_decisions, resolve_decisions
 from tasks.canonical_profiles import Profile, candidate_pairs, profile_entities
 from tasks.canonical_rules import Decision, rule_decisions
-from tasks.canonical_rows import as_list, canonical_rows
+from tasks.canonical_rows import canonical_rows
 from tasks.context import StageContext, StageOutput
 from tasks.ids import make_id
 from tasks.llm_items import run_structured
+from tasks.tables import as_list
 
 PROMPT_ID = "canonicalize_entities/v1"
 SAMPLE_MENTIONS = 3

@@ -18,7 +18,8 @@ from tasks.context import StageContext, StageOutput
 from tasks.fact_attributes import compose_summary, derive_attributes
 from tasks.fact_heuristics import METHOD, fact_rows
 from tasks.fact_llm import llm_profiles
-from tasks.narrative_units import NarrativeInputs, as_list
+from tasks.narrative_units import NarrativeInputs
+from tasks.tables import as_list
 
 TABLES = ("atomic_facts", "entity_attributes", "entity_profiles")
 

@@ -9,7 +9,8 @@ import networkx as nx
 import numpy as np
 
 from tasks.tool_env import ToolEnv
-from tasks.tool_types import ToolRow, as_list, provenance
+from tasks.tables import as_list
+from tasks.tool_types import ToolRow, provenance
 
 FACTS_PER_ENTITY = 5  # the paper's stable setting: top-5 facts per entity by question similarity
 

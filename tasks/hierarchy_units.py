@@ -80,7 +80,7 @@ def has_cue(text: str | None, kind: str) -> bool:
     return bool(_EN_PATTERNS[kind].search(text))
 
 
-def as_list(value: Any) -> list[str]:
+def string_list(value: Any) -> list[str]:
     """A list-valued cell (list, numpy array, None or NaN) as a list of non-empty strings."""
     if value is None:
         return []
@@ -137,10 +137,10 @@ def load_units(sections: pd.DataFrame, entities: pd.DataFrame, events: pd.DataFr
         if as_text(r.occasion_id):
             linked_sections[str(r.occasion_id)].append(str(r.section_id))
     for r in occasions.itertuples():
-        covered = [s for s in as_list(r.section_ids) if s in ordinal] or \
+        covered = [s for s in string_list(r.section_ids) if s in ordinal] or \
                   [s for s in linked_sections.get(str(r.occasion_id), []) if s in ordinal] or [first_section]
         covered = sorted(set(covered), key=lambda s: (ordinal.get(s, 0), s))
-        people = _dedupe(as_list(r.participant_ids), known)
+        people = _dedupe(string_list(r.participant_ids), known)
         setting = as_text(r.setting_id) or None
         for s in covered:
             occasions_by_section[s].append((str(r.occasion_id), frozenset(people), setting))
@@ -150,7 +150,7 @@ def load_units(sections: pd.DataFrame, entities: pd.DataFrame, events: pd.DataFr
                            description=as_text(r.description), unit_type=as_text(r.occasion_type), event_id=None,
                            occasion_ids=(str(r.occasion_id),), section_ids=tuple(covered)))
     for r in events.itertuples():
-        people = _dedupe(as_list(r.participant_ids), known)
+        people = _dedupe(string_list(r.participant_ids), known)
         setting = as_text(r.setting_id) or None
         section = str(r.section_id)
         # Events carry no occasion id: they belong to the occasions of their section they share people or place with.
@@ -161,7 +161,7 @@ def load_units(sections: pd.DataFrame, entities: pd.DataFrame, events: pd.DataFr
                            description=as_text(r.description), unit_type=as_text(r.event_type), event_id=None,
                            occasion_ids=context, section_ids=(section,), time_cue=as_text(r.time_cue)))
     for r in interactions.itertuples():
-        people = _dedupe([as_text(r.subject_id)] + as_list(r.object_ids), known)
+        people = _dedupe([as_text(r.subject_id)] + string_list(r.object_ids), known)
         occasion = as_text(r.occasion_id)
         drafts.append(dict(unit_id=str(r.interaction_id), kind="interaction", section_id=str(r.section_id),
                            char_start=int(r.char_start), participants=people, setting_id=None,

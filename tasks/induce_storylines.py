@@ -22,7 +22,7 @@ from schemas.config import InduceStorylinesSettings
 from schemas.llm_hierarchy import StorylineDescription
 from tasks.context import StageContext, StageOutput
 from tasks.hierarchy_text import join_names, join_sentences, shorten, span_label
-from tasks.hierarchy_units import CHARACTER_TYPES, as_list, as_text, entity_names, entity_types
+from tasks.hierarchy_units import CHARACTER_TYPES, as_text, entity_names, entity_types, string_list
 from tasks.ids import make_id
 from tasks.llm_items import run_structured
 from tasks.storyline_relations import (EpisodeGraph, StorylineInfo, offline_relations, ordered_pairs, pair_hints,
@@ -171,7 +171,7 @@ def storyline_rows(doc_id: str, chains: list[Chain], inputs: Inputs) -> tuple[li
         storyline_id = make_id("sto", doc_id, list(chain.episode_ids))
         keys = key_characters(chain, inputs.participants, inputs.types)
         text = compose_text(chain, episodes, [inputs.names.get(k, k) for k in keys], inputs.graph, inputs.language)
-        sections = {s: None for e in chain.episode_ids for s in as_list(episodes[e].section_ids)}
+        sections = {s: None for e in chain.episode_ids for s in string_list(episodes[e].section_ids)}
         first = min(int(episodes[e].first_ordinal) for e in chain.episode_ids)
         last = max(int(episodes[e].last_ordinal) for e in chain.episode_ids)
         rows.append({"storyline_id": storyline_id, "doc_id": doc_id, "ordinal": number, **text,
@@ -222,7 +222,7 @@ def run(ctx: StageContext) -> StageOutput:
     episodes_df, entities = ctx.table("episodes"), ctx.table("entities")
     types = entity_types(entities)
     episodes = {str(r.episode_id): r for r in episodes_df.itertuples()}
-    participants = {e: as_list(r.participant_ids) for e, r in episodes.items()}
+    participants = {e: string_list(r.participant_ids) for e, r in episodes.items()}
     inputs = Inputs(episodes=episodes, participants=participants, types=types, names=entity_names(entities),
                     characters={e: frozenset(p for p in ps if types.get(p) in CHARACTER_TYPES)
                                 for e, ps in participants.items()},

@@ -11,9 +11,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tasks.narrative_cues import event_type, line_type, time_cue, transitive_type
-from tasks.narrative_units import (AGENT_TYPES, NON_PARTICIPANT_TYPES, NarrativeInputs, as_list, event_row,
+from tasks.narrative_units import (AGENT_TYPES, NON_PARTICIPANT_TYPES, NarrativeInputs, event_row,
                                    interaction_row, join_names, occasion_row)
 from tasks.screenplay import Block, parse_blocks
+from tasks.tables import as_list
 
 METHOD = "heuristic"
 TO_ADDRESSEE = re.compile(r"^\(\s*(?:to|at|toward|towards|into phone to)\s+(?P<who>[^)]+?)\s*\)$", re.IGNORECASE)

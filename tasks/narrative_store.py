@@ -13,8 +13,7 @@ import pandas as pd
 
 from tasks.asset_index import AssetIndex
 from tasks.doc_index import DocumentIndex
-from tasks.tables import Workspace, read_frame
-from tasks.tool_types import as_list
+from tasks.tables import Workspace, as_list, read_frame
 
 ASSET_TABLES = ("entities", "relations", "mentions", "atomic_facts", "entity_attributes", "entity_profiles", "events",
                 "interactions", "occasions", "episodes", "episode_relations", "storylines", "storyline_relations")

@@ -11,7 +11,8 @@ import duckdb
 
 import schemas
 from tasks.tool_env import ToolEnv
-from tasks.tool_types import ToolRow, as_list, provenance
+from tasks.tables import as_list
+from tasks.tool_types import ToolRow, provenance
 
 NARRATIVE_SQL = Path(schemas.__file__).resolve().parent / "sql" / "narrative"
 SQL_QUERIES = {path.stem: path.read_text(encoding="utf-8") for path in sorted(NARRATIVE_SQL.glob("*.sql"))}

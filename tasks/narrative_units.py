@@ -108,11 +108,6 @@ class NarrativeInputs:
         return [c["chunk_id"] for c in self._chunk_rows if c["section_id"] == section_id]
 
 
-def as_list(value: Any) -> list[Any]:
-    """A list from a list-valued cell (list, numpy array or None)."""
-    return [] if value is None else list(value)
-
-
 def evidence_text(text: str) -> str:
     """Source wording on one line, cut to a readable length."""
     clean = normalize_space(text)

@@ -20,7 +20,8 @@ from schemas.llm_hierarchy import EpisodeRelationJudgment
 from tasks.context import StageContext, StageOutput
 from tasks.episode_candidates import Candidate, EpisodeInfo, candidate_pairs, entity_idf, weighted_overlap
 from tasks.hierarchy_text import shorten, span_label
-from tasks.hierarchy_units import CHARACTER_TYPES, STAKE_TYPES, as_list, as_text, entity_names, entity_types, has_cue
+from tasks.hierarchy_units import (CHARACTER_TYPES, STAKE_TYPES, as_text, entity_names, entity_types, has_cue,
+                                   string_list)
 from tasks.ids import make_id
 from tasks.llm_items import run_structured
 from tasks.text import index_terms
@@ -32,7 +33,7 @@ def episode_infos(episodes: pd.DataFrame, types: dict[str, str], language: str) 
     """Episodes in source order (by ordinal) with the features candidate generation needs."""
     infos = []
     for position, r in enumerate(episodes.sort_values(["ordinal", "episode_id"]).itertuples()):
-        entities = frozenset(as_list(r.participant_ids))
+        entities = frozenset(string_list(r.participant_ids))
         text = " ".join(t for t in (as_text(r.title), as_text(r.summary), as_text(r.goal)) if t)
         infos.append(EpisodeInfo(
             episode_id=str(r.episode_id), position=position, first=int(r.first_ordinal), last=int(r.last_ordinal),
@@ -56,7 +57,7 @@ def hostile_pairs(relations: pd.DataFrame) -> set[frozenset[str]]:
     """Entity pairs whose relation is described with conflict words."""
     out = set()
     for r in relations.itertuples():
-        text = " ".join([as_text(r.description)] + as_list(r.keywords))
+        text = " ".join([as_text(r.description)] + string_list(r.keywords))
         if has_cue(text, "conflict"):
             out.add(frozenset((str(r.source_entity_id), str(r.target_entity_id))))
     return out
@@ -67,7 +68,7 @@ def flashback_episodes(episodes: pd.DataFrame, sections: pd.DataFrame) -> set[st
     heading = {str(r.section_id): as_text(r.heading) for r in sections.itertuples()}
     out = set()
     for r in episodes.itertuples():
-        texts = [as_text(r.title), as_text(r.summary)] + [heading.get(s, "") for s in as_list(r.section_ids)]
+        texts = [as_text(r.title), as_text(r.summary)] + [heading.get(s, "") for s in string_list(r.section_ids)]
         if any(has_cue(t, "flashback") for t in texts):
             out.add(str(r.episode_id))
     return out
@@ -129,7 +130,7 @@ def heuristic_links(doc_id: str, infos: list[EpisodeInfo], candidates: list[Cand
 
 
 def _describe(r: Any, names: dict[str, str], language: str) -> dict[str, str]:
-    people = ", ".join(names.get(p, p) for p in as_list(r.participant_ids)[:8]) or "-"
+    people = ", ".join(names.get(p, p) for p in string_list(r.participant_ids)[:8]) or "-"
     return {"title": as_text(r.title), "sections": span_label(int(r.first_ordinal), int(r.last_ordinal), language),
             "participants": people, "summary": shorten(as_text(r.summary), 900), "goal": as_text(r.goal) or "-"}
 

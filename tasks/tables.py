@@ -176,5 +176,13 @@ def read_frame(workspace: Workspace, name: str, part: str | None = None, columns
     return read_table(workspace, name, part, columns).to_pandas(types_mapper=None)
 
 
+def as_list(value: Any) -> list:
+    """A list column's cell as a list: Parquet reads back numpy arrays, fresh rows hold lists,
+    and a missing value is None (or NaN in pandas)."""
+    if value is None or (isinstance(value, float) and value != value):
+        return []
+    return list(value)
+
+
 def file_sha256(path: Path) -> str:
     return sha256_bytes(path.read_bytes())

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from tasks.retrieve_hybrid import hybrid_search, top_positions
 from tasks.tool_env import ToolEnv
-from tasks.tool_types import ToolRow, as_list, provenance
+from tasks.tables import as_list
+from tasks.tool_types import ToolRow, provenance
 
 
 def _chunk_row(env: ToolEnv, position: int, score: float, channel: str = "text") -> ToolRow:

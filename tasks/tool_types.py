@@ -31,15 +31,6 @@ class ToolRow:
         return data
 
 
-def as_list(value: Any) -> list:
-    """A list column value (None, list, tuple or the numpy array Parquet reads back) as a list."""
-    if value is None:
-        return []
-    if isinstance(value, float) and value != value:  # NaN from a missing value in pandas
-        return []
-    return list(value)
-
-
 def provenance(store, chunk_ids: list[str] | tuple[str, ...], section_id: str | None = None,
                span: tuple[int | None, int | None] = (None, None)) -> dict[str, Any]:
     """Provenance fields for a row grounded in `chunk_ids` (first is primary)."""

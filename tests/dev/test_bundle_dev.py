@@ -12,8 +12,7 @@ import pandas as pd
 
 from tasks.graph_zh import COLLECTIVE_ZH
 from tasks.screenplay import parse_blocks
-from tasks.tables import Workspace, read_frame
-from tasks.tool_types import as_list
+from tasks.tables import Workspace, as_list, read_frame
 from tests.dev.conftest import nkw
 
 STAGE_DOCS = ("en049957b3c0b54085baddbec23e00506c", "en12839bdf037c46a0a3d9de0e50a6cbaa",
