@@ -7,31 +7,22 @@ from __future__ import annotations
 from dataclasses import replace
 
 import json
-from typing import Any, Callable, Sequence
+from typing import Sequence
 
 import numpy as np
 import pytest
 
 from schemas.llm_query import VERDICTS, OptionAdmissionReply
 from tasks.embeddings import HashingEmbedder
-from tasks.llm import LLMRequest, OpenAICompatibleClient
+from tasks.llm import OpenAICompatibleClient
 from tasks.option_admission import (DENSE_CANDIDATES, MAX_EMBEDDED, EvidenceSnippet, OptionVerdict, admit_options, admit_options_llm,
                                     asks_for_exception, choose_option, option_claim)
-from tasks.prompts_store import load_prompt, render_messages
-from tests.fixtures.llm_fixtures import fast_llm_settings
+from tests.fixtures.llm_fixtures import fast_llm_settings, request_factory
 from tests.fixtures.openai_server import FakeOpenAIServer, last_user_text
 
 
 def snippet(snippet_id: str, text: str, kind: str = "sentence", score: float = 1.0) -> EvidenceSnippet:
     return EvidenceSnippet(snippet_id, text, "sec-1", kind, score)
-
-
-def request_factory(language: str = "en") -> Callable[[str, dict[str, Any]], LLMRequest]:
-    def make(prompt_id: str, values: dict[str, Any]) -> LLMRequest:
-        prompt = load_prompt(prompt_id, language)
-        return LLMRequest(stage="answer_questions", item_id="q-1", doc_id=None, prompt_id=prompt_id,
-                          prompt_hash=prompt.sha256, messages=render_messages(prompt, values))
-    return make
 
 
 # -- claims ----------------------------------------------------------------------------------

@@ -7,33 +7,24 @@ import json
 import re
 import shutil
 from pathlib import Path
-from typing import Any, Callable
+from typing import Callable
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from schemas.llm_query import SKILL_IDS, SkillChoice
-from tasks.llm import LLMRequest, OpenAICompatibleClient
-from tasks.prompts_store import load_prompt, render_messages
+from tasks.llm import OpenAICompatibleClient
 from tasks.query_plan import decompose
 from tasks.reading_skills import (FALLBACK_SKILL, MAX_OPERATOR_WORDS, OPTION_ADMISSION, SKILLS_DIR, SkillCard,
                                   SkillCardError, _TextOnlyEnv, load_cards, render_operators, select_skills_llm,
                                   select_skills_offline)
-from tests.fixtures.llm_fixtures import fast_llm_settings
+from tests.fixtures.llm_fixtures import fast_llm_settings, request_factory
 from tests.fixtures.openai_server import FakeOpenAIServer, last_user_text
 
 CJK = re.compile(r"[\u4e00-\u9fff]")
 REQUIRED_CARDS = {"event_indexing", "perspective_state", "quest_legal_path", "literal_slot", "story_grammar",
                   "option_admission", "theme_implication"}
-
-
-def request_factory(language: str = "en") -> Callable[[str, dict[str, Any]], LLMRequest]:
-    def make(prompt_id: str, values: dict[str, Any]) -> LLMRequest:
-        prompt = load_prompt(prompt_id, language)
-        return LLMRequest(stage="answer_questions", item_id="q-1", doc_id=None, prompt_id=prompt_id,
-                          prompt_hash=prompt.sha256, messages=render_messages(prompt, values))
-    return make
 
 
 # -- catalog ---------------------------------------------------------------------------------
