@@ -13,11 +13,13 @@ from tasks.answer_hybrid import answer_hybrid
 from tasks.agent_loop import make_llm_planner, request_factory_for
 from tasks.answer_llm import make_llm_finalizer
 from tasks.answer_nkw import answer_nkw, offline_planner
+from tasks.decompose_llm import make_llm_decomposer
 from tasks.answer_types import Answer
 from tasks.doc_index import DocumentIndex
 from tasks.embeddings import Embedder, embedder_for_identity
 from tasks.llm_recorder import RecordingClient
 from tasks.narrative_store import NarrativeStore
+from tasks.query_plan import decompose
 from tasks.reading_skills import select_skills_llm
 from tasks.tables import Workspace
 from tasks.tool_env import ToolEnv
@@ -64,7 +66,7 @@ class QueryEngine:
         started = time.perf_counter()
         if system == "nkw":
             env = ToolEnv(self.store(doc_id), embed)
-            planner, finalize, select, recorder = offline_planner, None, None, None
+            planner, finalize, select, recorder, read = offline_planner, None, None, None, decompose
             if self.llm is not None:
                 # A recorder per question keeps every llm_calls row its planner, selector and finalizer make.
                 recorder = RecordingClient(self.llm)
@@ -73,8 +75,9 @@ class QueryEngine:
                 factory = request_factory_for(doc_id, language, key, options or None)
                 planner, finalize = make_llm_planner(recorder, factory), make_llm_finalizer(recorder, factory)
                 select = llm_skill_selector(recorder, factory, language)
+                read = make_llm_decomposer(recorder, factory)
             answer = answer_nkw(env, question, options or None, self.settings.answer, self.settings.retrieval,
-                                planner=planner, select_skills=select, finalize=finalize)
+                                planner=planner, select_skills=select, finalize=finalize, read_question=read)
             if recorder is not None:
                 answer.notes.extend(planner.notes)
                 answer.llm_calls = recorder.calls

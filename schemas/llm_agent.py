@@ -3,7 +3,7 @@ the final answer's structured reply (paper §3.3, appendix A.2–A.3)."""
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field
 
@@ -36,3 +36,13 @@ class FinalAnswerReply(ResponseModel):
     cited_ordinals: list[int] = Field(max_length=8, description="section numbers [n] of the passages used")
     quotes: list[Quote] = Field(max_length=6, description="short verbatim quotes copied from the passages")
     confidence: float = Field(ge=0, le=1)
+
+
+class QueryDecomposition(ResponseModel):
+    """What a question needs, read by the model before retrieval."""
+
+    entities: list[str] = Field(default_factory=list, max_length=8,
+                                description="names of characters, places, objects or groups the question is about")
+    needs: list[Literal["order", "cause", "dialogue", "place", "state", "pair", "literal"]] = Field(
+        default_factory=list, max_length=7, description="the kinds of evidence the answer needs")
+    answer_slot: str = Field("", max_length=200, description="what the answer must name, in a few words")

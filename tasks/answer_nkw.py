@@ -106,14 +106,15 @@ def build_board(env: ToolEnv, question: str, intents: QueryIntents, calls: list[
 
 def answer_nkw(env: ToolEnv, question: str, options: list[str] | None, settings: AnswerSettings,
                retrieval: RetrievalSettings, planner: Planner = offline_planner,
-               select_skills: SkillSelector | None = None, finalize: Finalizer | None = None) -> Answer:
+               select_skills: SkillSelector | None = None, finalize: Finalizer | None = None,
+               read_question: Callable[..., QueryIntents] = decompose) -> Answer:
     """Answer one question with the whole bundle; the final evidence cites source passages."""
     from tasks.answer_offline import offline_finalizer
     from tasks.reading_skills import select_skills_offline
 
     started = time.perf_counter()
     allowed = allowed_tools(settings)
-    intents = decompose(env, question, options)
+    intents = read_question(env, question, options)
     # The text channel's first-pass recall: its top-k token count is also the equal-budget reference.
     reference = call_tool(env, "hybrid_evidence_search", {"query": question, "top_k": retrieval.top_k_chunks}, 0, allowed)
     budget = settings.source_token_budget or sum(int(r.extra.get("n_tokens", 0)) for r in reference.rows)

@@ -24,10 +24,13 @@ class QueryIntents:
     form: QuestionForm
     entity_ids: list[str]
     needs: set[str] = field(default_factory=set)  # order, cause, dialogue, place, state, pair, literal
+    answer_slot: str = ""  # what the answer must name (from the LLM reading; empty offline)
+    reader: str = "offline"  # who read the question: offline rules, or the LLM on top of them
 
     def describe(self) -> dict[str, Any]:
-        return {"wh": self.form.wh, "temporal": list(self.form.temporal), "causal": self.form.is_causal,
-                "entities": self.entity_ids, "needs": sorted(self.needs)}
+        described = {"wh": self.form.wh, "temporal": list(self.form.temporal), "causal": self.form.is_causal,
+                     "entities": self.entity_ids, "needs": sorted(self.needs), "reader": self.reader}
+        return {**described, "answer_slot": self.answer_slot} if self.answer_slot else described
 
 
 def decompose(env: ToolEnv, question: str, options: list[str] | None = None) -> QueryIntents:
