@@ -31,22 +31,6 @@ from tests.fixtures.llm_fixtures import fast_llm_settings
 from tests.fixtures.openai_server import FakeOpenAIServer
 
 
-
-@pytest.fixture(scope="module")
-def settings(agent_settings: Settings) -> Settings:
-    return agent_settings
-
-
-@pytest.fixture(scope="module")
-def env(agent_env: ToolEnv) -> ToolEnv:
-    return agent_env
-
-
-@pytest.fixture
-def server(agent_server: FakeOpenAIServer) -> FakeOpenAIServer:
-    return agent_server
-
-
 STOP = {"tool_calls": [], "content": "The passages already show where the key was."}
 
 

@@ -26,20 +26,6 @@ from tests.fixtures.agent_fixtures import final_reply, make_client
 QUESTION = "Where does Tom hide the brass key?"
 
 
-@pytest.fixture(scope="module")
-def settings(agent_settings: Settings) -> Settings:
-    return agent_settings
-
-
-@pytest.fixture(scope="module")
-def env(agent_env: ToolEnv) -> ToolEnv:
-    return agent_env
-
-
-@pytest.fixture
-def server(agent_server: FakeOpenAIServer) -> FakeOpenAIServer:
-    return agent_server
-
 OPTIONS = ["In a tobacco tin in the glovebox", "Under the lamp", "In the harbour office", "In his boot"]
 PASSAGES = [Passage("c1", "s1", "INT. VAN - DAY", 4, "He drops the brass key inside,\nsnaps the lid shut.", 12, 0, 50, 1.0),
             Passage("c2", "s2", "INT. LIGHTHOUSE - NIGHT", 13, "TOM\nIn the harbour master’s drawer. Nia took it.", 12, 0, 50, 0.5)]
