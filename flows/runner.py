@@ -167,7 +167,10 @@ def run_stage(workspace: Workspace, raw: RawDocument, stage: Stage, settings: Se
     manifest.stages[stage.name] = StageRecord(
         fingerprint=fingerprint, version=stage.version,
         config_hash=settings.section_hash(stage.config) if stage.config else "", outputs=records, seconds=round(seconds, 4),
-        finished_at=now_iso(), details={**details, **({"warnings": warnings} if warnings else {})})
+        finished_at=now_iso(), details={**details, **({"warnings": warnings} if warnings else {}),
+                                        # The settings themselves, so switches (e.g. ablations) are readable here.
+                                        **({"config": getattr(settings, stage.config).model_dump(mode="json")}
+                                           if stage.config else {})})
     save_manifest(workspace, manifest)
     return StageOutcome(stage.name, "built", {n: r["rows"] for n, r in records.items() if n not in SIDE_TABLES or r["rows"]},
                         seconds, warnings=warnings)

@@ -110,3 +110,15 @@ def test_failing_stage_is_recorded_and_blocks_only_its_document(tmp_path, hashin
     # Fixed code: the failure disappears on the next build.
     report = build([str(SCREENPLAY), str(STORY)], workspace, hashing_settings, use_prefect=False, quiet=True)
     assert report.ok and read_frame(workspace, "failures").empty
+
+
+def test_manifest_records_the_settings_of_each_stage(tmp_path, hashing_settings):
+    from flows.manifest import load_manifest
+
+    off = hashing_settings.model_copy(update={"extract_facts": hashing_settings.extract_facts.model_copy(update={"enabled": False})})
+    workspace = Workspace.at(tmp_path / "ws")
+    build([str(STORY)], workspace, off, use_prefect=False, quiet=True)
+    manifest = load_manifest(workspace, "the_fisherman_and_his_wife")
+    assert manifest.stages["extract_facts"].details["config"]["enabled"] is False
+    assert manifest.stages["canonicalize_entities"].details["config"]["enabled"] is True
+    assert read_frame(workspace, "atomic_facts", "the_fisherman_and_his_wife").empty
