@@ -43,7 +43,7 @@ class DocumentIndex:
         sentences = read_frame(workspace, "sentences", doc_id).sort_values("ordinal").reset_index(drop=True)
         if chunks.empty:
             raise DocumentNotBuilt(f"document {doc_id!r} has no chunks yet; run `nkw build` again")
-        embeddings = read_table(workspace, "embeddings", doc_id)
+        embeddings = read_frame(workspace, "embeddings", doc_id)  # every vector of the document: convert once
         chunk_vectors, model = _vectors(embeddings, "chunk", chunks["chunk_id"].tolist())
         sentence_vectors, _ = _vectors(embeddings, "sentence", sentences["sentence_id"].tolist())
         postings = read_table(workspace, "term_postings", doc_id)
@@ -59,10 +59,9 @@ class DocumentIndex:
         )
 
 
-def _vectors(embeddings, unit_kind: str, unit_ids: list[str]) -> tuple[np.ndarray, str | None]:
+def _vectors(embeddings: pd.DataFrame, unit_kind: str, unit_ids: list[str]) -> tuple[np.ndarray, str | None]:
     """Vectors aligned to `unit_ids` (zeros where missing) and the embedding model name."""
-    frame = embeddings.to_pandas()
-    frame = frame[frame["unit_kind"] == unit_kind]
+    frame = embeddings[embeddings["unit_kind"] == unit_kind]
     if frame.empty:
         return np.zeros((len(unit_ids), 1), dtype=np.float32), None
     by_id = dict(zip(frame["unit_id"], frame["vector"]))
