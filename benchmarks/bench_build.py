@@ -22,9 +22,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from flows.manifest import list_manifests  # noqa: E402
-from tasks.tables import Workspace  # noqa: E402
-from tasks.warehouse import connect, load_sql  # noqa: E402
+from tasks.tables.manifest import list_manifests  # noqa: E402
+from tasks.tables.io import Workspace  # noqa: E402
+from tasks.tables.warehouse import connect, load_sql  # noqa: E402
 
 HIERARCHY = ("assemble_episodes", "relate_episodes", "break_cycles", "induce_storylines")
 DEFAULT_INPUTS = [REPO.parent / "shared" / "data" / "stage" / "documents.jsonl"]

@@ -23,8 +23,8 @@ sys.path.insert(0, str(REPO))
 from flows.cli import prefect_environment  # noqa: E402
 from flows.corpus import build, make_resources  # noqa: E402
 from schemas.config import load_settings  # noqa: E402
-from tasks.llm import OpenAICompatibleClient  # noqa: E402
-from tasks.tables import Workspace, read_frame  # noqa: E402
+from tasks.llm.client import OpenAICompatibleClient  # noqa: E402
+from tasks.tables.io import Workspace, read_frame  # noqa: E402
 from tests.fixtures.openai_server import FakeOpenAIServer  # noqa: E402
 from tests.fixtures.pipeline_llm import pipeline_responder  # noqa: E402
 

@@ -22,9 +22,9 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from flows.answer_questions import QueryEngine, warm_up  # noqa: E402
-from flows.evaluate_benchmark import load_questions  # noqa: E402
+from flows.evaluation import load_questions  # noqa: E402
 from schemas.config import load_settings  # noqa: E402
-from tasks.tables import Workspace  # noqa: E402
+from tasks.tables.io import Workspace  # noqa: E402
 
 STAGE = REPO.parent / "shared" / "data" / "stage"
 SAMPLES = REPO / "data" / "samples"

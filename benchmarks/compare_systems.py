@@ -17,7 +17,7 @@ sys.path.insert(0, str(REPO))
 
 from flows.compare_systems import compare, format_comparison  # noqa: E402
 from schemas.config import load_settings  # noqa: E402
-from tasks.tables import Workspace  # noqa: E402
+from tasks.tables.io import Workspace  # noqa: E402
 
 SHARED = REPO.parent / "shared" / "data"
 

@@ -18,7 +18,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from tasks.reading_skills import load_cards, select_skills_offline  # noqa: E402
+from tasks.query.skills.cards import load_cards, select_skills_offline  # noqa: E402
 
 DEFAULT_DATA = REPO.parent / "shared" / "data"
 BENCHMARKS = ("stage", "fairytaleqa", "quality")

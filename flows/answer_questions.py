@@ -9,20 +9,20 @@ from typing import Any, Callable
 
 
 from schemas.config import Settings
-from tasks.answer_hybrid import answer_hybrid
-from tasks.agent_loop import make_llm_planner, request_factory_for
-from tasks.answer_llm import make_llm_finalizer
-from tasks.answer_nkw import answer_nkw, offline_planner
-from tasks.decompose_llm import make_llm_decomposer
-from tasks.answer_types import Answer
-from tasks.doc_index import DocumentIndex
+from tasks.query.hybrid.answer import answer_hybrid
+from tasks.query.agent_loop import make_llm_planner, request_factory_for
+from tasks.query.finalize_llm import make_llm_finalizer
+from tasks.query.answer_nkw import answer_nkw, offline_planner
+from tasks.query.decompose_llm import make_llm_decomposer
+from tasks.query.answer_types import Answer
+from tasks.query.store.doc_index import DocumentIndex
 from tasks.embeddings import Embedder, embedder_for_identity
-from tasks.llm_recorder import RecordingClient
-from tasks.narrative_store import NarrativeStore
-from tasks.query_plan import decompose
-from tasks.reading_skills import select_skills_llm
-from tasks.tables import Workspace
-from tasks.tool_env import ToolEnv
+from tasks.llm.recorder import RecordingClient
+from tasks.query.store.document_store import NarrativeStore
+from tasks.query.plan import decompose
+from tasks.query.skills.cards import select_skills_llm
+from tasks.tables.io import Workspace
+from tasks.query.tools.env import ToolEnv
 
 SYSTEMS = ("nkw", "hybrid")
 
@@ -32,7 +32,7 @@ class QueryEngine:
                  embedder_factory: Callable[[str | None], Embedder | None] | None = None, llm: Any = None) -> None:
         self.workspace = workspace
         self.settings = settings
-        self.llm = llm  # tasks.llm.LLMClient, or None for the offline path
+        self.llm = llm  # tasks.llm.client.LLMClient, or None for the offline path
         self.progress: Callable[[str], None] | None = None  # one line per document answered (long runs)
         self._indexes: dict[str, DocumentIndex] = {}
         self._stores: dict[str, NarrativeStore] = {}

@@ -18,8 +18,8 @@ from flows.corpus import Progress, build
 from flows.runner import DocumentReport, Resources, StageOutcome, run_document, run_stage
 from flows.stages import Stage, select_stages
 from schemas.config import load_settings
-from tasks.ingest_documents import RawDocument
-from tasks.tables import Workspace
+from tasks.ingest.ingest_documents import RawDocument
+from tasks.tables.io import Workspace
 
 run_stage_task = task(name="run_stage", cache_policy=NO_CACHE, persist_result=False)(run_stage)
 

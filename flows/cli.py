@@ -56,7 +56,7 @@ def _settings(args: argparse.Namespace):
 
 
 def _workspace(args: argparse.Namespace, must_exist: bool = True):
-    from tasks.tables import Workspace
+    from tasks.tables.io import Workspace
 
     workspace = Workspace.at(args.workspace)
     if must_exist and not workspace.exists():
@@ -70,7 +70,7 @@ def _api_key() -> str | None:
 
 def _llm_client(settings, workspace):
     """The injected LLM client when --llm-url (or [llm].url) is set; None selects the embedded default."""
-    from tasks.llm import build_llm_client
+    from tasks.llm.client import build_llm_client
 
     return build_llm_client(settings.llm, _api_key(), workspace.cache_dir / "llm")
 
@@ -111,7 +111,7 @@ def cmd_build(args: argparse.Namespace) -> int:
 
 def cmd_ask(args: argparse.Namespace) -> int:
     from flows.answer_questions import QueryEngine
-    from tasks.doc_index import DocumentNotBuilt
+    from tasks.query.store.doc_index import DocumentNotBuilt
 
     settings = _settings(args)
     workspace = _workspace(args)
@@ -136,7 +136,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
 
 def cmd_eval(args: argparse.Namespace) -> int:
     from flows.answer_questions import QueryEngine
-    from flows.evaluate_benchmark import QuestionFileError, evaluate, evaluate_with_prefect, format_report
+    from flows.evaluation import QuestionFileError, evaluate, evaluate_with_prefect, format_report
 
     settings = _settings(args)
     workspace = _workspace(args)
@@ -167,7 +167,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
 def cmd_sql(args: argparse.Namespace) -> int:
     import duckdb
 
-    from tasks.warehouse import QueryRefused, run_query
+    from tasks.tables.warehouse import QueryRefused, run_query
 
     workspace = _workspace(args)
     try:
@@ -189,7 +189,7 @@ def cmd_inspect(args: argparse.Namespace) -> int:
 
 
 def cmd_llm_check(args: argparse.Namespace) -> int:
-    from tasks.llm import check_server
+    from tasks.llm.client import check_server
 
     settings = _settings(args)
     if not settings.llm.url:

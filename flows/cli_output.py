@@ -9,8 +9,8 @@ from typing import Any
 
 import pyarrow as pa
 
-from tasks.answer_types import Answer
-from tasks.tables import Workspace, read_frame
+from tasks.query.answer_types import Answer
+from tasks.tables.io import Workspace, read_frame
 
 
 def _cell(value: Any, width: int = 60) -> str:

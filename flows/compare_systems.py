@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import Any
 
 from flows.answer_questions import QueryEngine
-from flows.evaluate_benchmark import EvalReport, evaluate
+from flows.evaluation import EvalReport, evaluate
 from schemas.config import Settings
-from tasks.tables import Workspace
+from tasks.tables.io import Workspace
 
 SYSTEMS = ("hybrid", "nkw")
 

@@ -10,13 +10,13 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from flows.manifest import list_manifests
+from tasks.tables.manifest import list_manifests
 from flows.runner import DocumentReport, Resources, StageOutcome, pending_stages, run_document
 from flows.stages import Stage, select_stages
 from schemas.config import Settings
 from tasks.embeddings import build_embedder
-from tasks.ingest_documents import IngestResult, ingest_paths
-from tasks.tables import Workspace, write_table
+from tasks.ingest.ingest_documents import IngestResult, ingest_paths
+from tasks.tables.io import Workspace, write_table
 
 
 @dataclass

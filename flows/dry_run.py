@@ -15,10 +15,10 @@ import pandas as pd
 
 from flows.stages import Stage
 from schemas.config import Settings
-from tasks.ingest_documents import ingest_paths
-from tasks.prompts_store import PROMPTS_DIR
-from tasks.segment_sections import segment
-from tasks.split_chunks import chunks_for_document
+from tasks.ingest.ingest_documents import ingest_paths
+from tasks.llm.prompts import PROMPTS_DIR
+from tasks.ingest.segment_sections import segment
+from tasks.ingest.split_chunks import chunks_for_document
 from tasks.text import count_tokens
 
 # Ratios observed on screenplays and stories with the embedded extractors; stated in the output.

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from flows.manifest import list_manifests
+from tasks.tables.manifest import list_manifests
 from flows.stages import STAGES_BY_NAME
 from schemas.tables import TABLES
-from tasks.hierarchy_stats import hierarchy_statistics
-from tasks.tables import Workspace, read_frame
-from tasks.warehouse import connect, load_sql
+from tasks.hierarchy.stats import hierarchy_statistics
+from tasks.tables.io import Workspace, read_frame
+from tasks.tables.warehouse import connect, load_sql
 
 PER_DOCUMENT_COLUMNS = ("sections", "chunks", "sentences")
 HIERARCHY_TABLES = ("episodes", "episode_relations", "storylines", "storyline_relations")

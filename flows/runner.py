@@ -15,17 +15,17 @@ from typing import Any, Callable
 
 import pyarrow as pa
 
-from flows.manifest import (DocumentManifest, StageRecord, is_up_to_date, load_manifest, now_iso, save_manifest,
+from tasks.tables.manifest import (DocumentManifest, StageRecord, is_up_to_date, load_manifest, now_iso, save_manifest,
                             stage_fingerprint)
 from flows.stages import Stage
 from schemas.config import Settings
-from tasks.context import StageContext
-from tasks.contracts import ContractError, check_contracts
+from tasks.stage import StageContext
+from tasks.tables.contracts import ContractError, check_contracts
 from tasks.embeddings import Embedder, embedder_identity
-from tasks.ids import stable_hash
-from tasks.ingest_documents import RawDocument
-from tasks.prompts_store import prompts_hash
-from tasks.tables import SchemaError, Workspace, read_frame, read_table, to_arrow, write_table
+from schemas.ids import stable_hash
+from tasks.ingest.ingest_documents import RawDocument
+from tasks.llm.prompts import prompts_hash
+from tasks.tables.io import SchemaError, Workspace, read_frame, read_table, to_arrow, write_table
 
 SIDE_TABLES = ("failures", "llm_calls")  # tables every stage may append to, partitioned by stage
 
@@ -57,7 +57,7 @@ class Resources:
 
     settings: Settings
     embedder_factory: Callable[[], Embedder]
-    llm: Any = None  # tasks.llm.LLMClient when an LLM URL is configured
+    llm: Any = None  # tasks.llm.client.LLMClient when an LLM URL is configured
     _embedder: Any = None  # Embedder; typed loosely so Prefect can describe task parameters
     _lock: Any = field(default_factory=threading.Lock)
 

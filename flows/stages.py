@@ -10,10 +10,36 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from tasks import (assemble_episodes, break_cycles, canonicalize_entities, embed_assets, embed_texts, extract_facts,
-                   extract_graph, extract_narrative, index_terms, induce_storylines, ingest_documents, relate_episodes,
-                   segment_sections, split_chunks, split_sentences)
-from tasks.context import StageContext, StageOutput
+from tasks.hierarchy import assemble_episodes
+
+from tasks.hierarchy import break_cycles
+
+from tasks.canonicalize import canonicalize_entities
+
+from tasks.index import embed_assets
+
+from tasks.index import embed_texts
+
+from tasks.facts import extract_facts
+
+from tasks.graph import extract_graph
+
+from tasks.narrative import extract_narrative
+
+from tasks.index import index_terms
+
+from tasks.hierarchy import induce_storylines
+
+from tasks.ingest import ingest_documents
+
+from tasks.hierarchy import relate_episodes
+
+from tasks.ingest import segment_sections
+
+from tasks.ingest import split_chunks
+
+from tasks.ingest import split_sentences
+from tasks.stage import StageContext, StageOutput
 
 
 @dataclass(frozen=True)

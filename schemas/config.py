@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from tasks.ids import stable_hash
+from schemas.ids import stable_hash
 
 
 class Section(BaseModel):

@@ -14,7 +14,7 @@ from typing import Protocol, Sequence
 import numpy as np
 
 from schemas.config import EmbedTextsSettings
-from tasks.llm_http import api_base
+from tasks.llm.http import api_base
 from tasks.text import index_terms
 
 

@@ -50,7 +50,7 @@ def sample_workspace(tmp_path_factory):
     """The two bundled samples built once (hashing embeddings, no Prefect) for read-only tests."""
     from flows.corpus import build
     from schemas.config import load_settings
-    from tasks.tables import Workspace
+    from tasks.tables.io import Workspace
 
     settings = load_settings(overrides={"embed_texts": {"backend": "hashing"}})
     workspace = Workspace.at(tmp_path_factory.mktemp("samples") / "ws")

@@ -10,9 +10,9 @@ from collections import Counter, defaultdict
 import networkx as nx
 import pandas as pd
 
-from tasks.graph_zh import COLLECTIVE_ZH
-from tasks.screenplay import parse_blocks
-from tasks.tables import Workspace, as_list, read_frame
+from tasks.graph.zh import COLLECTIVE_ZH
+from tasks.ingest.screenplay import parse_blocks
+from tasks.tables.io import Workspace, as_list, read_frame
 from tests.dev.conftest import nkw
 
 STAGE_DOCS = ("en049957b3c0b54085baddbec23e00506c", "en12839bdf037c46a0a3d9de0e50a6cbaa",

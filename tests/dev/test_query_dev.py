@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from flows.compare_systems import compare, format_comparison
 from schemas.config import load_settings
-from tasks.tables import Workspace
+from tasks.tables.io import Workspace
 from tests.dev.conftest import BENCHMARKS
 
 

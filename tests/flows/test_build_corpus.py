@@ -10,12 +10,12 @@ import pytest
 from flows import runner
 from flows.corpus import build
 from flows.stages import STAGES
-from tasks.tables import Workspace, read_frame, read_table
+from tasks.tables.io import Workspace, read_frame, read_table
 from tests.conftest import SCREENPLAY, STORY
 
 
 def _table_digests(workspace: Workspace) -> dict[str, str]:
-    from tasks.tables import file_sha256
+    from tasks.tables.io import file_sha256
 
     return {str(p.relative_to(workspace.root)): file_sha256(p) for p in sorted(workspace.tables_dir.rglob("*.parquet"))}
 
@@ -113,7 +113,7 @@ def test_failing_stage_is_recorded_and_blocks_only_its_document(tmp_path, hashin
 
 
 def test_manifest_records_the_settings_of_each_stage(tmp_path, hashing_settings):
-    from flows.manifest import load_manifest
+    from tasks.tables.manifest import load_manifest
 
     off = hashing_settings.model_copy(update={"extract_facts": hashing_settings.extract_facts.model_copy(update={"enabled": False})})
     workspace = Workspace.at(tmp_path / "ws")

@@ -11,9 +11,9 @@ import pytest
 from flows.corpus import build, make_resources
 from flows.stages import STAGES
 from schemas.config import Settings, load_settings
-from tasks.llm import OpenAICompatibleClient
-from tasks.llm_cache import LLMCache
-from tasks.tables import Workspace, read_frame
+from tasks.llm.client import OpenAICompatibleClient
+from tasks.llm.cache import LLMCache
+from tasks.tables.io import Workspace, read_frame
 from tests.conftest import SCREENPLAY
 from tests.fixtures.llm_fixtures import TEST_MODEL, fast_llm_settings
 from tests.fixtures.openai_server import FakeOpenAIServer

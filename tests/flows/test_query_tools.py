@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 from tasks.embeddings import HashingEmbedder
-from tasks.narrative_store import NarrativeStore
-from tasks.tool_env import ToolEnv
-from tasks.tool_registry import TOOLS, call_tool, function_schemas
+from tasks.query.store.document_store import NarrativeStore
+from tasks.query.tools.env import ToolEnv
+from tasks.query.tools.registry import TOOLS, call_tool, function_schemas
 
 
 @pytest.fixture(scope="module")

@@ -5,11 +5,11 @@ from __future__ import annotations
 import pandas as pd
 
 from schemas.config import AssembleEpisodesSettings, load_settings
-from tasks import assemble_episodes
-from tasks.assemble_episodes import Draft, Signals, assemble, coherence, participant_idf
+from tasks.hierarchy import assemble_episodes
+from tasks.hierarchy.assemble_episodes import Draft, Signals, assemble, coherence, participant_idf
 from tasks.embeddings import HashingEmbedder
-from tasks.episode_text import compose_text
-from tasks.hierarchy_units import Unit, load_units
+from tasks.hierarchy.episode_text import compose_text
+from tasks.hierarchy.units import Unit, load_units
 from tests.fixtures.hierarchy.llm import llm_client
 from tests.fixtures.hierarchy.mini import DOC, context, contract_problems, sid, tables
 

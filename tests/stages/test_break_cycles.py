@@ -9,10 +9,10 @@ import pytest
 
 from flows.corpus import build
 from schemas.config import load_settings
-from tasks import break_cycles
-from tasks.break_cycles import CyclicGraphError, assert_acyclic, causal_support
-from tasks.saber import EpisodeEdge, SaberResult, clean_episode_graph
-from tasks.tables import Workspace, read_frame, to_arrow
+from tasks.hierarchy import break_cycles
+from tasks.hierarchy.break_cycles import CyclicGraphError, assert_acyclic, causal_support
+from tasks.hierarchy.saber import EpisodeEdge, SaberResult, clean_episode_graph
+from tasks.tables.io import Workspace, read_frame, to_arrow
 from tests.conftest import SCREENPLAY
 from tests.fixtures.hierarchy.llm import llm_client
 from tests.fixtures.hierarchy.mini import DOC, context, contract_problems, tables

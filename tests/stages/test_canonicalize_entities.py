@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import pandas as pd
 
-from tasks import canonicalize_entities
-from tasks.canonical_merge import apply_merge_decisions, resolve_decisions
-from tasks.canonical_profiles import candidate_pairs, profile_entities
-from tasks.canonical_rules import rule_decisions
-from tasks.canonical_rows import canonical_rows
-from tasks.context import StageContext
-from tasks.llm import OpenAICompatibleClient
+from tasks.canonicalize import canonicalize_entities
+from tasks.canonicalize.merge import apply_merge_decisions, resolve_decisions
+from tasks.canonicalize.profiles import candidate_pairs, profile_entities
+from tasks.canonicalize.rules import rule_decisions
+from tasks.canonicalize.rows import canonical_rows
+from tasks.stage import StageContext
+from tasks.llm.client import OpenAICompatibleClient
 from tests.conftest import SCREENPLAY
 from tests.fixtures.graph.helpers import TWO_SMITHS, ZH_CUES, build_graph, graph_settings, merge_responder, tables
 from tests.fixtures.llm_fixtures import fast_llm_settings

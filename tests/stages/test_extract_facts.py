@@ -13,8 +13,8 @@ import pandas as pd
 import pytest
 
 from schemas.config import ExtractFactsSettings, load_settings
-from tasks.fact_heuristics import fact_type
-from tasks.llm import OpenAICompatibleClient
+from tasks.facts.heuristics import fact_type
+from tasks.llm.client import OpenAICompatibleClient
 from tests.fixtures.llm_fixtures import fast_llm_settings
 from tests.fixtures.narrative.builders import FISHERMAN, HARBOUR, SHOP_ZH, build_one, frames
 from tests.fixtures.openai_server import FakeOpenAIServer, last_user_text

@@ -9,14 +9,14 @@ from collections import Counter
 import pandas as pd
 import pytest
 
-from schemas.llm_graph import GraphExtraction
-from tasks.graph_heuristics import extract_heuristic
-from tasks.graph_llm import ChunkReply, ground_replies
-from tasks.graph_names import display_name, normalize_name, raw_entity_id
-from tasks.graph_screenplay import normalize_cue
-from tasks.graph_store import ChunkIndex, GraphDraft
-from tasks.graph_zh import resolve_speakers
-from tasks.llm import OpenAICompatibleClient
+from schemas.responses.graph import GraphExtraction
+from tasks.graph.heuristics import extract_heuristic
+from tasks.graph.llm import ChunkReply, ground_replies
+from tasks.graph.names import display_name, normalize_name, raw_entity_id
+from tasks.graph.screenplay import normalize_cue
+from tasks.graph.upsert import ChunkIndex, GraphDraft
+from tasks.graph.zh import resolve_speakers
+from tasks.llm.client import OpenAICompatibleClient
 from tests.fixtures.graph.helpers import (TWO_SMITHS, ZH_CUES, build_graph, graph_settings, outcome, smiths_responder,
                                           tables)
 from tests.fixtures.llm_fixtures import fast_llm_settings
@@ -67,7 +67,7 @@ def test_zh_speakers_strip_manner_and_voice_but_keep_kin():
 
 
 def test_prompts_render_in_both_languages():
-    from tasks.prompts_store import load_prompt, render_messages
+    from tasks.llm.prompts import load_prompt, render_messages
 
     values = {"title": "T", "language": "zh", "known_names": "程勇", "already_found": "（尚无）", "text": "程勇：你好。"}
     messages = render_messages(load_prompt("extract_graph/v1", "zh"), values)
@@ -156,7 +156,7 @@ def test_prose_names_role_actors_and_attribution(tmp_path):
 
 
 def test_offline_extraction_is_deterministic(sample_workspace):
-    from tasks.tables import read_frame
+    from tasks.tables.io import read_frame
 
     inputs = {t: read_frame(sample_workspace, t, "the_lighthouse_key") for t in ("documents", "sections", "chunks", "sentences")}
     doc = inputs["documents"].iloc[0]

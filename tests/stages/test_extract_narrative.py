@@ -13,10 +13,10 @@ import pandas as pd
 import pytest
 
 from schemas.config import SplitChunksSettings
-from tasks.entity_lexicon import EntityLexicon, resolve_names
-from tasks.llm import OpenAICompatibleClient
-from tasks.narrative_cues import event_type, line_type
-from tasks.prompts_store import load_prompt, render_messages
+from tasks.query.store.entity_lexicon import EntityLexicon, resolve_names
+from tasks.llm.client import OpenAICompatibleClient
+from tasks.narrative.cues import event_type, line_type
+from tasks.llm.prompts import load_prompt, render_messages
 from tests.fixtures.llm_fixtures import fast_llm_settings
 from tests.fixtures.narrative.builders import FISHERMAN, HARBOUR, SHOP_ZH, build_one, frames
 from tests.fixtures.openai_server import FakeOpenAIServer, last_user_text

@@ -9,10 +9,10 @@ import pytest
 
 from flows.corpus import build, make_resources
 from schemas.config import load_settings
-from tasks import induce_storylines
-from tasks.hierarchy_stats import STATISTICS, hierarchy_statistics
-from tasks.storyline_relations import EpisodeGraph, StorylineInfo, relate_pair
-from tasks.tables import Workspace, read_frame, to_arrow
+from tasks.hierarchy import induce_storylines
+from tasks.hierarchy.stats import STATISTICS, hierarchy_statistics
+from tasks.hierarchy.storyline_relations import EpisodeGraph, StorylineInfo, relate_pair
+from tasks.tables.io import Workspace, read_frame, to_arrow
 from tests.conftest import SCREENPLAY, STORY
 from tests.fixtures.hierarchy.llm import llm_client, scripted_answer
 from tests.fixtures.hierarchy.mini import DOC, context, contract_problems, sid, tables

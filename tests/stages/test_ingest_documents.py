@@ -1,6 +1,6 @@
 import json
 
-from tasks.ingest_documents import decode_bytes, ingest_paths
+from tasks.ingest.ingest_documents import decode_bytes, ingest_paths
 
 LIMIT = 1_000_000
 

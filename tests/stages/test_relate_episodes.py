@@ -6,9 +6,10 @@ import numpy as np
 import pandas as pd
 
 from schemas.config import RelateEpisodesSettings, load_settings
-from tasks import assemble_episodes, relate_episodes
-from tasks.episode_candidates import Candidate, EpisodeInfo, candidate_pairs, entity_idf, propose_pairs
-from tasks.relate_episodes import label_pair
+from tasks.hierarchy import assemble_episodes
+from tasks.hierarchy import relate_episodes
+from tasks.hierarchy.episode_candidates import Candidate, EpisodeInfo, candidate_pairs, entity_idf, propose_pairs
+from tasks.hierarchy.relate_episodes import label_pair
 from tests.fixtures.hierarchy.llm import llm_client
 from tests.fixtures.hierarchy.mini import context, contract_problems, tables
 

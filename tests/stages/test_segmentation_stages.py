@@ -9,7 +9,7 @@ import pytest
 from flows.corpus import build, make_resources
 from flows.stages import select_stages
 from tasks.embeddings import HashingEmbedder
-from tasks.tables import Workspace, read_frame
+from tasks.tables.io import Workspace, read_frame
 
 SCREENPLAY = """Title: Kitchen Test
 

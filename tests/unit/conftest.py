@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from schemas.config import Settings
-from tasks.tool_env import ToolEnv
+from tasks.query.tools.env import ToolEnv
 from tests.fixtures.openai_server import FakeOpenAIServer
 
 

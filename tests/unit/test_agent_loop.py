@@ -12,20 +12,20 @@ from typing import Any
 import pytest
 
 from schemas.config import Settings
-from schemas.llm_agent import ToolCallRequest, ToolStep
-from tasks.agent_loop import LLMPlanner, history_summary, make_llm_planner, packet_summary, request_factory_for
-from tasks.answer_llm import LLMFinalizer, make_llm_finalizer
-from tasks.answer_nkw import answer_nkw
-from tasks.answer_types import Answer
-from tasks.evidence_board import BoardItem, EvidenceBoard, Passage
-from tasks.llm import REASK_TOOLS, LLMRequest, LLMResult, OpenAICompatibleClient
-from tasks.llm_cache import LLMCache
-from tasks.query_plan import decompose
-from tasks.contracts import check_contracts
-from tasks.tables import to_arrow
-from tasks.tool_env import ToolEnv
-from tasks.tool_registry import TOOLS, ToolCall, function_schemas
-from tasks.tool_types import ToolRow
+from schemas.responses.agent import ToolCallRequest, ToolStep
+from tasks.query.agent_loop import LLMPlanner, history_summary, make_llm_planner, packet_summary, request_factory_for
+from tasks.query.finalize_llm import LLMFinalizer, make_llm_finalizer
+from tasks.query.answer_nkw import answer_nkw
+from tasks.query.answer_types import Answer
+from tasks.query.evidence_board import BoardItem, EvidenceBoard, Passage
+from tasks.llm.client import REASK_TOOLS, LLMRequest, LLMResult, OpenAICompatibleClient
+from tasks.llm.cache import LLMCache
+from tasks.query.plan import decompose
+from tasks.tables.contracts import check_contracts
+from tasks.tables.io import to_arrow
+from tasks.query.tools.env import ToolEnv
+from tasks.query.tools.registry import TOOLS, ToolCall, function_schemas
+from tasks.query.tools.types import ToolRow
 from tests.fixtures.agent_fixtures import QUESTION, calls, make_client, scripted
 from tests.fixtures.llm_fixtures import fast_llm_settings
 from tests.fixtures.openai_server import FakeOpenAIServer

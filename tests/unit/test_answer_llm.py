@@ -9,17 +9,17 @@ from typing import Any
 import pytest
 
 from schemas.config import Settings
-from schemas.llm_agent import FinalAnswerReply
-from tasks.agent_loop import request_factory_for
-from tasks.answer_llm import FINAL_PROMPT, check_reply, final_values, make_llm_finalizer, quote_in
-from tasks.answer_nkw import FinalAnswer, answer_nkw
-from tasks.answer_types import Answer
-from tasks.contracts import check_contracts
-from tasks.evidence_board import BoardItem, EvidenceBoard, Passage
-from tasks.prompts_store import load_prompt, render_messages
-from tasks.tables import to_arrow
-from tasks.tool_env import ToolEnv
-from tasks.tool_types import ToolRow
+from schemas.responses.agent import FinalAnswerReply
+from tasks.query.agent_loop import request_factory_for
+from tasks.query.finalize_llm import FINAL_PROMPT, check_reply, final_values, make_llm_finalizer, quote_in
+from tasks.query.answer_nkw import FinalAnswer, answer_nkw
+from tasks.query.answer_types import Answer
+from tasks.tables.contracts import check_contracts
+from tasks.query.evidence_board import BoardItem, EvidenceBoard, Passage
+from tasks.llm.prompts import load_prompt, render_messages
+from tasks.tables.io import to_arrow
+from tasks.query.tools.env import ToolEnv
+from tasks.query.tools.types import ToolRow
 from tests.fixtures.openai_server import FakeOpenAIServer
 from tests.fixtures.agent_fixtures import final_reply, make_client
 
@@ -150,7 +150,7 @@ def test_llm_failure_falls_back_to_the_offline_finalizer(env: ToolEnv, settings:
 
 def test_real_reading_skill_operators_reach_the_prompt(env: ToolEnv, settings: Settings,
                                                        server: FakeOpenAIServer) -> None:
-    from tasks.reading_skills import load_cards, render_operators, select_skills_offline
+    from tasks.query.skills.cards import load_cards, render_operators, select_skills_offline
 
     server.responder = lambda body: final_reply(body)
     factory = request_factory_for(env.store.doc_id, env.store.source.language, QUESTION)

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from tasks.evidence_board import BoardBudget, BoardItem, allocate, attach_facts, chunk_support, score_items
-from tasks.tool_types import ToolRow
+from tasks.query.evidence_board import BoardBudget, BoardItem, allocate, attach_facts, chunk_support, score_items
+from tasks.query.tools.types import ToolRow
 
 
 def row(kind: str, item_id: str, text: str, score: float = 0.5, chunks: tuple[str, ...] = (), entities: tuple[str, ...] = ()) -> ToolRow:

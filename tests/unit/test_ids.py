@@ -1,4 +1,4 @@
-from tasks.ids import make_id, safe_doc_id, stable_hash
+from schemas.ids import make_id, safe_doc_id, stable_hash
 
 
 def test_make_id_is_deterministic_and_namespaced():

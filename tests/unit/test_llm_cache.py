@@ -10,9 +10,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from schemas.llm import LLMCheckReply
-from tasks.llm import LLMRequest, OpenAICompatibleClient
-from tasks.llm_cache import LLMCache, cache_key
+from schemas.responses.base import LLMCheckReply
+from tasks.llm.client import LLMRequest, OpenAICompatibleClient
+from tasks.llm.cache import LLMCache, cache_key
 from tests.fixtures.llm_fixtures import fast_llm_settings
 from tests.fixtures.openai_server import FakeOpenAIServer
 

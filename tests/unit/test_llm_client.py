@@ -17,13 +17,13 @@ import pytest
 from pydantic import BaseModel, Field
 
 from schemas.config import LLMSettings
-from schemas.llm import LLMCheckReply, ResponseModel
+from schemas.responses.base import LLMCheckReply, ResponseModel
 from schemas.tables import spec
-from tasks.contracts import check_contracts
-from tasks.llm import (LLMRequest, LLMResult, OpenAICompatibleClient, build_llm_client, check_server, strip_fences,
+from tasks.tables.contracts import check_contracts
+from tasks.llm.client import (LLMRequest, LLMResult, OpenAICompatibleClient, build_llm_client, check_server, strip_fences,
                        strip_thinking)
-from tasks.llm_cache import LLMCache
-from tasks.tables import to_arrow
+from tasks.llm.cache import LLMCache
+from tasks.tables.io import to_arrow
 from tests.fixtures.llm_fixtures import TEST_MODEL, fast_llm_settings
 from tests.fixtures.openai_server import FakeOpenAIServer, schema_instance
 

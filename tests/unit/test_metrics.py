@@ -1,8 +1,8 @@
 import pandas as pd
 import pytest
 
-from tasks.evaluate_answers import Question, evidence_recall, gold_section_ids, rouge_l_f1, summarize
-from tasks.question_form import read_question
+from tasks.evaluate.metrics import Question, evidence_recall, gold_section_ids, rouge_l_f1, summarize
+from tasks.query.question_form import read_question
 
 
 def test_rouge_l():

@@ -12,10 +12,10 @@ from typing import Sequence
 import numpy as np
 import pytest
 
-from schemas.llm_query import VERDICTS, OptionAdmissionReply
+from schemas.responses.query import VERDICTS, OptionAdmissionReply
 from tasks.embeddings import HashingEmbedder
-from tasks.llm import OpenAICompatibleClient
-from tasks.option_admission import (DENSE_CANDIDATES, MAX_EMBEDDED, EvidenceSnippet, OptionVerdict, admit_options, admit_options_llm,
+from tasks.llm.client import OpenAICompatibleClient
+from tasks.query.options.admission import (DENSE_CANDIDATES, MAX_EMBEDDED, EvidenceSnippet, OptionVerdict, admit_options, admit_options_llm,
                                     asks_for_exception, choose_option, option_claim)
 from tests.fixtures.llm_fixtures import fast_llm_settings, request_factory
 from tests.fixtures.openai_server import FakeOpenAIServer, last_user_text

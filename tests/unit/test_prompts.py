@@ -1,6 +1,6 @@
 import pytest
 
-from tasks.prompts_store import Prompt, PromptError, prompts_hash, render, render_messages
+from tasks.llm.prompts import Prompt, PromptError, prompts_hash, render, render_messages
 
 
 def test_render_requires_every_placeholder_and_value():

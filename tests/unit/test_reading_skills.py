@@ -13,10 +13,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from schemas.llm_query import SKILL_IDS, SkillChoice
-from tasks.llm import OpenAICompatibleClient
-from tasks.query_plan import decompose
-from tasks.reading_skills import (FALLBACK_SKILL, MAX_OPERATOR_WORDS, OPTION_ADMISSION, SKILLS_DIR, SkillCard,
+from schemas.responses.query import SKILL_IDS, SkillChoice
+from tasks.llm.client import OpenAICompatibleClient
+from tasks.query.plan import decompose
+from tasks.query.skills.cards import (FALLBACK_SKILL, MAX_OPERATOR_WORDS, OPTION_ADMISSION, SKILLS_DIR, SkillCard,
                                   SkillCardError, _TextOnlyEnv, load_cards, render_operators, select_skills_llm,
                                   select_skills_offline)
 from tests.fixtures.llm_fixtures import fast_llm_settings, request_factory

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tasks.saber import (
+from tasks.hierarchy.saber import (
     ACTIONS,
     DEFAULT_TYPE_WEIGHTS,
     STATUSES,

@@ -1,6 +1,6 @@
 import pytest
 
-from tasks.segment_sections import detect_kind, find_headings, parse_heading, segment
+from tasks.ingest.segment_sections import detect_kind, find_headings, parse_heading, segment
 
 
 @pytest.mark.parametrize("line, number, interior, location, time", [

@@ -2,8 +2,8 @@ import pyarrow as pa
 import pytest
 
 from schemas.tables import TABLES
-from tasks.contracts import check_contracts
-from tasks.tables import SchemaError, Workspace, read_table, to_arrow, write_table
+from tasks.tables.contracts import check_contracts
+from tasks.tables.io import SchemaError, Workspace, read_table, to_arrow, write_table
 
 
 def _section(section_id="sec_1", doc_id="d", start=0, end=5):

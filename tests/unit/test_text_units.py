@@ -1,8 +1,8 @@
 import pandas as pd
 
-from tasks.screenplay import cue_name, parse_blocks
-from tasks.split_chunks import chunk_spans, chunks_for_document
-from tasks.split_sentences import sentences_for_document, split_range
+from tasks.ingest.screenplay import cue_name, parse_blocks
+from tasks.ingest.split_chunks import chunk_spans, chunks_for_document
+from tasks.ingest.split_sentences import sentences_for_document, split_range
 from tasks.text import count_tokens, detect_language, index_terms
 
 SCENE = """1 INT. KITCHEN - NIGHT 1

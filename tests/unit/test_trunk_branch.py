@@ -8,7 +8,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tasks.trunk_branch import (
+from tasks.hierarchy.trunk_branch import (
     Chain,
     StorylineSettings,
     Trie,

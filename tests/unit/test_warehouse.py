@@ -1,7 +1,7 @@
 import pytest
 
-from tasks.tables import Workspace, write_table
-from tasks.warehouse import QueryRefused, check_readonly, run_query
+from tasks.tables.io import Workspace, write_table
+from tasks.tables.warehouse import QueryRefused, check_readonly, run_query
 
 
 @pytest.mark.parametrize("sql", [

@@ -1,0 +1,54 @@
+"""Pydantic response models of the narrative-hierarchy LLM calls (episodes, episode relations,
+SABER shortcut adjudication, storylines). Used for guided decoding and for validation."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from schemas.responses.base import ResponseModel
+
+
+class EpisodeDescription(ResponseModel):
+    """Title, summary and central goal or conflict of one assembled episode."""
+
+    title: str = Field(min_length=1, max_length=160)
+    summary: str = Field(min_length=1, max_length=2000)
+    goal: str = Field("", max_length=400, description="central goal or conflict; empty when there is none")
+
+
+class EpisodeRelationJudgment(ResponseModel):
+    """One judgment on a candidate pair of episodes A (earlier in the text) and B."""
+
+    relation_type: Literal["causes", "precedes", "elaborates", "contrasts", "none"]
+    direction: Literal["A_to_B", "B_to_A"] = Field(description="which episode is the source of the relation")
+    confidence: float = Field(ge=0.0, le=1.0)
+    reason: str = Field("", max_length=600)
+
+
+class ShortcutJudgment(ResponseModel):
+    """Whether a direct episode edge is covered by an indirect path already in the graph."""
+
+    decision: Literal["redundant", "necessary", "uncertain"]
+    reason: str = Field("", max_length=600)
+
+
+class StorylineRelationJudgment(ResponseModel):
+    """A closed-set relation between the storyline described and one listed other storyline."""
+
+    other: str = Field(description="label of the other storyline, e.g. S2")
+    relation_type: Literal["enables", "blocks", "resolves", "conflicts", "parallels", "prerequisite", "none"]
+    direction: Literal["this_to_other", "other_to_this"]
+    confidence: float = Field(ge=0.0, le=1.0)
+    reason: str = Field("", max_length=600)
+
+
+class StorylineDescription(ResponseModel):
+    """Name, description, impact and key characters of one storyline, plus its relations."""
+
+    name: str = Field(min_length=1, max_length=160)
+    description: str = Field(min_length=1, max_length=2000)
+    impact: str = Field("", max_length=800)
+    key_characters: list[str] = Field(default_factory=list, max_length=8)
+    relations: list[StorylineRelationJudgment] = Field(default_factory=list, max_length=20)

@@ -1,0 +1,165 @@
+"""The LLM graph extractor: one structured request per chunk (plus an optional gleaning
+round), then every returned entity is grounded to spans of its chunk.
+
+An entity whose name and aliases cannot be found in the chunk is kept (without mentions)
+only when a relation needs it; otherwise it is dropped and counted in a warning. Relation
+endpoints that are not among the extracted entities become proxy entities. A chunk whose
+request fails is a `failures` row; the other chunks carry on.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from dataclasses import dataclass
+from typing import Any
+
+from schemas.tables.graph import ENTITY_TYPES
+from schemas.responses.graph import GraphExtraction
+from tasks.stage import StageContext, StageOutput
+from tasks.graph.name_lexicon import ANY, Lexicon
+from tasks.graph.names import normalize_name
+from tasks.graph.upsert import ChunkIndex, EntityKey, GraphDraft
+from tasks.llm.items import LLMBatch, run_structured
+
+GLEAN_SUFFIX = "#glean"
+MAX_KNOWN_NAMES = 40
+
+
+@dataclass(frozen=True)
+class ChunkReply:
+    chunk_id: str
+    start: int
+    text: str
+    reply: GraphExtraction
+    method: str
+
+
+def known_character_names(raw_entities: list[dict[str, Any]], language: str) -> str:
+    """The most mentioned characters of the offline reading, as a list for the prompt."""
+    characters = sorted((e for e in raw_entities if e["entity_type"] == "character"),
+                        key=lambda e: (-e["n_mentions"], e["name"]))[:MAX_KNOWN_NAMES]
+    separator = "、" if language == "zh" else ", "
+    return separator.join(e["name"] for e in characters) or ("（无）" if language == "zh" else "(none)")
+
+
+def _values(title: str, language: str, known: str, text: str, already: str) -> dict[str, str]:
+    return {"title": title, "language": language, "known_names": known, "already_found": already, "text": text}
+
+
+def _already_found(reply: GraphExtraction, language: str) -> str:
+    entities = [f"{e.name} ({e.type})" for e in reply.entities]
+    relations = [f"{r.source} - {r.target}" for r in reply.relations]
+    if language == "zh":
+        return f"实体：{'、'.join(entities) or '无'}；关系：{'、'.join(relations) or '无'}"
+    return f"entities: {', '.join(entities) or 'none'}; relations: {', '.join(relations) or 'none'}"
+
+
+def extract_with_llm(ctx: StageContext, prompt_id: str, offline_entities: list[dict[str, Any]]) -> StageOutput:
+    """raw_* rows from per-chunk LLM replies, with failures and llm_calls rows."""
+    document = ctx.document
+    settings = ctx.settings.extract_graph
+    chunks = ctx.table("chunks").sort_values("ordinal")
+    known = known_character_names(offline_entities, document.language)
+    nothing = "（尚无）" if document.language == "zh" else "(nothing yet)"
+    items = [(c.chunk_id, _values(document.title, document.language, known, c.text, nothing)) for c in chunks.itertuples()]
+    batch: LLMBatch[GraphExtraction] = run_structured(ctx, prompt_id, items, GraphExtraction)
+    by_id = {c.chunk_id: c for c in chunks.itertuples()}
+    replies = [ChunkReply(cid, int(by_id[cid].char_start), by_id[cid].text, reply, "llm")
+               for cid, reply in sorted(batch.values.items(), key=lambda kv: by_id[kv[0]].ordinal)]
+    if settings.gleaning and replies:
+        glean_items = [(r.chunk_id + GLEAN_SUFFIX, _values(document.title, document.language, known, r.text,
+                                                           _already_found(r.reply, document.language)))
+                       for r in replies]
+        gleaned = run_structured(ctx, prompt_id, glean_items, GraphExtraction)
+        batch.calls.extend(gleaned.calls)
+        batch.failures.extend(gleaned.failures)
+        for item_id, reply in sorted(gleaned.values.items()):
+            chunk = by_id[item_id[: -len(GLEAN_SUFFIX)]]
+            replies.append(ChunkReply(chunk.chunk_id, int(chunk.char_start), chunk.text, reply, "llm:gleaning"))
+    draft = GraphDraft(document.doc_id, document.text, ChunkIndex(chunks))
+    dropped = ground_replies(draft, replies, document.language)
+    rows = draft.to_rows(settings.max_description_chars)
+    warnings = [f"{dropped} extracted entit(ies) not found in their chunk and needed by no relation were dropped"] \
+        if dropped else []
+    if batch.failures:
+        warnings.append(f"{len(batch.failures)} LLM item(s) failed (see failures)")
+    return {**rows, "failures": batch.failures, "llm_calls": batch.calls, "_warnings": warnings}
+
+
+def _majority_types(replies: list[ChunkReply]) -> dict[str, str]:
+    """One type per normalized name: the most frequent across chunks (ties by the schema's order)."""
+    votes: dict[str, Counter] = defaultdict(Counter)
+    for reply in replies:
+        for entity in reply.reply.entities:
+            votes[normalize_name(entity.name)][entity.type] += 1
+    return {name: sorted(counts.items(), key=lambda kv: (-kv[1], ENTITY_TYPES.index(kv[0])))[0][0]
+            for name, counts in votes.items() if name}
+
+
+def ground_replies(draft: GraphDraft, replies: list[ChunkReply], language: str) -> int:
+    """Add grounded entities, mentions and relations of every reply; returns the number of
+    distinct entities dropped (never grounded and never needed by a relation)."""
+    types = _majority_types(replies)
+    display = {normalize_name(e.name): e.name for r in replies for e in r.reply.entities}
+    proposed: set[EntityKey] = set()
+    for reply in replies:
+        keys: dict[str, EntityKey] = {}  # normalized name or alias -> entity key, in this chunk
+        lexicon = Lexicon(language)
+        pending: list[tuple[EntityKey, str, str]] = []
+        for entity in reply.reply.entities:
+            name = normalize_name(entity.name)
+            if not name:
+                continue
+            key = (types[name], name)
+            pending.append((key, entity.name, entity.description))
+            for surface in [entity.name, *entity.aliases]:
+                if normalize_name(surface):
+                    keys.setdefault(normalize_name(surface), key)
+                    lexicon.add(surface.strip(), key, ANY)
+        for key, _, _ in pending:  # name parts last: "Buckingham" for "John Buckingham" only if free
+            parts = key[1].split()
+            if language != "zh" and key[0] == "character" and len(parts) >= 2:
+                for part in (parts[0], parts[-1]):
+                    if len(part) >= 3:
+                        lexicon.add(part, key, ANY)
+        proposed.update(key for key, _, _ in pending)
+        spans = lexicon.find(reply.text, reply.start)
+        grounded = {key for _, _, key in spans}
+        needed: set[EntityKey] = set()
+        for relation in reply.reply.relations:
+            a = _endpoint(draft, keys, types, display, relation.source, reply, language)
+            b = _endpoint(draft, keys, types, display, relation.target, reply, language)
+            if a is None or b is None or a == b:
+                continue
+            needed.update((a, b))
+            pair = (a, b)
+            for key, name, description in pending:
+                if key in pair:
+                    draft.add_entity(key[0], name, description, reply.method)
+            draft.add_relation(a, b, relation.description, relation.keywords, [reply.chunk_id],
+                               weight=float(relation.strength), method=reply.method)
+        for key, name, description in pending:
+            if key in grounded and key not in needed:
+                draft.add_entity(key[0], name, description, reply.method)
+        for start, end, key in spans:
+            draft.add_mention(key, start, end)
+    return len(proposed - set(draft.entities))
+
+
+def _endpoint(draft: GraphDraft, keys: dict[str, EntityKey], types: dict[str, str], display: dict[str, str], name: str,
+              reply: ChunkReply, language: str) -> EntityKey | None:
+    """The entity a relation endpoint names: in this chunk, else anywhere in the document, else a proxy."""
+    normalized = normalize_name(name)
+    if not normalized:
+        return None
+    if normalized in keys:
+        return keys[normalized]
+    if normalized in types:  # extracted in another chunk of the document
+        return draft.add_entity(types[normalized], display[normalized], method=reply.method)
+    key = draft.add_entity("concept", name, f"Named in a relation of chunk {reply.chunk_id} but not extracted as an entity.",
+                           "llm:proxy", is_proxy=True)
+    lexicon = Lexicon(language)
+    lexicon.add(name.strip(), key, ANY)
+    for start, end, found in lexicon.find(reply.text, reply.start):
+        draft.add_mention(found, start, end)
+    return key

@@ -1,0 +1,151 @@
+"""SABER episode-graph cleaning stage (paper appendix A.1, Algorithm 1; ablation B.9).
+
+Reads the predicted `episode_links` and writes one `episode_relations` row per link with its
+status under the configured mode (raw / heuristic / saber) and weight s(e) = confidence ·
+type weight, plus one `saber_actions` row per removal, mark and judgment. The algorithm is
+tasks/saber.py; this stage only supplies the adjudicator: the LLM when one is configured
+(batched shortcut questions; a failed question is a failures row and counts as uncertain),
+else saber.heuristic_adjudicator. The adjudicator can only answer questions: it never adds,
+reverses or creates edges. Outside raw mode the kept edges must form a DAG, or the stage fails.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from functools import partial
+from typing import Any
+
+import networkx as nx
+import pandas as pd
+
+from schemas.config import BreakCyclesSettings
+from schemas.responses.hierarchy import ShortcutJudgment
+from tasks.stage import StageContext, StageOutput
+from tasks.hierarchy.text import shorten
+from tasks.hierarchy.units import as_text
+from schemas.ids import make_id
+from tasks.llm.items import LLMBatch, run_structured
+from tasks.hierarchy.saber import (Adjudicator, EpisodeEdge, SaberResult, ShortcutQuestion, ShortcutVerdict, SupportCheck,
+                         clean_episode_graph, effective_weight, heuristic_adjudicator)
+
+PROMPT_ID = "break_cycles/v1"
+
+
+class CyclicGraphError(RuntimeError):
+    """The cleaned episode graph still has a cycle (a broken invariant, never expected)."""
+
+
+def type_weights(settings: BreakCyclesSettings) -> dict[str, float]:
+    """w_type per relation type from the settings; contrasts never weigh on progression."""
+    return {"causes": settings.causes_weight, "precedes": settings.precedes_weight,
+            "elaborates": settings.elaborates_weight, "contrasts": 0.0}
+
+
+def link_edges(links: pd.DataFrame) -> list[EpisodeEdge]:
+    """The predicted links as SABER edges (relation_id = link_id)."""
+    return [EpisodeEdge(str(r.link_id), str(r.source_episode_id), str(r.target_episode_id), str(r.relation_type),
+                        float(r.confidence)) for r in links.itertuples()]
+
+
+def causal_support(edges: Sequence[EpisodeEdge], weights: Mapping[str, float]) -> SupportCheck:
+    """Support check: a direct 'causes' claim may go only if a hop of its path is itself causal.
+
+    A hop's type is that of the strongest link of its ordered pair, the one SABER keeps.
+    """
+    best: dict[tuple[str, str], EpisodeEdge] = {}
+    for e in sorted(edges, key=lambda e: e.relation_id):
+        if e.relation_type == "contrasts":
+            continue
+        pair = (e.source, e.target)
+        if pair not in best or effective_weight(e, weights) > effective_weight(best[pair], weights):
+            best[pair] = e
+
+    def preserved(edge: EpisodeEdge, path: tuple[str, ...]) -> bool:
+        if edge.relation_type != "causes":
+            return True
+        return any(best.get(hop) is not None and best[hop].relation_type == "causes" for hop in zip(path, path[1:]))
+
+    return preserved
+
+
+def assert_acyclic(result: SaberResult) -> None:
+    """Raise CyclicGraphError when the kept progression edges contain a directed cycle."""
+    graph = nx.DiGraph()
+    graph.add_edges_from((e.source, e.target) for e in result.kept_edges())
+    if not nx.is_directed_acyclic_graph(graph):
+        cycle = nx.find_cycle(graph)
+        raise CyclicGraphError(f"kept episode relations are cyclic: {' -> '.join(a for a, _ in cycle)}")
+
+
+def clean_links(links: pd.DataFrame, settings: BreakCyclesSettings, adjudicate: Adjudicator | None = None) -> SaberResult:
+    """Run SABER over one document's links in the configured mode (checked acyclic unless raw)."""
+    edges = link_edges(links)
+    weights = type_weights(settings)
+    judge = adjudicate if adjudicate is not None else partial(heuristic_adjudicator, type_weights=weights)
+    result = clean_episode_graph(edges, mode=settings.mode, type_weights=weights, adjudicate=judge,
+                                 support_preserved=causal_support(edges, weights),
+                                 max_adjudications=settings.max_adjudications, max_path_hops=settings.max_path_hops)
+    if settings.mode != "raw":
+        assert_acyclic(result)
+    return result
+
+
+def output_rows(doc_id: str, result: SaberResult, settings: BreakCyclesSettings) -> dict[str, list[dict[str, Any]]]:
+    """`episode_relations` (one row per link) and `saber_actions` rows of one cleaning run."""
+    weights = type_weights(settings)
+    relations = [{"relation_id": e.relation_id, "doc_id": doc_id, "source_episode_id": e.source,
+                  "target_episode_id": e.target, "relation_type": e.relation_type, "confidence": float(e.confidence),
+                  "weight": round(effective_weight(e, weights), 6), "status": result.status[e.relation_id],
+                  "mode": settings.mode} for e in result.edges]
+    actions = [{"action_id": make_id("sab", doc_id, a.step, a.action, a.relation_id), "doc_id": doc_id, "step": a.step,
+                "action": a.action, "relation_id": a.relation_id, "source_episode_id": a.source,
+                "target_episode_id": a.target, "rule": a.rule, "reason": a.reason,
+                "indirect_path": list(a.indirect_path)} for a in result.actions]
+    return {"episode_relations": relations, "saber_actions": actions}
+
+
+def _question_values(q: ShortcutQuestion, episodes: Mapping[str, Any], document_title: str) -> dict[str, str]:
+    def title(eid: str) -> str:
+        return as_text(episodes[eid].title) if eid in episodes else eid
+
+    def summary(eid: str) -> str:
+        return shorten(as_text(episodes[eid].summary), 600) if eid in episodes else ""
+
+    lines = [f"{i}. {title(eid)}: {summary(eid)}" for i, eid in enumerate(q.indirect_path, start=1)]
+    hops = [f"{i} -[{p.relation_type}]-> {i + 1}" for i, p in enumerate(q.path_edges, start=1)]
+    return {"document_title": document_title, "relation_type": q.edge.relation_type,
+            "source_title": title(q.edge.source), "source_summary": summary(q.edge.source),
+            "target_title": title(q.edge.target), "target_summary": summary(q.edge.target),
+            "path": "\n".join(lines + (["Links: " + ", ".join(hops)] if hops else []))}
+
+
+def llm_adjudicator(ctx: StageContext, episodes: pd.DataFrame, collected: LLMBatch[ShortcutJudgment]) -> Adjudicator:
+    """An adjudicator asking the LLM about every shortcut question in one batch.
+
+    Failed questions are collected as failures rows and answered "uncertain" (the edge stays).
+    """
+    by_id = {str(r.episode_id): r for r in episodes.itertuples()}
+
+    def judge(questions: list[ShortcutQuestion]) -> list[ShortcutVerdict]:
+        items = [(q.edge.relation_id, _question_values(q, by_id, ctx.document.title)) for q in questions]
+        batch = run_structured(ctx, PROMPT_ID, items, ShortcutJudgment)
+        collected.extend(batch)
+        verdicts = []
+        for q in questions:
+            reply = batch.values.get(q.edge.relation_id)
+            verdicts.append(ShortcutVerdict(reply.decision, reply.reason) if reply is not None
+                            else ShortcutVerdict("uncertain", "LLM adjudication failed (see failures); treated as uncertain"))
+        return verdicts
+
+    return judge
+
+
+def run(ctx: StageContext) -> StageOutput:
+    settings = ctx.settings.break_cycles
+    collected: LLMBatch[ShortcutJudgment] = LLMBatch()
+    judge = llm_adjudicator(ctx, ctx.table("episodes"), collected) if ctx.llm is not None and settings.mode == "saber" else None
+    result = clean_links(ctx.table("episode_links"), settings, judge)
+    output: StageOutput = output_rows(ctx.doc_id, result, settings)
+    if ctx.llm is not None:
+        output.update(failures=collected.failures, llm_calls=collected.calls)
+    return output

@@ -1,0 +1,60 @@
+"""Embed the narrative assets (entities, relations, facts, events, interactions, occasions,
+episodes, storylines) so query time can search them semantically without loading a model
+per asset."""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import pandas as pd
+
+from tasks.stage import StageContext, StageOutput
+from tasks.embeddings import Embedder
+
+
+def _join(*parts: Any) -> str:
+    return " ".join(str(p) for p in parts if p is not None and str(p).strip() and str(p) != "nan").strip()
+
+
+def _names(values: Any) -> str:
+    return ", ".join(str(v) for v in values) if isinstance(values, (list, tuple)) or hasattr(values, "tolist") else ""
+
+
+def asset_texts(tables: dict[str, pd.DataFrame]) -> list[tuple[str, str, str]]:
+    """(unit kind, unit id, text to embed) for every asset, in a deterministic order."""
+    entity_names = dict(zip(tables["entities"]["entity_id"], tables["entities"]["name"]))
+    recipes: list[tuple[str, str, str, Callable[[Any], str]]] = [
+        ("entity", "entities", "entity_id",
+         lambda r: _join(f"{r.name} ({r.entity_type}).", r.description, f"Also called {_names(r.aliases)}." if len(r.aliases) else None)),
+        ("relation", "relations", "relation_id",
+         lambda r: _join(entity_names.get(r.source_entity_id, ""), "—", entity_names.get(r.target_entity_id, ""),
+                         ":", r.description, _names(r.keywords))),
+        ("fact", "atomic_facts", "fact_id", lambda r: _join(r.text)),
+        ("event", "events", "event_id", lambda r: _join(r.description)),
+        ("interaction", "interactions", "interaction_id", lambda r: _join(r.description)),
+        ("occasion", "occasions", "occasion_id", lambda r: _join(r.description)),
+        ("episode", "episodes", "episode_id", lambda r: _join(r.title + ".", r.summary)),
+        ("storyline", "storylines", "storyline_id", lambda r: _join(r.name + ".", r.description)),
+    ]
+    items: list[tuple[str, str, str]] = []
+    for kind, table, key, text_of in recipes:
+        frame = tables.get(table)
+        if frame is None or frame.empty:
+            continue
+        for row in frame.sort_values(key).itertuples(index=False):
+            text = text_of(row)
+            if text:
+                items.append((kind, getattr(row, key), text[:2000]))
+    return items
+
+
+def asset_embedding_rows(doc_id: str, items: list[tuple[str, str, str]], embedder: Embedder) -> list[dict[str, Any]]:
+    vectors = embedder.embed([text for _, _, text in items]) if items else []
+    return [{"doc_id": doc_id, "unit_kind": kind, "unit_id": unit_id, "model": embedder.name, "text": text,
+             "vector": vector.tolist()} for (kind, unit_id, text), vector in zip(items, vectors)]
+
+
+def run(ctx: StageContext) -> StageOutput:
+    if ctx.embedder is None:
+        raise RuntimeError("embed_assets needs an embedder")
+    return {"asset_embeddings": asset_embedding_rows(ctx.doc_id, asset_texts(ctx.tables), ctx.embedder)}

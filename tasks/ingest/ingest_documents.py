@@ -1,0 +1,231 @@
+"""Turn input files into documents: plain text, Markdown, screenplays (incl. Fountain) and
+the benchmark `documents.jsonl` format (one JSON document per line).
+
+Bad input never raises: it becomes an `IngestFailure` with a one-line reason.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+
+from tasks.stage import StageContext, StageOutput
+from schemas.ids import safe_doc_id, sha256_text, stable_hash
+from tasks.ingest.segment_sections import detect_kind
+from tasks.text import count_words, detect_language, normalize_text
+
+TEXT_SUFFIXES = {".txt", ".md", ".markdown", ".fountain", ".spmd", ".text", ".jsonl", ""}
+
+
+@dataclass(frozen=True)
+class RawDocument:
+    doc_id: str
+    title: str
+    text: str
+    language: str
+    kind: str
+    source: str
+    encoding: str = "utf-8"
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def content_sha256(self) -> str:
+        return sha256_text(self.text)
+
+    @property
+    def owner_key(self) -> str:
+        """What makes two inputs the same document: the file, or the file and its record id."""
+        path, _, line = self.source.partition("#line=")
+        return f"{path}#{self.meta.get('raw_doc_id', self.doc_id)}" if line else path
+
+    @property
+    def fingerprint(self) -> str:
+        """Everything about the input that can change what is built from it."""
+        return stable_hash(self.doc_id, self.title, self.content_sha256, self.language, self.kind,
+                           self.meta.get("section_texts"), length=32)
+
+    def to_row(self) -> dict[str, Any]:
+        return {
+            "doc_id": self.doc_id, "title": self.title, "language": self.language, "kind": self.kind,
+            "source": self.source, "content_sha256": self.content_sha256, "n_chars": len(self.text),
+            "n_words": count_words(self.text, self.language), "encoding": self.encoding,
+            "meta_json": json.dumps(self.meta, ensure_ascii=False, sort_keys=True), "text": self.text,
+        }
+
+
+@dataclass(frozen=True)
+class IngestFailure:
+    doc_id: str
+    source: str
+    error: str
+
+
+@dataclass
+class IngestResult:
+    documents: list[RawDocument] = field(default_factory=list)
+    failures: list[IngestFailure] = field(default_factory=list)
+    notices: list[str] = field(default_factory=list)
+
+
+def decode_bytes(data: bytes) -> tuple[str | None, str, str | None]:
+    """(text, encoding, problem): UTF-8 first, then UTF-16 with a BOM, GB18030, cp1252."""
+    sample = data[:8192]
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        try:
+            return data.decode("utf-16"), "utf-16", None
+        except UnicodeDecodeError:
+            return None, "", "undecodable UTF-16 text"
+    if b"\x00" in sample:
+        return None, "", "binary file (contains NUL bytes), not text"
+    try:
+        return data.decode("utf-8-sig"), "utf-8", None
+    except UnicodeDecodeError:
+        pass
+    for encoding in ("gb18030", "cp1252"):
+        try:
+            text = data.decode(encoding)
+        except UnicodeDecodeError:
+            continue
+        if encoding == "gb18030" and not re.search(r"[\u4e00-\u9fff]", text):
+            continue  # bytes that happen to be valid GB18030 but are not Chinese
+        return text, encoding, None
+    return None, "", "not UTF-8 and no fallback encoding fits"
+
+
+def _control_ratio(text: str) -> float:
+    sample = text[:8192]
+    if not sample:
+        return 0.0
+    controls = sum(1 for ch in sample if ord(ch) < 32 and ch not in "\n\r\t\f")
+    return controls / len(sample)
+
+
+def _title_from_text(text: str, fallback: str) -> str:
+    fountain = re.search(r"(?im)^title:\s*(.+)$", text[:2000])
+    if fountain:
+        return fountain.group(1).strip().strip("_*")
+    heading = re.search(r"(?m)^#\s+(.+)$", text[:2000])
+    if heading:
+        return heading.group(1).strip()
+    return fallback.replace("_", " ").replace("-", " ").strip().title() or "Untitled"
+
+
+def document_from_text(text: str, *, doc_id: str, source: str, title: str | None = None,
+                       language: str | None = None, kind: str | None = None, encoding: str = "utf-8",
+                       meta: dict[str, Any] | None = None, max_chars: int) -> RawDocument | IngestFailure:
+    """Validate decoded text and describe it as a document, or say why it cannot be one."""
+    text = normalize_text(text)
+    if not text.strip():
+        return IngestFailure(doc_id, source, "empty document (no text)")
+    if _control_ratio(text) > 0.05:
+        return IngestFailure(doc_id, source, "binary or corrupted file (too many control characters)")
+    if len(text) > max_chars:
+        return IngestFailure(doc_id, source, f"document too large: {len(text):,} characters > limit {max_chars:,} (build.max_document_chars)")
+    language = language if language in ("en", "zh") else detect_language(text)
+    kind = kind if kind in ("screenplay", "prose") else detect_kind(text, language, source)
+    return RawDocument(doc_id=doc_id, title=title or _title_from_text(text, doc_id), text=text, language=language,
+                       kind=kind, source=source, encoding=encoding, meta=dict(meta or {}))
+
+
+def parse_jsonl(data: str, source: str, max_chars: int) -> Iterable[RawDocument | IngestFailure]:
+    """Documents of the shared benchmark format, one per line; a bad line is one failure."""
+    for number, line in enumerate(data.splitlines(), start=1):
+        if not line.strip():
+            continue
+        where = f"{source}#line={number}"
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            yield IngestFailure(safe_doc_id(f"{Path(source).stem}-line{number}"), where, f"invalid JSON on line {number}: {exc.msg}")
+            continue
+        if not isinstance(record, dict) or not isinstance(record.get("text"), str):
+            yield IngestFailure(safe_doc_id(f"{Path(source).stem}-line{number}"), where, f"line {number} has no 'text' string")
+            continue
+        raw_id = record.get("doc_id") or record.get("id") or f"{Path(source).stem}-{number}"
+        meta = record.get("meta") if isinstance(record.get("meta"), dict) else {}
+        meta = dict(meta, raw_doc_id=str(raw_id))
+        if record.get("source"):
+            meta["source"] = record["source"]
+        yield document_from_text(
+            record["text"], doc_id=safe_doc_id(str(raw_id)), source=where, title=record.get("title"),
+            language=record.get("language"), kind=record.get("kind"), meta=meta, max_chars=max_chars)
+
+
+def ingest_paths(paths: Iterable[str | Path], *, max_chars: int, known_sources: dict[str, str] | None = None) -> IngestResult:
+    """Read every input path (folders are walked for text files) into documents and failures.
+
+    `known_sources` maps doc ids already in the workspace to their owner keys, so a different
+    file with the same name gets a disambiguated id instead of overwriting another document.
+    """
+    result = IngestResult()
+    owners: dict[str, str] = dict(known_sources or {})
+    claimed: set[str] = set()
+    for path in _expand(paths, result):
+        source = str(path)
+        try:
+            data = path.read_bytes()
+        except OSError as exc:
+            result.failures.append(IngestFailure(safe_doc_id(path.stem or "input"), source, f"cannot read: {exc.strerror or exc}"))
+            continue
+        text, encoding, problem = decode_bytes(data)
+        if text is None:
+            result.failures.append(IngestFailure(safe_doc_id(path.stem or "input"), source, problem or "undecodable"))
+            continue
+        if encoding != "utf-8":
+            result.notices.append(f"{source}: not UTF-8; decoded as {encoding}")
+        if path.suffix.lower() == ".jsonl":
+            items = list(parse_jsonl(text, source, max_chars))
+        else:
+            items = [document_from_text(text, doc_id=safe_doc_id(path.stem or "document"), source=source,
+                                        kind="screenplay" if path.suffix.lower() == ".fountain" else None,
+                                        encoding=encoding, max_chars=max_chars)]
+        for item in items:
+            if isinstance(item, IngestFailure):
+                result.failures.append(item)
+                continue
+            item = _claim_id(item, owners, claimed)
+            result.documents.append(item)
+    return result
+
+
+def _claim_id(document: RawDocument, owners: dict[str, str], claimed: set[str]) -> RawDocument:
+    """Keep the natural id unless another input already owns it; then add a source hash."""
+    doc_id = document.doc_id
+    if owners.get(doc_id, document.owner_key) != document.owner_key or doc_id in claimed:
+        doc_id = f"{doc_id}-{stable_hash('source', document.source, length=8)}"
+        document = RawDocument(**{**document.__dict__, "doc_id": doc_id})
+    owners.setdefault(doc_id, document.owner_key)
+    claimed.add(doc_id)
+    return document
+
+
+def _is_document_file(path: Path) -> bool:
+    """Files a folder walk picks up: text files, but not question files, READMEs or hidden files."""
+    name = path.name.lower()
+    return (path.suffix.lower() in TEXT_SUFFIXES and not name.startswith(".") and not name.startswith("readme")
+            and not name.endswith("questions.jsonl"))
+
+
+def _expand(paths: Iterable[str | Path], result: IngestResult) -> list[Path]:
+    files: list[Path] = []
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            found = sorted(p for p in path.rglob("*") if p.is_file() and _is_document_file(p))
+            if not found:
+                result.failures.append(IngestFailure(safe_doc_id(path.name or "folder"), str(path), "folder has no text files"))
+            files.extend(found)
+        elif path.exists():
+            files.append(path)
+        else:
+            result.failures.append(IngestFailure(safe_doc_id(path.stem or "input"), str(path), "no such file or folder"))
+    return files
+
+
+def run(ctx: StageContext) -> StageOutput:
+    if ctx.raw is None:
+        raise RuntimeError("ingest_documents runs on a raw document")
+    return {"documents": [ctx.raw.to_row()]}

@@ -1,0 +1,58 @@
+"""Run one prompt over many items of a document through the injected LLM client.
+
+Every item ends either as a validated value or as a `failures` row with the reason; every
+attempt is an `llm_calls` row. Stages call this and never see HTTP, retries or the cache.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Generic, Sequence, TypeVar
+
+from pydantic import BaseModel
+
+from tasks.stage import StageContext
+from tasks.llm.client import LLMRequest
+from tasks.llm.prompts import load_prompt, render_messages
+
+M = TypeVar("M", bound=BaseModel)
+
+
+@dataclass
+class LLMBatch(Generic[M]):
+    values: dict[str, M] = field(default_factory=dict)  # item id -> validated reply
+    calls: list[dict[str, Any]] = field(default_factory=list)  # llm_calls rows
+    failures: list[dict[str, str]] = field(default_factory=list)  # failures rows
+
+    def extend(self, other: "LLMBatch[M]") -> None:
+        self.values.update(other.values)
+        self.calls.extend(other.calls)
+        self.failures.extend(other.failures)
+
+
+def build_requests(ctx: StageContext, prompt_id: str, items: Sequence[tuple[str, dict[str, Any]]],
+                   max_tokens: int | None = None) -> list[LLMRequest]:
+    """One request per (item id, placeholder values), in the document's language."""
+    prompt = load_prompt(prompt_id, ctx.document.language)
+    return [LLMRequest(stage=ctx.stage, item_id=item_id, doc_id=ctx.doc_id, prompt_id=prompt.prompt_id,
+                       prompt_hash=prompt.sha256, messages=render_messages(prompt, values), max_tokens=max_tokens)
+            for item_id, values in items]
+
+
+def run_structured(ctx: StageContext, prompt_id: str, items: Sequence[tuple[str, dict[str, Any]]],
+                   response_model: type[M], max_tokens: int | None = None) -> LLMBatch[M]:
+    """Ask the LLM once per item (bounded concurrency inside the client) and collect the outcome."""
+    if ctx.llm is None:
+        raise RuntimeError(f"stage {ctx.stage} asked for the LLM but none is configured")
+    ids = [item_id for item_id, _ in items]
+    if len(set(ids)) != len(ids):
+        raise ValueError(f"stage {ctx.stage}: item ids must be unique per call")
+    batch: LLMBatch[M] = LLMBatch()
+    results = ctx.llm.map_structured(build_requests(ctx, prompt_id, items, max_tokens), response_model)
+    for result in results:
+        batch.calls.extend(result.calls)
+        if result.value is not None:
+            batch.values[result.request.item_id] = result.value
+        else:
+            batch.failures.append(result.failure_row())
+    return batch

@@ -1,0 +1,186 @@
+"""The LLM finalizer (paper §3.3; appendix A.2 step 6, A.3): the answer model reads the evidence
+packet — source passages first, since source text takes precedence over summaries — with the
+selected reading-skill operators, and replies with an answer, the sections it rests on and
+verbatim quotes.
+
+The reply is checked against the packet: a chosen option must exist, cited sections must be
+passages in the packet and quotes must occur in them. An unusable reply, or no reply, falls back
+to the offline finalizer, labelled as such.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+import unicodedata
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from schemas.responses.agent import FinalAnswerReply
+from tasks.query.agent_loop import RequestFactory, clip
+from tasks.query.answer_nkw import FinalAnswer, Finalizer
+from tasks.query.finalize_offline import offline_finalizer
+from tasks.query.evidence_board import BoardItem, EvidenceBoard, Passage
+from tasks.llm.client import LLMClient
+from tasks.query.plan import QueryIntents
+from tasks.text import count_tokens
+from tasks.query.tools.env import ToolEnv
+
+FINAL_PROMPT = "final_answer/v1"
+MIN_QUOTE_TOKENS = 3  # shorter "quotes" match almost anywhere and prove nothing
+LEAD_WORDS = 24  # a cited section without a verified quote is cited by its opening words
+SkillRenderer = Callable[[list[str], str], str]
+_PUNCTUATION = str.maketrans({"‘": "'", "’": "'", "“": '"', "”": '"', "「": '"', "」": '"', "『": '"', "』": '"',
+                              "–": "-", "—": "-", "―": "-"})
+_ELLIPSIS = re.compile(r"\.\.\.|…")
+_EDGE = "\"'“”‘’「」『』 .…"
+
+
+def normalized(text: str) -> str:
+    """Text for quote matching: NFKC, lower case, plain quotes and dashes, no whitespace."""
+    return re.sub(r"\s+", "", unicodedata.normalize("NFKC", text).lower().translate(_PUNCTUATION))
+
+
+def quote_in(quote: str, passage_text: str) -> bool:
+    """Does `quote` occur in the passage? Parts elided with '...' must occur in order."""
+    haystack, position = normalized(passage_text), 0
+    parts = [normalized(part) for part in _ELLIPSIS.split(quote)]
+    for part in (p for p in parts if p):
+        found = haystack.find(part, position)
+        if found < 0:
+            return False
+        position = found + len(part)
+    return any(parts)
+
+
+def _options_block(options: list[str] | None, language: str) -> str:
+    if not options:
+        return "回答形式：自由作答（没有选项）。" if language == "zh" else "Answer format: free text (no options)."
+    title = "选项：" if language == "zh" else "Options:"
+    return "\n".join([title] + [f"{chr(65 + i)}. {option}" for i, option in enumerate(options)])
+
+
+def _item_line(item: BoardItem) -> str:
+    where = f" (§{item.row.section_ordinal})" if item.row.section_ordinal is not None else ""
+    kind = f"[{item.row.kind}] " if item.channel == "narrative" else ""
+    facts = "".join(f"\n    · {clip(fact.text, 40)}" for fact in item.facts)
+    return f"- {kind}{clip(item.row.text, 80)}{where}{facts}"
+
+
+def _passage_block(passage: Passage) -> str:
+    heading = f" {passage.heading}:" if passage.heading else ""
+    return f"[{passage.ordinal}]{heading}\n{passage.text.strip()}"
+
+
+def final_values(question: str, options: list[str] | None, board: EvidenceBoard, skills_text: str,
+                 language: str) -> dict[str, str]:
+    """Placeholder values of the final_answer prompt."""
+    none = "（无）" if language == "zh" else "(none)"
+    lines = lambda items: "\n".join(_item_line(i) for i in items) or none  # noqa: E731
+    return {"question": question, "options": _options_block(options, language),
+            "skills": skills_text or ("阅读技能：无。" if language == "zh" else "Reading skills: none."),
+            "passages": "\n\n".join(_passage_block(p) for p in board.passages) or none,
+            "entities": lines(board.entities), "relations": lines(board.relations), "narrative": lines(board.narrative)}
+
+
+def _lead(passage: Passage) -> str:
+    words = passage.text.split()
+    return " ".join(words[:LEAD_WORDS]) + (" …" if len(words) > LEAD_WORDS else "")
+
+
+def check_reply(reply: FinalAnswerReply, options: list[str] | None, board: EvidenceBoard) -> tuple[FinalAnswer | None, str]:
+    """The FinalAnswer a reply supports, or (None, why it is unusable). Unverifiable citations and
+    quotes are dropped, not fatal: the answer stands and the notes say what was removed."""
+    if not reply.answer.strip():
+        return None, "empty answer"
+    chosen = reply.chosen_option
+    if options:
+        if chosen is None:
+            return None, "no option chosen"
+        if not 0 <= chosen < len(options):
+            return None, f"chosen option {chosen} is out of range for {len(options)} options"
+    notes = [f"llm answer (confidence {reply.confidence:.2f}): {clip(reply.answer, 80)}"]
+    if not options and chosen is not None:
+        notes.append(f"ignored chosen_option {chosen}: the question has no options")
+        chosen = None
+    ordinals = {p.ordinal for p in board.passages}
+    cited = list(dict.fromkeys(o for o in reply.cited_ordinals if o in ordinals))
+    unknown = sorted({o for o in reply.cited_ordinals if o not in ordinals})
+    # Cited passages are searched first, so a quote is credited to the section the model meant.
+    ranked = sorted(board.passages, key=lambda p: (p.ordinal not in cited, p.ordinal, p.char_start))
+    quotes: list[tuple[str, str]] = []
+    rejected = 0
+    for quote in reply.quotes:
+        text = quote.strip(_EDGE)
+        home = next((p for p in ranked if quote_in(text, p.text)), None) if count_tokens(text) >= MIN_QUOTE_TOKENS else None
+        if home is None:
+            rejected += 1
+        elif (home.section_id, text) not in quotes:
+            quotes.append((home.section_id, text))
+    quoted_sections = {section_id for section_id, _ in quotes}
+    for ordinal in cited:
+        passage = next(p for p in board.passages if p.ordinal == ordinal)
+        if passage.section_id not in quoted_sections:
+            quotes.append((passage.section_id, _lead(passage)))
+            quoted_sections.add(passage.section_id)
+    notes.append(f"cited sections {cited}" + (f"; dropped citations not in the packet {unknown}" if unknown else "")
+                 + (f"; dropped {rejected} quote(s) not found verbatim in the passages" if rejected else ""))
+    text = options[chosen] if options and chosen is not None else reply.answer.strip()
+    return FinalAnswer(text, chosen, None, quotes, notes, is_offline=False), ""
+
+
+@dataclass
+class LLMFinalizer:
+    """A `Finalizer` (tasks.query.answer_nkw) backed by an LLM, falling back to `fallback`; one per question.
+
+    `failures` (failures rows) and `llm_calls` (llm_calls rows) record what happened."""
+
+    client: LLMClient
+    request_factory: RequestFactory
+    fallback: Finalizer = offline_finalizer
+    render_skills: SkillRenderer | None = None  # (skill ids, language) -> operator text
+    failures: list[dict[str, str]] = field(default_factory=list)
+    llm_calls: list[dict[str, Any]] = field(default_factory=list)
+
+    def __call__(self, env: ToolEnv, question: str, options: list[str] | None, intents: QueryIntents,
+                 board: EvidenceBoard, skills: list[str]) -> FinalAnswer:
+        """The checked LLM answer, or the fallback answer labelled offline."""
+        language = env.store.source.language
+        values = final_values(question, options, board, self._skills(skills, language), language)
+        request = self.request_factory(FINAL_PROMPT, values, "final")
+        result = self.client.structured(request, FinalAnswerReply)
+        self.llm_calls.extend(result.calls)
+        if result.value is None:
+            self.failures.append(result.failure_row())
+            return self._fall_back(result.status, env, question, options, intents, board, skills)
+        final, problem = check_reply(result.value, options, board)
+        if final is None:
+            self.failures.append({"doc_id": request.doc_id or "", "stage": request.stage, "item_id": request.item_id,
+                                  "error": f"llm invalid answer: {problem}",
+                                  "payload": json.dumps({"prompt_id": request.prompt_id, "call_key": result.call_key,
+                                                         "reply": result.value.model_dump()}, ensure_ascii=False)})
+            return self._fall_back(f"invalid: {problem}", env, question, options, intents, board, skills)
+        return final
+
+    def _skills(self, skills: list[str], language: str) -> str:
+        if not skills:
+            return ""
+        render = self.render_skills
+        if render is None:
+            from tasks.query.skills.cards import render_operators
+
+            render = render_operators
+        return render(skills, language)
+
+    def _fall_back(self, status: str, env: ToolEnv, question: str, options: list[str] | None, intents: QueryIntents,
+                   board: EvidenceBoard, skills: list[str]) -> FinalAnswer:
+        answer = self.fallback(env, question, options, intents, board, skills)
+        notes = [f"LLM answer failed ({status}): offline answer", *(answer.notes or [])]
+        return dataclasses.replace(answer, notes=notes, is_offline=True)
+
+
+def make_llm_finalizer(client: LLMClient, request_factory: RequestFactory, fallback: Finalizer = offline_finalizer,
+                       render_skills: SkillRenderer | None = None) -> LLMFinalizer:
+    """The LLM finalizer for one question (a `Finalizer` with `failures` and `llm_calls`)."""
+    return LLMFinalizer(client, request_factory, fallback, render_skills)

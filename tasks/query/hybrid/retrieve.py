@@ -1,0 +1,52 @@
+"""Hybrid retrieval (the paper's "Hybrid RAG" baseline): BM25 and dense search over chunks,
+fused by reciprocal rank."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from tasks.query.store.doc_index import DocumentIndex
+
+
+@dataclass(frozen=True)
+class RankedChunk:
+    position: int  # row in DocumentIndex.chunks
+    score: float
+    bm25_rank: int | None
+    dense_rank: int | None
+
+
+def top_positions(scores: np.ndarray, k: int) -> list[int]:
+    """Positions of the k highest scores, ties broken by position (stable, deterministic)."""
+    if scores.size == 0:
+        return []
+    order = np.lexsort((np.arange(scores.size), -scores))
+    return [int(i) for i in order[:k]]
+
+
+def reciprocal_rank_fusion(rankings: list[list[int]], rrf_k: int) -> dict[int, float]:
+    fused: dict[int, float] = {}
+    for ranking in rankings:
+        for rank, position in enumerate(ranking):
+            fused[position] = fused.get(position, 0.0) + 1.0 / (rrf_k + rank + 1)
+    return fused
+
+
+def hybrid_search(index: DocumentIndex, question: str, query_vector: np.ndarray | None, top_k: int,
+                  candidates: int, rrf_k: int) -> list[RankedChunk]:
+    """The top_k chunks for `question` by RRF over BM25 and (when vectors exist) dense ranks."""
+    bm25 = index.chunk_bm25.scores(question)
+    bm25_ranking = [p for p in top_positions(bm25, candidates) if bm25[p] > 0]
+    rankings = [bm25_ranking]
+    dense_ranking: list[int] = []
+    if query_vector is not None and index.chunk_vectors.shape[1] == query_vector.shape[-1]:
+        dense = index.chunk_vectors @ query_vector.reshape(-1)
+        dense_ranking = top_positions(dense, candidates)
+        rankings.append(dense_ranking)
+    fused = reciprocal_rank_fusion(rankings, rrf_k)
+    bm25_rank = {p: r for r, p in enumerate(bm25_ranking)}
+    dense_rank = {p: r for r, p in enumerate(dense_ranking)}
+    ordered = sorted(fused.items(), key=lambda item: (-item[1], item[0]))[:top_k]
+    return [RankedChunk(p, s, bm25_rank.get(p), dense_rank.get(p)) for p, s in ordered]

@@ -1,0 +1,81 @@
+"""Choose the source passages of the final evidence under a token budget: the best
+supported chunks first, each cut to a focused excerpt around the sentences that matter."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tasks.query.evidence_board import Passage
+from tasks.query.store.document_store import NarrativeStore
+from tasks.text import count_tokens
+
+MIN_PASSAGE_TOKENS = 20
+
+
+def _sentence_scores(store: NarrativeStore, positions: np.ndarray, question: str,
+                     query_vector: np.ndarray | None) -> np.ndarray:
+    source = store.source
+    lexical = source.sentence_bm25.scores(question)[positions]
+    top = float(lexical.max()) if lexical.size else 0.0
+    scores = lexical / top if top > 0 else lexical
+    if query_vector is not None and source.sentence_vectors.shape[1] == query_vector.shape[-1]:
+        scores = 0.5 * scores + 0.5 * (source.sentence_vectors[positions] @ query_vector)
+    return scores
+
+
+def excerpt(store: NarrativeStore, chunk_id: str, question: str, query_vector: np.ndarray | None, max_tokens: int,
+            focus: list[tuple[int, int]] | None = None) -> tuple[int, int, str, int]:
+    """(start, end, text, tokens) of the most relevant contiguous stretch of a chunk."""
+    chunk = store.chunks_by_id[chunk_id]
+    if chunk["n_tokens"] <= max_tokens:
+        return int(chunk["char_start"]), int(chunk["char_end"]), chunk["text"], int(chunk["n_tokens"])
+    sentences = store.source.sentences
+    positions = np.flatnonzero((sentences["chunk_id"] == chunk_id).to_numpy())
+    if positions.size == 0:
+        text = chunk["text"]
+        return int(chunk["char_start"]), int(chunk["char_end"]), text, count_tokens(text)
+    scores = _sentence_scores(store, positions, question, query_vector)
+    starts = sentences["char_start"].to_numpy()[positions]
+    ends = sentences["char_end"].to_numpy()[positions]
+    for span_start, span_end in focus or []:
+        scores = scores + 0.3 * ((starts < span_end) & (span_start < ends))
+    tokens = np.array([count_tokens(t) for t in sentences["text"].to_numpy()[positions]])
+    best = int(np.argmax(scores))
+    low = high = best
+    used = int(tokens[best])
+    # Grow the window towards the better neighbour until the budget is spent.
+    while True:
+        left = scores[low - 1] if low > 0 else -np.inf
+        right = scores[high + 1] if high + 1 < positions.size else -np.inf
+        if left == -np.inf and right == -np.inf:
+            break
+        step = low - 1 if left >= right else high + 1
+        if used + tokens[step] > max_tokens:
+            break
+        used += int(tokens[step])
+        low, high = min(low, step), max(high, step)
+    start, end = int(starts[low]), int(ends[high])
+    text = chunk["text"][start - int(chunk["char_start"]): end - int(chunk["char_start"])]
+    return start, end, text, count_tokens(text)
+
+
+def select_passages(store: NarrativeStore, support: dict[str, tuple[float, list[str]]], question: str,
+                    query_vector: np.ndarray | None, budget_tokens: int, max_passage_tokens: int,
+                    focus: dict[str, list[tuple[int, int]]] | None = None) -> list[Passage]:
+    """Passages in support order until the budget is spent, then returned in story order."""
+    ranked = sorted(support.items(), key=lambda item: (-item[1][0], store.chunk_position.get(item[0], 0)))
+    passages: list[Passage] = []
+    remaining = budget_tokens
+    for chunk_id, (score, sources) in ranked:
+        if remaining < MIN_PASSAGE_TOKENS or chunk_id not in store.chunks_by_id:
+            continue
+        start, end, text, tokens = excerpt(store, chunk_id, question, query_vector,
+                                           min(max_passage_tokens, remaining), (focus or {}).get(chunk_id))
+        if tokens > remaining or not text.strip():
+            continue
+        chunk = store.chunks_by_id[chunk_id]
+        heading, ordinal = store.section_heading(chunk["section_id"])
+        passages.append(Passage(chunk_id, chunk["section_id"], heading or "", ordinal or 0, text, tokens, start, end,
+                                round(score, 6), sources[:6]))
+        remaining -= tokens
+    return sorted(passages, key=lambda p: (p.ordinal, p.char_start))

@@ -1,0 +1,74 @@
+"""Everything query time needs about one document, loaded once from its Parquet partitions:
+sections, chunks, sentences, their vectors and the BM25 indexes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+import pyarrow.compute as pc
+
+from tasks.query.store.bm25 import Bm25Index
+from tasks.tables.io import Workspace, read_frame, read_table
+
+
+class DocumentNotBuilt(LookupError):
+    """The workspace has no built document with this id."""
+
+
+@dataclass
+class DocumentIndex:
+    doc_id: str
+    title: str
+    language: str
+    kind: str
+    sections: pd.DataFrame
+    chunks: pd.DataFrame
+    sentences: pd.DataFrame
+    chunk_vectors: np.ndarray
+    sentence_vectors: np.ndarray
+    embedding_model: str | None
+    chunk_bm25: Bm25Index
+    sentence_bm25: Bm25Index
+
+    @classmethod
+    def load(cls, workspace: Workspace, doc_id: str) -> "DocumentIndex":
+        documents = read_frame(workspace, "documents", doc_id, columns=["doc_id", "title", "language", "kind"])
+        if documents.empty:
+            raise DocumentNotBuilt(f"document {doc_id!r} is not in workspace {workspace.root.name!r} (see `nkw inspect`)")
+        info = documents.iloc[0]
+        sections = read_frame(workspace, "sections", doc_id).sort_values("ordinal").reset_index(drop=True)
+        chunks = read_frame(workspace, "chunks", doc_id).sort_values("ordinal").reset_index(drop=True)
+        sentences = read_frame(workspace, "sentences", doc_id).sort_values("ordinal").reset_index(drop=True)
+        if chunks.empty:
+            raise DocumentNotBuilt(f"document {doc_id!r} has no chunks yet; run `nkw build` again")
+        embeddings = read_frame(workspace, "embeddings", doc_id)  # every vector of the document: convert once
+        chunk_vectors, model = _vectors(embeddings, "chunk", chunks["chunk_id"].tolist())
+        sentence_vectors, _ = _vectors(embeddings, "sentence", sentences["sentence_id"].tolist())
+        postings = read_table(workspace, "term_postings", doc_id)
+        chunk_postings = postings.filter(pc.equal(postings["unit_kind"], "chunk"))
+        sentence_postings = postings.filter(pc.equal(postings["unit_kind"], "sentence"))
+        language = str(info["language"])
+        return cls(
+            doc_id=doc_id, title=str(info["title"]), language=language, kind=str(info["kind"]),
+            sections=sections, chunks=chunks, sentences=sentences,
+            chunk_vectors=chunk_vectors, sentence_vectors=sentence_vectors, embedding_model=model,
+            chunk_bm25=Bm25Index.from_postings(chunk_postings, chunks["chunk_id"].tolist(), language),
+            sentence_bm25=Bm25Index.from_postings(sentence_postings, sentences["sentence_id"].tolist(), language),
+        )
+
+
+def _vectors(embeddings: pd.DataFrame, unit_kind: str, unit_ids: list[str]) -> tuple[np.ndarray, str | None]:
+    """Vectors aligned to `unit_ids` (zeros where missing) and the embedding model name."""
+    frame = embeddings[embeddings["unit_kind"] == unit_kind]
+    if frame.empty:
+        return np.zeros((len(unit_ids), 1), dtype=np.float32), None
+    by_id = dict(zip(frame["unit_id"], frame["vector"]))
+    dimension = len(next(iter(by_id.values())))
+    matrix = np.zeros((len(unit_ids), dimension), dtype=np.float32)
+    for row, unit_id in enumerate(unit_ids):
+        vector = by_id.get(unit_id)
+        if vector is not None:
+            matrix[row] = np.asarray(vector, dtype=np.float32)
+    return matrix, str(frame["model"].iloc[0])

@@ -1,0 +1,133 @@
+"""Everything the query-time tools read about one document, loaded once per session: the
+source index (sections, chunks, sentences, BM25, vectors), the graph, the narrative units,
+facts and profiles, the hierarchy, and per-kind asset search indexes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+
+import networkx as nx
+import numpy as np
+import pandas as pd
+
+from tasks.query.store.asset_index import AssetIndex
+from tasks.query.store.doc_index import DocumentIndex
+from tasks.tables.io import Workspace, as_list, read_frame
+
+ASSET_TABLES = ("entities", "relations", "mentions", "atomic_facts", "entity_attributes", "entity_profiles", "events",
+                "interactions", "occasions", "episodes", "episode_relations", "storylines", "storyline_relations")
+ASSET_KINDS = ("entity", "relation", "fact", "event", "interaction", "occasion", "episode", "storyline")
+
+
+@dataclass
+class NarrativeStore:
+    source: DocumentIndex
+    tables: dict[str, pd.DataFrame]
+    assets: dict[str, AssetIndex] = field(default_factory=dict)
+
+    @classmethod
+    def load(cls, workspace: Workspace, doc_id: str, source: DocumentIndex | None = None) -> "NarrativeStore":
+        source = source or DocumentIndex.load(workspace, doc_id)
+        tables = {name: read_frame(workspace, name, doc_id) for name in ASSET_TABLES}
+        embeddings = read_frame(workspace, "asset_embeddings", doc_id)
+        assets = {kind: AssetIndex.build(kind, embeddings, source.language) for kind in ASSET_KINDS} if len(embeddings) else {}
+        return cls(source, tables, assets)
+
+    @property
+    def doc_id(self) -> str:
+        return self.source.doc_id
+
+    @property
+    def has_graph(self) -> bool:
+        return not self.tables["entities"].empty
+
+    def table(self, name: str) -> pd.DataFrame:
+        return self.tables[name]
+
+    def asset(self, kind: str) -> AssetIndex | None:
+        index = self.assets.get(kind)
+        return index if index is not None and len(index) else None
+
+    # --- lookups used by several tools -------------------------------------------------
+
+    @cached_property
+    def entities_by_id(self) -> dict[str, dict]:
+        return {row["entity_id"]: row for row in self.tables["entities"].to_dict("records")}
+
+    @cached_property
+    def sections_by_id(self) -> dict[str, dict]:
+        return {row["section_id"]: row for row in self.source.sections.to_dict("records")}
+
+    @cached_property
+    def chunks_by_id(self) -> dict[str, dict]:
+        return {row["chunk_id"]: row for row in self.source.chunks.to_dict("records")}
+
+    @cached_property
+    def chunk_position(self) -> dict[str, int]:
+        return {chunk_id: i for i, chunk_id in enumerate(self.source.chunks["chunk_id"])}
+
+    @cached_property
+    def units_by_id(self) -> dict[str, dict]:
+        """Events, interactions and occasions by id, each tagged with its kind."""
+        units: dict[str, dict] = {}
+        for kind, table, key in (("event", "events", "event_id"), ("interaction", "interactions", "interaction_id"),
+                                 ("occasion", "occasions", "occasion_id")):
+            for row in self.tables[table].to_dict("records"):
+                units[row[key]] = {**row, "kind": kind}
+        return units
+
+    @cached_property
+    def episode_of_unit(self) -> dict[str, str]:
+        return {unit_id: row["episode_id"] for row in self.tables["episodes"].to_dict("records") for unit_id in row["unit_ids"]}
+
+    @cached_property
+    def storylines_of_episode(self) -> dict[str, list[str]]:
+        found: dict[str, list[str]] = {}
+        for row in self.tables["storylines"].to_dict("records"):
+            for episode_id in row["episode_ids"]:
+                found.setdefault(episode_id, []).append(row["storyline_id"])
+        return found
+
+    @cached_property
+    def episode_dag(self) -> nx.DiGraph:
+        """The cleaned progression graph: episode relations with status 'kept'."""
+        graph = nx.DiGraph()
+        graph.add_nodes_from(self.tables["episodes"]["episode_id"])
+        kept = self.tables["episode_relations"]
+        kept = kept[kept["status"] == "kept"] if not kept.empty else kept
+        for row in kept.to_dict("records"):
+            graph.add_edge(row["source_episode_id"], row["target_episode_id"], relation_type=row["relation_type"],
+                           confidence=row["confidence"])
+        return graph
+
+    @cached_property
+    def entity_graph(self) -> nx.Graph:
+        graph = nx.Graph()
+        graph.add_nodes_from(self.tables["entities"]["entity_id"])
+        for row in self.tables["relations"].to_dict("records"):
+            graph.add_edge(row["source_entity_id"], row["target_entity_id"], weight=row["weight"])
+        return graph
+
+    @cached_property
+    def name_lexicon(self) -> list[tuple[str, str]]:
+        """(lower-cased name or alias, entity id), longest first, for finding entities in questions."""
+        pairs: set[tuple[str, str]] = set()
+        for row in self.tables["entities"].to_dict("records"):
+            for name in [row["name"], *as_list(row["aliases"])]:
+                name = str(name).strip()
+                if len(name) >= 2:
+                    pairs.add((name.lower(), row["entity_id"]))
+        return sorted(pairs, key=lambda p: (-len(p[0]), p[0], p[1]))
+
+    def section_heading(self, section_id: str | None) -> tuple[str | None, int | None]:
+        section = self.sections_by_id.get(section_id) if section_id else None
+        return (section["heading"], int(section["ordinal"])) if section else (None, None)
+
+    def asset_vector(self, kind: str, item_id: str) -> np.ndarray | None:
+        """The stored vector of one asset (None when it has none)."""
+        index = self.asset(kind)
+        if index is None:
+            return None
+        position = index.position.get(item_id)
+        return None if position is None else index.vectors[position]

@@ -1,0 +1,23 @@
+"""The environment every tool call runs in: one document's store and a cached query embedder."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Sequence
+
+import numpy as np
+
+from tasks.query.store.document_store import NarrativeStore
+
+
+@dataclass
+class ToolEnv:
+    store: NarrativeStore
+    embed_texts: Callable[[Sequence[str]], np.ndarray] | None = None
+    _vectors: dict[str, np.ndarray | None] = field(default_factory=dict)
+
+    def vector(self, text: str) -> np.ndarray | None:
+        """The query vector for `text`, embedded once per session (None without an embedder)."""
+        if text not in self._vectors:
+            self._vectors[text] = self.embed_texts([text])[0] if self.embed_texts is not None else None
+        return self._vectors[text]

@@ -1,0 +1,64 @@
+"""What a stage's `run` receives: one document's input tables, settings and injected clients.
+
+A stage module exposes `run(ctx) -> {table: rows}`; the orchestrator (flows.build_corpus)
+reads the inputs, checks the manifest, writes the outputs and checks contracts, so stage
+code never touches paths, Prefect or the clock.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Mapping
+
+import pandas as pd
+
+from schemas.config import Settings
+
+if TYPE_CHECKING:
+    from tasks.embeddings import Embedder
+    from tasks.ingest.ingest_documents import RawDocument
+    from tasks.llm.client import LLMClient
+
+
+@dataclass(frozen=True)
+class DocumentInfo:
+    doc_id: str
+    title: str
+    language: str
+    kind: str
+    text: str
+
+    @classmethod
+    def from_row(cls, row: Mapping[str, Any]) -> "DocumentInfo":
+        return cls(doc_id=row["doc_id"], title=row["title"], language=row["language"], kind=row["kind"], text=row["text"])
+
+
+@dataclass
+class StageContext:
+    stage: str
+    doc_id: str
+    settings: Settings
+    tables: dict[str, pd.DataFrame] = field(default_factory=dict)
+    raw: "RawDocument | None" = None
+    embedder: "Embedder | None" = None
+    llm: "LLMClient | None" = None
+
+    @property
+    def document(self) -> DocumentInfo:
+        if self.raw is not None:
+            return DocumentInfo(self.raw.doc_id, self.raw.title, self.raw.language, self.raw.kind, self.raw.text)
+        frame = self.tables["documents"]
+        return DocumentInfo.from_row(frame.iloc[0].to_dict())
+
+    def table(self, name: str) -> pd.DataFrame:
+        return self.tables[name]
+
+
+# Table name -> DataFrame, Arrow table or row dicts; plus optional "_warnings" (list of str) and
+# "_details" (figures kept in the manifest, e.g. candidate pairs considered).
+StageOutput = dict[str, Any]
+
+
+def failure_row(ctx: StageContext, item_id: str, error: str, payload: str = "") -> dict[str, str]:
+    """One `failures` row: an item this stage could not process, and why."""
+    return {"doc_id": ctx.doc_id, "stage": ctx.stage, "item_id": item_id, "error": error, "payload": payload}
