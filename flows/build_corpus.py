@@ -14,11 +14,11 @@ from prefect import flow, task
 from prefect.cache_policies import NO_CACHE
 from prefect.task_runners import ThreadPoolTaskRunner
 
-from flows.corpus import Progress, build
+from flows.corpus import BuildReport, Progress, build
 from flows.runner import DocumentReport, Resources, StageOutcome, run_document, run_stage
 from flows.stages import Stage, select_stages
-from schemas.config import load_settings
-from tasks.ingest.ingest_documents import RawDocument
+from schemas.config import Settings, load_settings
+from tasks.stage import RawDocument
 from tasks.tables.io import Workspace
 
 run_stage_task = task(name="run_stage", cache_policy=NO_CACHE, persist_result=False)(run_stage)
@@ -57,5 +57,10 @@ def build_corpus(paths: list[str], workspace: str, config: str | None = None, co
                  stages: list[str] | None = None) -> dict[str, Any]:
     """Deployment entry point: build `paths` into `workspace` (scheduled corpus rebuilds)."""
     settings = load_settings(Path(config) if config else None, {"build": {"concurrency": concurrency}})
-    report = build(paths, Workspace.at(workspace), settings, stages=select_stages(stages))
+    report = build_with_prefect(paths, Workspace.at(workspace), settings, stages=select_stages(stages))
     return report.summary()
+
+
+def build_with_prefect(paths: list[str], workspace: Workspace, settings: Settings, **options: Any) -> BuildReport:
+    """`build` with the documents that need work mapped as Prefect task runs."""
+    return build(paths, workspace, settings, map_documents=build_documents, **options)

@@ -76,6 +76,7 @@ def _llm_client(settings, workspace):
 
 
 def cmd_build(args: argparse.Namespace) -> int:
+    from flows.build_corpus import build_documents
     from flows.corpus import build, make_resources
     from flows.stages import select_stages
 
@@ -98,7 +99,7 @@ def cmd_build(args: argparse.Namespace) -> int:
     llm = _llm_client(settings, workspace)
     try:
         report = build(args.paths, workspace, settings, stages=stages, resources=make_resources(settings, llm=llm),
-                       use_prefect=not args.no_prefect, quiet=args.quiet or args.json)
+                       map_documents=None if args.no_prefect else build_documents, quiet=args.quiet or args.json)
     finally:
         if llm is not None:
             llm.close()
@@ -136,7 +137,8 @@ def cmd_ask(args: argparse.Namespace) -> int:
 
 def cmd_eval(args: argparse.Namespace) -> int:
     from flows.answer_questions import QueryEngine
-    from flows.evaluation import QuestionFileError, evaluate, evaluate_with_prefect, format_report
+    from flows.evaluate_benchmark import evaluate_with_prefect
+    from flows.evaluation import QuestionFileError, evaluate, format_report
 
     settings = _settings(args)
     workspace = _workspace(args)

@@ -70,6 +70,10 @@ class Progress:
             print(f"[{self.finished}/{self.total}] {report.doc_id} {status}", file=self.stream, flush=True)
 
 
+# Builds documents elsewhere (e.g. as Prefect task runs): (workspace, documents, stages, resources, progress).
+DocumentMapper = Callable[[Workspace, list, list[Stage], Resources, "Progress"], list[DocumentReport]]
+
+
 def ingest(paths: list[str], workspace: Workspace, settings: Settings) -> IngestResult:
     known = {m.doc_id: m.source for m in list_manifests(workspace) if m.source}
     return ingest_paths(paths, max_chars=settings.build.max_document_chars, known_sources=known)
@@ -93,8 +97,10 @@ def make_resources(settings: Settings, llm: Any = None, embedder_factory: Callab
 
 
 def build(paths: list[str], workspace: Workspace, settings: Settings, *, stages: list[Stage] | None = None,
-          resources: Resources | None = None, use_prefect: bool = True, quiet: bool = False) -> BuildReport:
-    """Ingest `paths` and bring every stage of every document up to date."""
+          resources: Resources | None = None, map_documents: DocumentMapper | None = None,
+          quiet: bool = False) -> BuildReport:
+    """Ingest `paths` and bring every stage of every document up to date: in this process, one document
+    after another, or through `map_documents` (the Prefect flow of flows.build_corpus)."""
     started = time.perf_counter()
     stages = stages or select_stages()
     resources = resources or make_resources(settings)
@@ -108,11 +114,9 @@ def build(paths: list[str], workspace: Workspace, settings: Settings, *, stages:
     for doc in result.documents:
         if not pending[doc.doc_id]:
             report.documents.append(run_document(workspace, doc, stages, settings, resources))
-    if to_build and use_prefect:
-        from flows.build_corpus import build_documents  # Prefect only when there is work
-
+    if to_build and map_documents is not None:
         report.used_prefect = True
-        report.documents.extend(build_documents(workspace, to_build, stages, resources, progress))
+        report.documents.extend(map_documents(workspace, to_build, stages, resources, progress))
     else:
         for doc in to_build:
             report.documents.append(run_document(workspace, doc, stages, settings, resources, progress))

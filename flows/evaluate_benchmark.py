@@ -10,8 +10,8 @@ from prefect import flow, task
 from prefect.cache_policies import NO_CACHE
 
 from flows.answer_questions import QueryEngine
-from flows.evaluation import answer_document, evaluate
-from schemas.config import load_settings
+from flows.evaluation import EvalReport, answer_document, evaluate
+from schemas.config import Settings, load_settings
 from tasks.evaluate.metrics import Question
 from tasks.tables.io import Workspace
 
@@ -32,6 +32,11 @@ def answer_documents_flow(engine: QueryEngine, run_id: str, benchmark: str, jobs
 
 def map_documents_with_prefect(engine, run_id, benchmark, jobs, system, samples):
     return answer_documents_flow(engine, run_id, benchmark, jobs, system, samples)
+
+
+def evaluate_with_prefect(workspace: Workspace, questions_path: Path, settings: Settings, **options: Any) -> EvalReport:
+    """`evaluate` with documents mapped as Prefect task runs (batch and scheduled runs)."""
+    return evaluate(workspace, questions_path, settings, map_documents=map_documents_with_prefect, **options)
 
 
 @flow(name="evaluate_benchmark", persist_result=False)

@@ -181,10 +181,3 @@ def format_report(report: EvalReport) -> str:
     return "\n".join(lines)
 
 
-def evaluate_with_prefect(workspace: Workspace, questions_path: Path, settings: Settings, **options: Any) -> EvalReport:
-    """`evaluate` with documents mapped as Prefect task runs (batch and scheduled runs)."""
-    from flows.evaluate_benchmark import map_documents_with_prefect
-
-    return evaluate(workspace, questions_path, settings, map_documents=map_documents_with_prefect, **options)
-
-

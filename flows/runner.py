@@ -17,17 +17,16 @@ import pyarrow as pa
 
 from tasks.tables.manifest import (DocumentManifest, StageRecord, is_up_to_date, load_manifest, now_iso, save_manifest,
                             stage_fingerprint)
-from flows.stages import Stage
+from flows.stages import SIDE_TABLES, Stage, blocked_by
 from schemas.config import Settings
 from tasks.stage import StageContext
 from tasks.tables.contracts import ContractError, check_contracts
 from tasks.embeddings import Embedder, embedder_identity
 from schemas.ids import stable_hash
-from tasks.ingest.ingest_documents import RawDocument
+from tasks.stage import RawDocument
 from tasks.llm.prompts import prompts_hash
 from tasks.tables.io import SchemaError, Workspace, read_frame, read_table, to_arrow, write_table
 
-SIDE_TABLES = ("failures", "llm_calls")  # tables every stage may append to, partitioned by stage
 
 
 @dataclass
@@ -85,10 +84,10 @@ ProgressFn = Callable[[str, StageOutcome], None]
 
 def fingerprint_for(stage: Stage, raw: RawDocument, manifest: DocumentManifest, settings: Settings,
                     resources: Resources) -> str:
-    if stage.name == "ingest_documents":
+    if stage.reads_input:
         inputs: dict[str, str | None] = {"raw": raw.fingerprint}
     else:
-        inputs = {table: manifest.output_hash(table) for table in sorted(set(stage.reads) | {"documents"})}
+        inputs = {table: manifest.output_hash(table) for table in sorted(stage.reads)}
     return stage_fingerprint(
         stage=stage.name, version=stage.version,
         config_hash=settings.section_hash(stage.config) if stage.config else "",
@@ -110,14 +109,16 @@ def pending_stages(workspace: Workspace, raw: RawDocument, stages: list[Stage], 
 def run_document(workspace: Workspace, raw: RawDocument, stages: list[Stage], settings: Settings,
                  resources: Resources, progress: ProgressFn | None = None,
                  stage_runner: Callable[..., StageOutcome] | None = None) -> DocumentReport:
-    """Bring every stage of one document up to date; a failed stage blocks the ones after it."""
+    """Bring every stage of one document up to date; a failed stage blocks only the stages that read
+    (directly or through others) what it writes."""
     manifest = load_manifest(workspace, raw.doc_id)
     manifest.input_sha256, manifest.source = raw.content_sha256, raw.owner_key
     report = DocumentReport(raw.doc_id, raw.title)
-    blocked_by: str | None = None
+    failed: set[str] = set()
     for stage in stages:
-        if blocked_by is not None:
-            outcome = StageOutcome(stage.name, "blocked", error=f"not run: {blocked_by} failed")
+        blocker = blocked_by(stages, failed).get(stage.name)
+        if blocker is not None:
+            outcome = StageOutcome(stage.name, "blocked", error=f"not run: {blocker} failed")
         else:
             fingerprint = fingerprint_for(stage, raw, manifest, settings, resources)
             if is_up_to_date(workspace, manifest.stages.get(stage.name), fingerprint):
@@ -127,7 +128,7 @@ def run_document(workspace: Workspace, raw: RawDocument, stages: list[Stage], se
                 runner = stage_runner or run_stage
                 outcome = runner(workspace, raw, stage, settings, resources, manifest, fingerprint)
             if outcome.status == "failed":
-                blocked_by = stage.name
+                failed.add(stage.name)
         report.outcomes.append(outcome)
         if progress is not None:
             progress(raw.doc_id, outcome)
@@ -140,8 +141,7 @@ def run_stage(workspace: Workspace, raw: RawDocument, stage: Stage, settings: Se
     started = time.perf_counter()
     doc_id = raw.doc_id
     try:
-        tables = {name: read_frame(workspace, name, doc_id) for name in sorted(set(stage.reads) | {"documents"})
-                  if not (stage.name == "ingest_documents")}
+        tables = {name: read_frame(workspace, name, doc_id) for name in sorted(stage.reads)}
         ctx = StageContext(stage=stage.name, doc_id=doc_id, settings=settings, tables=tables, raw=raw,
                            embedder=resources.embedder if stage.needs_embedder else None,
                            llm=resources.llm if stage.uses_llm else None)
@@ -177,14 +177,14 @@ def run_stage(workspace: Workspace, raw: RawDocument, stage: Stage, settings: Se
 
 
 def _validate_outputs(stage: Stage, produced: dict[str, Any]) -> dict[str, pa.Table]:
-    unexpected = set(produced) - set(stage.writes) - set(SIDE_TABLES)
+    unexpected = set(produced) - set(stage.writes) - set(stage.side_writes)
     missing = set(stage.writes) - set(produced)
     if unexpected or missing:
         raise SchemaError(f"stage {stage.name} returned tables {sorted(produced)}; declared writes {list(stage.writes)}")
     outputs = {name: to_arrow(name, produced[name]) for name in stage.writes}
     # Every stage run replaces its failures partition, so fixed problems disappear on rebuild.
     outputs["failures"] = to_arrow("failures", produced.get("failures", []))
-    if "llm_calls" in produced:
+    if "llm_calls" in produced and "llm_calls" in stage.side_writes:
         outputs["llm_calls"] = to_arrow("llm_calls", produced["llm_calls"])
     return outputs
 

@@ -10,35 +10,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from tasks.hierarchy import assemble_episodes
-
-from tasks.hierarchy import break_cycles
-
 from tasks.canonicalize import canonicalize_entities
-
-from tasks.index import embed_assets
-
-from tasks.index import embed_texts
-
 from tasks.facts import extract_facts
-
 from tasks.graph import extract_graph
-
+from tasks.hierarchy import assemble_episodes, break_cycles, induce_storylines, relate_episodes
+from tasks.index import embed_assets, embed_texts, index_terms
+from tasks.ingest import ingest_documents, segment_sections, split_chunks, split_sentences
 from tasks.narrative import extract_narrative
-
-from tasks.index import index_terms
-
-from tasks.hierarchy import induce_storylines
-
-from tasks.ingest import ingest_documents
-
-from tasks.hierarchy import relate_episodes
-
-from tasks.ingest import segment_sections
-
-from tasks.ingest import split_chunks
-
-from tasks.ingest import split_sentences
 from tasks.stage import StageContext, StageOutput
 
 
@@ -53,10 +31,21 @@ class Stage:
     needs_embedder: bool = False
     uses_llm: bool = False
     prompts: tuple[str, ...] = ()  # prompt ids under tasks/prompts/ (hashed into the fingerprint)
+    reads_input: bool = False  # reads the raw input document itself rather than tables
+
+    @property
+    def side_writes(self) -> tuple[str, ...]:
+        """Tables the stage appends to beside its own, one partition per (document, stage)."""
+        return SIDE_TABLES if self.uses_llm else SIDE_TABLES[:1]
+
+
+# Every stage replaces its `failures` partition; LLM stages also record every request in `llm_calls`.
+SIDE_TABLES = ("failures", "llm_calls")
 
 
 STAGES: tuple[Stage, ...] = (
-    Stage("ingest_documents", ingest_documents.run, reads=(), writes=("documents",), version="1"),
+    Stage("ingest_documents", ingest_documents.run, reads=(), writes=("documents",), version="1",
+          reads_input=True),
     Stage("segment_sections", segment_sections.run, reads=("documents",), writes=("sections",), version="1",
           config="segment_sections"),
     Stage("split_chunks", split_chunks.run, reads=("documents", "sections"), writes=("chunks",), version="2",
@@ -65,7 +54,7 @@ STAGES: tuple[Stage, ...] = (
           version="2"),
     Stage("index_terms", index_terms.run, reads=("documents", "chunks", "sentences"), writes=("term_postings",),
           version="1"),
-    Stage("embed_texts", embed_texts.run, reads=("chunks", "sentences"), writes=("embeddings",), version="1",
+    Stage("embed_texts", embed_texts.run, reads=("documents", "chunks", "sentences"), writes=("embeddings",), version="1",
           needs_embedder=True),
     # Construction (paper §3.1): each LLM stage falls back to its heuristic implementation offline.
     Stage("extract_graph", extract_graph.run, reads=("documents", "sections", "chunks", "sentences"),
@@ -99,7 +88,7 @@ STAGES: tuple[Stage, ...] = (
           prompts=("induce_storylines/v1",)),
     # Vectors of every asset, for semantic search at query time.
     Stage("embed_assets", embed_assets.run,
-          reads=("entities", "relations", "atomic_facts", "events", "interactions", "occasions", "episodes", "storylines"),
+          reads=("documents", "entities", "relations", "atomic_facts", "events", "interactions", "occasions", "episodes", "storylines"),
           writes=("asset_embeddings",), version="1", needs_embedder=True),
 )
 
@@ -119,3 +108,16 @@ def select_stages(names: list[str] | None = None, until: str | None = None) -> l
             raise ValueError(f"unknown stage(s) {', '.join(unknown)}; stages: {', '.join(STAGES_BY_NAME)}")
         stages = [s for s in stages if s.name in names]
     return stages
+
+
+def blocked_by(stages: list[Stage], failed: set[str]) -> dict[str, str]:
+    """Stages that cannot run because a stage they read from (directly or not) failed: name -> failed stage."""
+    writer = {table: stage.name for stage in stages for table in stage.writes}
+    blocked: dict[str, str] = {}
+    for stage in stages:
+        for table in stage.reads:
+            source = writer.get(table)
+            if source in failed or source in blocked:
+                blocked[stage.name] = blocked.get(source, source)
+                break
+    return blocked

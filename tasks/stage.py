@@ -7,17 +7,55 @@ code never touches paths, Prefect or the clock.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Mapping
 
 import pandas as pd
 
 from schemas.config import Settings
+from schemas.ids import sha256_text, stable_hash
+from tasks.text import count_words
 
 if TYPE_CHECKING:
     from tasks.embeddings import Embedder
-    from tasks.ingest.ingest_documents import RawDocument
     from tasks.llm.client import LLMClient
+
+
+@dataclass(frozen=True)
+class RawDocument:
+    doc_id: str
+    title: str
+    text: str
+    language: str
+    kind: str
+    source: str
+    encoding: str = "utf-8"
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def content_sha256(self) -> str:
+        return sha256_text(self.text)
+
+    @property
+    def owner_key(self) -> str:
+        """What makes two inputs the same document: the file, or the file and its record id."""
+        path, _, line = self.source.partition("#line=")
+        return f"{path}#{self.meta.get('raw_doc_id', self.doc_id)}" if line else path
+
+    @property
+    def fingerprint(self) -> str:
+        """Everything about the input that can change what is built from it."""
+        return stable_hash(self.doc_id, self.title, self.content_sha256, self.language, self.kind,
+                           self.meta.get("section_texts"), length=32)
+
+    def to_row(self) -> dict[str, Any]:
+        return {
+            "doc_id": self.doc_id, "title": self.title, "language": self.language, "kind": self.kind,
+            "source": self.source, "content_sha256": self.content_sha256, "n_chars": len(self.text),
+            "n_words": count_words(self.text, self.language), "encoding": self.encoding,
+            "meta_json": json.dumps(self.meta, ensure_ascii=False, sort_keys=True), "text": self.text,
+        }
 
 
 @dataclass(frozen=True)

@@ -54,6 +54,6 @@ def sample_workspace(tmp_path_factory):
 
     settings = load_settings(overrides={"embed_texts": {"backend": "hashing"}})
     workspace = Workspace.at(tmp_path_factory.mktemp("samples") / "ws")
-    report = build([str(SCREENPLAY), str(STORY)], workspace, settings, use_prefect=False, quiet=True)
+    report = build([str(SCREENPLAY), str(STORY)], workspace, settings, quiet=True)
     assert report.ok, report.summary()
     return workspace

@@ -9,7 +9,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from schemas.tables.graph import EVENT_TYPES, FACT_TYPES, INTERACTION_TYPES, OCCASION_TYPES
+from schemas.tables.narrative import EVENT_TYPES, FACT_TYPES, INTERACTION_TYPES, OCCASION_TYPES
 from schemas.responses.base import ResponseModel
 
 Name = str

@@ -1,10 +1,12 @@
-"""Every workspace table, declared once (pyarrow schema, key, grain, contracts), one module per part.
+"""Every workspace table, declared once (columns with their types and whether each is required,
+key, grain, contracts), one module per part of the bundle.
 
-Importing this package registers every table in `TABLES`, in the order the modules are listed
-here: documents and accounting (`core`), construction (`graph`), hierarchy (`hierarchy`).
+Importing this package registers every table in `TABLES`. All writes go through
+`tasks.tables.io.write_table`, which casts to these schemas and rejects missing or unknown
+columns; contracts are checked in DuckDB after each write.
 """
 
-from schemas.tables import core, graph, hierarchy  # noqa: F401  (each module registers its tables)
+from schemas.tables import accounting, documents, graph, hierarchy, narrative, qa  # noqa: F401 (registration)
 from schemas.tables.spec import TABLES, ForeignKey, TableSpec, spec
 
 __all__ = ["TABLES", "TableSpec", "ForeignKey", "spec"]

@@ -1,15 +1,13 @@
-"""Narrative hierarchy tables (paper §3.2, appendix A.1): episodes, predicted episode
-links, the SABER-cleaned episode relations with every cleaning action, storylines and
-their relations, plus vectors of the narrative assets for semantic search."""
+"""Narrative hierarchy tables (paper §3.2, appendix A.1): episodes, predicted episode links, the
+SABER-cleaned episode relations with every cleaning action, storylines and their relations."""
 
 from __future__ import annotations
 
-from schemas.tables.spec import FLOAT, INT, STR, STR_LIST, VECTOR, ForeignKey, TableSpec, register, schema
+from schemas.tables.spec import FLOAT, INT, STR, STR_LIST, ForeignKey, REQUIRED, TableSpec, columns, register
 
 EPISODE_RELATION_TYPES = ("causes", "precedes", "elaborates", "contrasts")
 RELATION_STATUSES = ("kept", "removed_cycle", "removed_shortcut", "removed_duplicate", "auxiliary")
 STORYLINE_RELATION_TYPES = ("enables", "blocks", "resolves", "conflicts", "parallels", "prerequisite")
-ASSET_KINDS = ("entity", "relation", "fact", "event", "interaction", "occasion", "episode", "storyline")
 SABER_ACTIONS = ("remove_cycle_edge", "remove_duplicate", "mark_shortcut", "adjudicate", "remove_shortcut", "keep_shortcut")
 
 # Episodes on a directed cycle through kept edges (a row per such episode; none in a DAG).
@@ -28,43 +26,45 @@ register(TableSpec(
     name="episodes",
     grain="one row per episode: a coherent group of events, interactions and occasions",
     key=("episode_id",),
-    schema=schema(
-        ("episode_id", STR), ("doc_id", STR), ("ordinal", INT), ("title", STR), ("summary", STR), ("goal", STR),
-        ("participant_ids", STR_LIST), ("unit_ids", STR_LIST), ("section_ids", STR_LIST), ("first_ordinal", INT),
-        ("last_ordinal", INT), ("coherence", FLOAT), ("method", STR),
+    fields=columns(
+        ("episode_id", STR, REQUIRED), ("doc_id", STR, REQUIRED), ("ordinal", INT, REQUIRED),
+        ("title", STR, REQUIRED), ("summary", STR, REQUIRED), ("goal", STR), ("participant_ids", STR_LIST),
+        ("unit_ids", STR_LIST, REQUIRED), ("section_ids", STR_LIST, REQUIRED),
+        ("first_ordinal", INT, REQUIRED), ("last_ordinal", INT, REQUIRED), ("coherence", FLOAT),
+        ("method", STR),
     ),
-    not_null=("episode_id", "doc_id", "ordinal", "title", "summary", "unit_ids", "section_ids", "first_ordinal",
-              "last_ordinal"),
     foreign_keys=(ForeignKey("participant_ids", "entities", "entity_id", is_list=True),
                   ForeignKey("section_ids", "sections", "section_id", is_list=True)),
     invariants=(("first ordinal not after last", "SELECT * FROM {t} WHERE first_ordinal > last_ordinal"),
                 ("episode has units", "SELECT * FROM {t} WHERE len(unit_ids) = 0")),
 ))
 
+
 register(TableSpec(
     name="episode_links",
     grain="one row per predicted directed episode relation (before cleaning)",
     key=("link_id",),
-    schema=schema(
-        ("link_id", STR), ("doc_id", STR), ("source_episode_id", STR), ("target_episode_id", STR),
-        ("relation_type", STR), ("confidence", FLOAT), ("evidence", STR), ("method", STR),
+    fields=columns(
+        ("link_id", STR, REQUIRED), ("doc_id", STR, REQUIRED), ("source_episode_id", STR, REQUIRED),
+        ("target_episode_id", STR, REQUIRED), ("relation_type", STR, REQUIRED),
+        ("confidence", FLOAT, REQUIRED), ("evidence", STR), ("method", STR),
     ),
-    not_null=("link_id", "doc_id", "source_episode_id", "target_episode_id", "relation_type", "confidence"),
     accepted_values={"relation_type": EPISODE_RELATION_TYPES},
     foreign_keys=(ForeignKey("source_episode_id", "episodes", "episode_id", nullable=False),
                   ForeignKey("target_episode_id", "episodes", "episode_id", nullable=False)),
 ))
 
+
 register(TableSpec(
     name="episode_relations",
     grain="one row per predicted episode relation with its status after cleaning (raw / heuristic / saber)",
     key=("relation_id",),
-    schema=schema(
-        ("relation_id", STR), ("doc_id", STR), ("source_episode_id", STR), ("target_episode_id", STR),
-        ("relation_type", STR), ("confidence", FLOAT), ("weight", FLOAT), ("status", STR), ("mode", STR),
+    fields=columns(
+        ("relation_id", STR, REQUIRED), ("doc_id", STR, REQUIRED), ("source_episode_id", STR, REQUIRED),
+        ("target_episode_id", STR, REQUIRED), ("relation_type", STR, REQUIRED),
+        ("confidence", FLOAT, REQUIRED), ("weight", FLOAT, REQUIRED), ("status", STR, REQUIRED),
+        ("mode", STR, REQUIRED),
     ),
-    not_null=("relation_id", "doc_id", "source_episode_id", "target_episode_id", "relation_type", "confidence",
-              "weight", "status", "mode"),
     accepted_values={"relation_type": EPISODE_RELATION_TYPES, "status": RELATION_STATUSES,
                      "mode": ("raw", "heuristic", "saber")},
     foreign_keys=(ForeignKey("relation_id", "episode_links", "link_id", nullable=False),
@@ -78,30 +78,31 @@ register(TableSpec(
                 ("kept progression edges are acyclic outside raw mode", KEPT_EDGES_CYCLIC_SQL)),
 ))
 
+
 register(TableSpec(
     name="saber_actions",
     grain="one row per cleaning action (cycle removal, shortcut mark, adjudication, removal or keep)",
     key=("action_id",),
-    schema=schema(
-        ("action_id", STR), ("doc_id", STR), ("step", INT), ("action", STR), ("relation_id", STR),
-        ("source_episode_id", STR), ("target_episode_id", STR), ("rule", STR), ("reason", STR),
-        ("indirect_path", STR_LIST),
+    fields=columns(
+        ("action_id", STR, REQUIRED), ("doc_id", STR, REQUIRED), ("step", INT, REQUIRED),
+        ("action", STR, REQUIRED), ("relation_id", STR, REQUIRED), ("source_episode_id", STR),
+        ("target_episode_id", STR), ("rule", STR, REQUIRED), ("reason", STR), ("indirect_path", STR_LIST),
     ),
-    not_null=("action_id", "doc_id", "step", "action", "relation_id", "rule"),
     accepted_values={"action": SABER_ACTIONS},
     foreign_keys=(ForeignKey("relation_id", "episode_relations", "relation_id", nullable=False),),
 ))
+
 
 register(TableSpec(
     name="storylines",
     grain="one row per storyline: an ordered episode chain selected from the cleaned DAG",
     key=("storyline_id",),
-    schema=schema(
-        ("storyline_id", STR), ("doc_id", STR), ("ordinal", INT), ("name", STR), ("description", STR),
-        ("impact", STR), ("key_character_ids", STR_LIST), ("episode_ids", STR_LIST), ("section_ids", STR_LIST),
+    fields=columns(
+        ("storyline_id", STR, REQUIRED), ("doc_id", STR, REQUIRED), ("ordinal", INT, REQUIRED),
+        ("name", STR, REQUIRED), ("description", STR, REQUIRED), ("impact", STR),
+        ("key_character_ids", STR_LIST), ("episode_ids", STR_LIST, REQUIRED), ("section_ids", STR_LIST),
         ("first_ordinal", INT), ("last_ordinal", INT), ("origin", STR), ("score", FLOAT), ("method", STR),
     ),
-    not_null=("storyline_id", "doc_id", "ordinal", "name", "description", "episode_ids"),
     accepted_values={"origin": ("trunk", "branch", "terminal", "split")},
     foreign_keys=(ForeignKey("episode_ids", "episodes", "episode_id", is_list=True),
                   ForeignKey("key_character_ids", "entities", "entity_id", is_list=True)),
@@ -109,26 +110,17 @@ register(TableSpec(
                 ("storyline is a chain of episodes", "SELECT * FROM {t} WHERE len(episode_ids) < 2")),
 ))
 
+
 register(TableSpec(
     name="storyline_relations",
     grain="one row per related pair of selected storylines (closed relation set)",
     key=("relation_id",),
-    schema=schema(
-        ("relation_id", STR), ("doc_id", STR), ("source_storyline_id", STR), ("target_storyline_id", STR),
-        ("relation_type", STR), ("confidence", FLOAT), ("reason", STR), ("method", STR),
+    fields=columns(
+        ("relation_id", STR, REQUIRED), ("doc_id", STR, REQUIRED), ("source_storyline_id", STR, REQUIRED),
+        ("target_storyline_id", STR, REQUIRED), ("relation_type", STR, REQUIRED),
+        ("confidence", FLOAT, REQUIRED), ("reason", STR), ("method", STR),
     ),
-    not_null=("relation_id", "doc_id", "source_storyline_id", "target_storyline_id", "relation_type", "confidence"),
     accepted_values={"relation_type": STORYLINE_RELATION_TYPES},
     foreign_keys=(ForeignKey("source_storyline_id", "storylines", "storyline_id", nullable=False),
                   ForeignKey("target_storyline_id", "storylines", "storyline_id", nullable=False)),
-))
-
-register(TableSpec(
-    name="asset_embeddings",
-    grain="one row per embedded narrative asset (entity, relation, fact, unit, episode, storyline) and model",
-    key=("unit_kind", "unit_id", "model"),
-    schema=schema(("doc_id", STR), ("unit_kind", STR), ("unit_id", STR), ("model", STR), ("text", STR),
-                  ("vector", VECTOR)),
-    not_null=("doc_id", "unit_kind", "unit_id", "model", "text", "vector"),
-    accepted_values={"unit_kind": ASSET_KINDS},
 ))

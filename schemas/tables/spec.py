@@ -1,13 +1,13 @@
 """Table specs: the TableSpec type, column type shorthands and the one registry of tables.
 
-Tables are declared in schemas/tables.py (documents, segmentation, accounting, query),
-schemas/graph_tables.py (construction) and schemas/hierarchy_tables.py (episodes and
-storylines); each table exactly once.
+Tables are declared once each, in the module of their part: documents (text units and index
+tables), graph, narrative, hierarchy, accounting (failures, llm_calls) and qa.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import pyarrow as pa
 
@@ -30,28 +30,47 @@ class ForeignKey:
     nullable: bool = True
 
 
+# A column is (name, type) or (name, type, REQUIRED): each column is declared once, with whether it
+# may be null, and the pyarrow schema and the not-null contract both follow from that one line.
+REQUIRED = "required"
+Column = tuple
+
+
+def columns(*fields: Column) -> tuple[Column, ...]:
+    """The columns of one table, in order; REQUIRED marks a column that must never be null."""
+    for column in fields:
+        if len(column) not in (2, 3) or (len(column) == 3 and column[2] != REQUIRED):
+            raise ValueError(f"a column is (name, type) or (name, type, REQUIRED): {column!r}")
+    return tuple(fields)
+
+
 @dataclass(frozen=True)
 class TableSpec:
     name: str
-    schema: pa.Schema
+    fields: tuple[Column, ...]
     key: tuple[str, ...]
     grain: str
     # "document": one Parquet file per document; "document_stage": one per (document, stage)
     # for tables several stages append to; "run": one per query/evaluation run.
     partition: str = "document"
-    not_null: tuple[str, ...] = ()
     accepted_values: dict[str, tuple[str, ...]] = field(default_factory=dict)
     foreign_keys: tuple[ForeignKey, ...] = ()
     # SQL invariants: each query returns offending rows; `{t}` is this table's relation.
     invariants: tuple[tuple[str, str], ...] = ()
 
+    @cached_property
+    def schema(self) -> pa.Schema:
+        # Nullability stays out of the Parquet schema (checked as a contract instead), so files
+        # written before and after a column becomes required are the same bytes.
+        return pa.schema([pa.field(column[0], column[1]) for column in self.fields])
+
     @property
     def columns(self) -> list[str]:
-        return self.schema.names
+        return [column[0] for column in self.fields]
 
-
-def schema(*fields: tuple[str, pa.DataType]) -> pa.Schema:
-    return pa.schema([pa.field(name, dtype) for name, dtype in fields])
+    @property
+    def not_null(self) -> tuple[str, ...]:
+        return tuple(column[0] for column in self.fields if len(column) == 3)
 
 
 SPAN_INVARIANT = ("span inside document", "SELECT * FROM {t} WHERE char_start < 0 OR char_end < char_start")

@@ -102,7 +102,7 @@ def entity_candidates(inputs: NarrativeInputs, entity_id: str, chunk_ids: list[s
 
 def _without(inputs: NarrativeInputs, entity_id: str, text: str) -> str:
     """`text` with the entity's own names blanked, so "the wife" does not read as a kinship cue."""
-    for match in reversed(inputs.lexicon.find(text)):
+    for match in reversed(inputs.lexicon.find_mentions(text)):
         if match.entity_id == entity_id:
             text = text[: match.start] + " " + text[match.end:]
     return text
@@ -112,7 +112,7 @@ def _only_addressed(inputs: NarrativeInputs, entity_id: str, start: int, end: in
     """In someone else's line the entity is only called by name ("Flat calm, Tom."): not a fact about it."""
     text = inputs.text[start:end]
     return all(re.match(r"\s*(?:[,.!?;:，。！？：…]|$)", text[m.end - start:])
-               for m in inputs.lexicon.find(text, offset=start) if m.entity_id == entity_id)
+               for m in inputs.lexicon.find_mentions(text, offset=start) if m.entity_id == entity_id)
 
 
 def _substantial(text: str, language: str) -> bool:
@@ -135,7 +135,7 @@ def _cue_before(inputs: NarrativeInputs, entity_id: str, start: int) -> str | No
     """Start of the nearest earlier naming of the speaker (its cue) in the same chunk, so the span names it."""
     chunk_start = int(inputs.chunk_at(start)["char_start"])
     window_start = max(chunk_start, start - CUE_LOOKBACK)
-    matches = [m for m in inputs.lexicon.find(inputs.text[window_start:start], offset=window_start)
+    matches = [m for m in inputs.lexicon.find_mentions(inputs.text[window_start:start], offset=window_start)
                if m.entity_id == entity_id]
     return matches[-1].start if matches else None
 

@@ -101,7 +101,7 @@ def _ground(draft: GraphDraft, plan: Plan, index: ChunkIndex, chunks: pd.DataFra
             fixed.setdefault(chunk.chunk_id, []).append((start, end, key))
     found: list[Mention] = []
     for chunk in chunks.itertuples():
-        candidates = fixed.get(chunk.chunk_id, []) + plan.lexicon.find(chunk.text, int(chunk.char_start))
+        candidates = fixed.get(chunk.chunk_id, []) + plan.lexicon.find_spans(chunk.text, int(chunk.char_start))
         for start, end, key in claim_spans(candidates):
             if key in draft.entities and draft.add_mention(key, start, end):
                 found.append(Mention(start, end, key))

@@ -123,7 +123,7 @@ def ground_replies(draft: GraphDraft, replies: list[ChunkReply], language: str) 
                     if len(part) >= 3:
                         lexicon.add(part, key, ANY)
         proposed.update(key for key, _, _ in pending)
-        spans = lexicon.find(reply.text, reply.start)
+        spans = lexicon.find_spans(reply.text, reply.start)
         grounded = {key for _, _, key in spans}
         needed: set[EntityKey] = set()
         for relation in reply.reply.relations:
@@ -160,6 +160,6 @@ def _endpoint(draft: GraphDraft, keys: dict[str, EntityKey], types: dict[str, st
                            "llm:proxy", is_proxy=True)
     lexicon = Lexicon(language)
     lexicon.add(name.strip(), key, ANY)
-    for start, end, found in lexicon.find(reply.text, reply.start):
+    for start, end, found in lexicon.find_spans(reply.text, reply.start):
         draft.add_mention(found, start, end)
     return key

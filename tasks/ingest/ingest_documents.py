@@ -12,48 +12,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
-from tasks.stage import StageContext, StageOutput
-from schemas.ids import safe_doc_id, sha256_text, stable_hash
+from tasks.stage import RawDocument, StageContext, StageOutput
+from schemas.ids import safe_doc_id, stable_hash
 from tasks.ingest.segment_sections import detect_kind
-from tasks.text import count_words, detect_language, normalize_text
+from tasks.text import detect_language, normalize_text
 
 TEXT_SUFFIXES = {".txt", ".md", ".markdown", ".fountain", ".spmd", ".text", ".jsonl", ""}
-
-
-@dataclass(frozen=True)
-class RawDocument:
-    doc_id: str
-    title: str
-    text: str
-    language: str
-    kind: str
-    source: str
-    encoding: str = "utf-8"
-    meta: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def content_sha256(self) -> str:
-        return sha256_text(self.text)
-
-    @property
-    def owner_key(self) -> str:
-        """What makes two inputs the same document: the file, or the file and its record id."""
-        path, _, line = self.source.partition("#line=")
-        return f"{path}#{self.meta.get('raw_doc_id', self.doc_id)}" if line else path
-
-    @property
-    def fingerprint(self) -> str:
-        """Everything about the input that can change what is built from it."""
-        return stable_hash(self.doc_id, self.title, self.content_sha256, self.language, self.kind,
-                           self.meta.get("section_texts"), length=32)
-
-    def to_row(self) -> dict[str, Any]:
-        return {
-            "doc_id": self.doc_id, "title": self.title, "language": self.language, "kind": self.kind,
-            "source": self.source, "content_sha256": self.content_sha256, "n_chars": len(self.text),
-            "n_words": count_words(self.text, self.language), "encoding": self.encoding,
-            "meta_json": json.dumps(self.meta, ensure_ascii=False, sort_keys=True), "text": self.text,
-        }
 
 
 @dataclass(frozen=True)

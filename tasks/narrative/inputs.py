@@ -11,7 +11,7 @@ from typing import Any
 
 import pandas as pd
 
-from tasks.query.store.entity_lexicon import EntityLexicon
+from tasks.entity_lexicon import EntityLexicon
 from schemas.ids import make_id
 from tasks.text import normalize_space
 
@@ -68,7 +68,7 @@ class NarrativeInputs:
 
     def entities_in(self, start: int, end: int) -> list[tuple[int, str]]:
         """(position, entity id) of every entity named in [start, end): lexicon matches and grounded mentions."""
-        matches = self.lexicon.find(self.text[start:end], offset=start)
+        matches = self.lexicon.find_mentions(self.text[start:end], offset=start)
         hits = {(m.start, m.entity_id) for m in matches}
         index = bisect.bisect_left(self._mention_starts, start)
         while index < len(self._mention_rows) and self._mention_rows[index][0] < end:

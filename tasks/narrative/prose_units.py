@@ -228,7 +228,7 @@ def _quote_vocative(inputs: NarrativeInputs, turn: list[Quote], speaker: str) ->
                            else (VOCATIVE_BEFORE, VOCATIVE_AFTER))
     for quote in turn:
         inner = inputs.text[quote.start + 1:quote.end - 1]
-        for match in inputs.lexicon.find(inner):
+        for match in inputs.lexicon.find_mentions(inner):
             if match.entity_id != speaker and inputs.lexicon.types.get(match.entity_id) == "character" \
                     and before_re.search(inner[: match.start]) and after_re.match(inner[match.end:]):
                 return match.entity_id

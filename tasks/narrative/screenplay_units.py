@@ -168,7 +168,7 @@ def sentence_units(inputs: NarrativeInputs, start: int, end: int, text: str, hit
 def _has_predicate(text: str, inputs: NarrativeInputs) -> bool:
     """Enough words besides the names to describe something happening."""
     residue = text
-    for match in inputs.lexicon.find(text):
+    for match in inputs.lexicon.find_mentions(text):
         residue = residue.replace(match.surface, " ")
     if inputs.language == "zh":
         return len(re.sub(r"[\W\d]", "", residue)) >= MIN_EVENT_CHARS_ZH
@@ -234,7 +234,7 @@ def _vocatives(inputs: NarrativeInputs, lines: list[Block], speaker: str) -> lis
     found: list[str] = []
     for block in lines:
         text = inputs.text[block.start:block.end]
-        for match in inputs.lexicon.find(text):
+        for match in inputs.lexicon.find_mentions(text):
             if match.entity_id == speaker or inputs.lexicon.types.get(match.entity_id) not in ("character", "group"):
                 continue
             if before_re.search(text[: match.start]) and after_re.match(text[match.end:]):

@@ -8,14 +8,16 @@ agent when a client is configured. Every tool call becomes a trace row.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 from typing import Any, Callable
 
 from schemas.config import AnswerSettings, RetrievalSettings
 from tasks.query.answer_types import Answer, Citation, EvidenceText
+from tasks.query.finalize import FinalAnswer, Finalizer
+from tasks.query.finalize_offline import offline_finalizer
 from tasks.query.evidence_board import (TEXT_KINDS, BoardBudget, EvidenceBoard, allocate, attach_facts, chunk_support,
                                   score_items)
 from tasks.query.plan import QueryIntents, decompose, follow_up_plan, is_answerable
+from tasks.query.skills.cards import select_skills_offline
 from tasks.query.source_passages import select_passages
 from tasks.query.tools.env import ToolEnv
 from tasks.query.tools.registry import GRAPH_TOOLS, TOOLS, ToolCall, call_tool
@@ -23,22 +25,11 @@ from tasks.query.tools.registry import GRAPH_TOOLS, TOOLS, ToolCall, call_tool
 HIERARCHY_KINDS = ["event", "interaction", "occasion", "episode", "storyline"]
 
 
-@dataclass
-class FinalAnswer:
-    text: str
-    chosen_option: int | None = None
-    option_scores: list[float] | None = None
-    quotes: list[tuple[str, str]] | None = None  # (section id, quote)
-    notes: list[str] | None = None
-    is_offline: bool = True
-
-
 # A planner returns the next round's calls (arguments as a dict, or the model's raw JSON
 # string for call_tool to validate), [] to stop, or None when the packet is answerable.
 Planner = Callable[[ToolEnv, QueryIntents, int, list[ToolCall], set[str], int, EvidenceBoard],
                    list[tuple[str, dict[str, Any] | str]] | None]
 SkillSelector = Callable[[str, list[str] | None, QueryIntents, EvidenceBoard], list[str]]
-Finalizer = Callable[[ToolEnv, str, list[str] | None, QueryIntents, EvidenceBoard, list[str]], FinalAnswer]
 
 
 def offline_planner(env: ToolEnv, intents: QueryIntents, round_number: int, calls: list[ToolCall], allowed: set[str],
@@ -109,8 +100,6 @@ def answer_nkw(env: ToolEnv, question: str, options: list[str] | None, settings:
                select_skills: SkillSelector | None = None, finalize: Finalizer | None = None,
                read_question: Callable[..., QueryIntents] = decompose) -> Answer:
     """Answer one question with the whole bundle; the final evidence cites source passages."""
-    from tasks.query.finalize_offline import offline_finalizer
-    from tasks.query.skills.cards import select_skills_offline
 
     started = time.perf_counter()
     allowed = allowed_tools(settings)

@@ -19,11 +19,12 @@ from typing import Any, Callable
 
 from schemas.responses.agent import FinalAnswerReply
 from tasks.query.agent_loop import RequestFactory, clip
-from tasks.query.answer_nkw import FinalAnswer, Finalizer
+from tasks.query.finalize import FinalAnswer, Finalizer
 from tasks.query.finalize_offline import offline_finalizer
 from tasks.query.evidence_board import BoardItem, EvidenceBoard, Passage
 from tasks.llm.client import LLMClient
 from tasks.query.plan import QueryIntents
+from tasks.query.skills.cards import render_operators
 from tasks.text import count_tokens
 from tasks.query.tools.env import ToolEnv
 
@@ -166,11 +167,7 @@ class LLMFinalizer:
     def _skills(self, skills: list[str], language: str) -> str:
         if not skills:
             return ""
-        render = self.render_skills
-        if render is None:
-            from tasks.query.skills.cards import render_operators
-
-            render = render_operators
+        render = self.render_skills or render_operators
         return render(skills, language)
 
     def _fall_back(self, status: str, env: ToolEnv, question: str, options: list[str] | None, intents: QueryIntents,

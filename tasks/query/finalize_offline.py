@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from tasks.query.answer_nkw import FinalAnswer
+from tasks.query.finalize import FinalAnswer
 from tasks.query.evidence_board import EvidenceBoard
+from tasks.query.options.admission import EvidenceSnippet, admit_options, asks_for_exception, choose_option
 from tasks.query.plan import QueryIntents
 from tasks.query.question_form import answer_cue_bonus
 from tasks.text import content_words
@@ -80,7 +81,6 @@ def offline_finalizer(env: ToolEnv, question: str, options: list[str] | None, in
     if not options:
         text = quotes[0][1] if quotes else "No answer found in the assembled evidence."
         return FinalAnswer(text, quotes=quotes, notes=notes)
-    from tasks.query.options.admission import EvidenceSnippet, admit_options, asks_for_exception, choose_option
 
     vectors = env.store.source.sentence_vectors
     snippets = [EvidenceSnippet(sentences.iloc[p]["sentence_id"], sentences.iloc[p]["text"], sentences.iloc[p]["section_id"],

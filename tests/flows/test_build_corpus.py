@@ -8,6 +8,7 @@ import shutil
 import pytest
 
 from flows import runner
+from flows.build_corpus import build_with_prefect
 from flows.corpus import build
 from flows.stages import STAGES
 from tasks.tables.io import Workspace, read_frame, read_table
@@ -22,21 +23,21 @@ def _table_digests(workspace: Workspace) -> dict[str, str]:
 
 def test_prefect_flow_builds_every_stage_then_skips(tmp_path, hashing_settings, prefect_harness):
     workspace = Workspace.at(tmp_path / "ws")
-    first = build([str(SCREENPLAY), str(STORY)], workspace, hashing_settings, quiet=True)
+    first = build_with_prefect([str(SCREENPLAY), str(STORY)], workspace, hashing_settings, quiet=True)
     assert first.used_prefect and first.ok
     assert first.count("built") == 2 * len(STAGES) and first.count("failed") == 0
     sections = read_frame(workspace, "sections", "the_lighthouse_key")
     assert (sections["section_kind"] == "scene").sum() == 16
-    second = build([str(SCREENPLAY), str(STORY)], workspace, hashing_settings, quiet=True)
+    second = build_with_prefect([str(SCREENPLAY), str(STORY)], workspace, hashing_settings, quiet=True)
     assert not second.used_prefect  # nothing changed: the manifest alone decides, no server starts
     assert second.count("skipped") == 2 * len(STAGES) and second.count("built") == 0
 
 
 def test_changed_settings_rebuild_only_affected_stages(tmp_path, hashing_settings):
     workspace = Workspace.at(tmp_path / "ws")
-    build([str(STORY)], workspace, hashing_settings, use_prefect=False, quiet=True)
+    build([str(STORY)], workspace, hashing_settings, quiet=True)
     smaller = hashing_settings.model_copy(update={"split_chunks": hashing_settings.split_chunks.model_copy(update={"chunk_tokens": 100})})
-    report = build([str(STORY)], workspace, smaller, use_prefect=False, quiet=True)
+    report = build([str(STORY)], workspace, smaller, quiet=True)
     statuses = {o.stage: o.status for o in report.documents[0].outcomes}
     assert statuses["segment_sections"] == "skipped" and statuses["split_chunks"] == "built"
     assert len(read_frame(workspace, "chunks", "the_fisherman_and_his_wife")) > 6
@@ -44,7 +45,7 @@ def test_changed_settings_rebuild_only_affected_stages(tmp_path, hashing_setting
 
 def test_killed_build_resumes_to_identical_tables(tmp_path, hashing_settings, monkeypatch):
     clean = Workspace.at(tmp_path / "clean")
-    build([str(SCREENPLAY), str(STORY)], clean, hashing_settings, use_prefect=False, quiet=True)
+    build([str(SCREENPLAY), str(STORY)], clean, hashing_settings, quiet=True)
 
     crashed = Workspace.at(tmp_path / "crashed")
     calls = {"n": 0}
@@ -58,9 +59,9 @@ def test_killed_build_resumes_to_identical_tables(tmp_path, hashing_settings, mo
 
     monkeypatch.setattr(runner, "save_manifest", dying_save)
     with pytest.raises(KeyboardInterrupt):
-        build([str(SCREENPLAY), str(STORY)], crashed, hashing_settings, use_prefect=False, quiet=True)
+        build([str(SCREENPLAY), str(STORY)], crashed, hashing_settings, quiet=True)
     monkeypatch.setattr(runner, "save_manifest", real_save)
-    resumed = build([str(SCREENPLAY), str(STORY)], crashed, hashing_settings, use_prefect=False, quiet=True)
+    resumed = build([str(SCREENPLAY), str(STORY)], crashed, hashing_settings, quiet=True)
     assert resumed.ok and resumed.count("skipped") > 0 and resumed.count("built") > 0
     assert _table_digests(crashed) == _table_digests(clean)
     assert not list(crashed.tables_dir.rglob("*.tmp"))
@@ -76,7 +77,7 @@ def test_bad_inputs_do_not_stop_the_build(tmp_path, hashing_settings):
     (inputs / "noheadings.fountain").write_text("JOHN\nHello there.\n\nMARY\nHi.\n")
     (inputs / "big.txt").write_text(("The sea was calm. " * 12 + "\n\n") * 25_000)  # about 5 MB
     workspace = Workspace.at(tmp_path / "ws")
-    report = build([str(inputs)], workspace, hashing_settings, use_prefect=False, quiet=True)
+    report = build([str(inputs)], workspace, hashing_settings, quiet=True)
     failures = read_frame(workspace, "failures")
     by_doc = dict(zip(failures["doc_id"], failures["error"]))
     assert "empty document" in by_doc["empty"] and "binary" in by_doc["binary"]
@@ -100,7 +101,7 @@ def test_failing_stage_is_recorded_and_blocks_only_its_document(tmp_path, hashin
 
     patched = [s if s.name != "split_chunks" else type(s)(**{**s.__dict__, "run": explode}) for s in stage_module.STAGES]
     workspace = Workspace.at(tmp_path / "ws")
-    report = build([str(SCREENPLAY), str(STORY)], workspace, hashing_settings, stages=patched, use_prefect=False, quiet=True)
+    report = build([str(SCREENPLAY), str(STORY)], workspace, hashing_settings, stages=patched, quiet=True)
     by_doc = {d.doc_id: {o.stage: o.status for o in d.outcomes} for d in report.documents}
     assert by_doc["the_fisherman_and_his_wife"]["split_chunks"] == "failed"
     assert by_doc["the_fisherman_and_his_wife"]["embed_texts"] == "blocked"
@@ -108,7 +109,7 @@ def test_failing_stage_is_recorded_and_blocks_only_its_document(tmp_path, hashin
     failures = read_frame(workspace, "failures")
     assert failures["error"].str.contains("chunker exploded").any()
     # Fixed code: the failure disappears on the next build.
-    report = build([str(SCREENPLAY), str(STORY)], workspace, hashing_settings, use_prefect=False, quiet=True)
+    report = build([str(SCREENPLAY), str(STORY)], workspace, hashing_settings, quiet=True)
     assert report.ok and read_frame(workspace, "failures").empty
 
 
@@ -117,7 +118,7 @@ def test_manifest_records_the_settings_of_each_stage(tmp_path, hashing_settings)
 
     off = hashing_settings.model_copy(update={"extract_facts": hashing_settings.extract_facts.model_copy(update={"enabled": False})})
     workspace = Workspace.at(tmp_path / "ws")
-    build([str(STORY)], workspace, off, use_prefect=False, quiet=True)
+    build([str(STORY)], workspace, off, quiet=True)
     manifest = load_manifest(workspace, "the_fisherman_and_his_wife")
     assert manifest.stages["extract_facts"].details["config"]["enabled"] is False
     assert manifest.stages["canonicalize_entities"].details["config"]["enabled"] is True

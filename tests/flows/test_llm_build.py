@@ -28,7 +28,7 @@ def _build(workspace: Workspace, server: FakeOpenAIServer, cache: bool) -> tuple
     with OpenAICompatibleClient(llm_settings, cache=LLMCache(workspace.cache_dir / "llm") if cache else None,
                                 sleep=lambda _s: None) as client:
         report = build([str(SCREENPLAY)], workspace, settings, resources=make_resources(settings, llm=client),
-                       use_prefect=False, quiet=True)
+                       quiet=True)
     return settings, report
 
 

@@ -153,7 +153,7 @@ def test_switching_mode_reruns_only_cleaning_and_storylines(tmp_path) -> None:
     stats = {}
     for number, mode in enumerate(("saber", "heuristic", "raw", "saber")):
         settings = load_settings(overrides={"embed_texts": {"backend": "hashing"}, "break_cycles": {"mode": mode}})
-        report = build([str(SCREENPLAY)], workspace, settings, stages=standin_chain(), use_prefect=False, quiet=True)
+        report = build([str(SCREENPLAY)], workspace, settings, stages=standin_chain(), quiet=True)
         outcome = {o.stage: o.status for o in report.documents[0].outcomes}
         assert report.ok, outcome
         expected_rebuilt = {"break_cycles", "induce_storylines"} if number else set(outcome)

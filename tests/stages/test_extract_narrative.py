@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from schemas.config import SplitChunksSettings
-from tasks.query.store.entity_lexicon import EntityLexicon, resolve_names
+from tasks.entity_lexicon import EntityLexicon, resolve_names
 from tasks.llm.client import OpenAICompatibleClient
 from tasks.narrative.cues import event_type, line_type
 from tasks.llm.prompts import load_prompt, render_messages
@@ -41,7 +41,7 @@ def test_resolve_names_uses_aliases_boundaries_and_longest_match() -> None:
     assert resolve_names("Tomorrow I will go", ENTITIES) == []  # word boundaries; "will" is no name
     assert resolve_names("程勇爸爸不耐烦地", ENTITIES) == ["e_father"]  # longest match first
     assert resolve_names("老程！", ENTITIES) == ["e_cheng"]
-    spans = EntityLexicon.from_entities(ENTITIES).find("Tom, listen. Will!", offset=10)
+    spans = EntityLexicon.from_entities(ENTITIES).find_mentions("Tom, listen. Will!", offset=10)
     assert [(m.start, m.end, m.entity_id) for m in spans] == [(10, 13, "e_tom"), (23, 27, "e_will")]
 
 

@@ -177,7 +177,7 @@ def check_chain(workspace: Workspace, doc_id: str) -> dict[str, pd.DataFrame]:
 def test_whole_chain_offline_on_the_samples(tmp_path) -> None:
     workspace = Workspace.at(tmp_path / "ws")
     settings = load_settings(overrides={"embed_texts": {"backend": "hashing"}})
-    report = build([str(SCREENPLAY), str(STORY)], workspace, settings, stages=standin_chain(), use_prefect=False, quiet=True)
+    report = build([str(SCREENPLAY), str(STORY)], workspace, settings, stages=standin_chain(), quiet=True)
     assert report.ok, [(o.stage, o.error) for d in report.documents for o in d.outcomes if o.error]
     tables_ = check_chain(workspace, "the_lighthouse_key")
     assert set(tables_["episodes"]["method"]) == {"heuristic"}
@@ -189,7 +189,7 @@ def test_whole_chain_through_the_test_server(tmp_path) -> None:
     settings = load_settings(overrides={"embed_texts": {"backend": "hashing"}})
     with llm_client(scripted_answer) as (client, server):
         report = build([str(SCREENPLAY)], workspace, settings, stages=standin_chain(),
-                       resources=make_resources(settings, llm=client), use_prefect=False, quiet=True)
+                       resources=make_resources(settings, llm=client), quiet=True)
         asked = len(server.chat_requests())
     assert report.ok, [(o.stage, o.error) for d in report.documents for o in d.outcomes if o.error]
     t = check_chain(workspace, "the_lighthouse_key")
@@ -206,7 +206,7 @@ def test_whole_chain_survives_llm_faults_with_failure_rows(tmp_path) -> None:
     with llm_client(scripted_answer) as (client, server):
         server.set_fault_rate(0.4, kinds=("malformed_json", "schema_invalid", "http_500"))
         report = build([str(SCREENPLAY)], workspace, settings, stages=standin_chain(),
-                       resources=make_resources(settings, llm=client), use_prefect=False, quiet=True)
+                       resources=make_resources(settings, llm=client), quiet=True)
     assert report.ok, [(o.stage, o.error) for d in report.documents for o in d.outcomes if o.error]
     failures = read_frame(workspace, "failures", "the_lighthouse_key")
     hierarchy = failures[failures["stage"].isin(["assemble_episodes", "relate_episodes", "break_cycles", "induce_storylines"])]

@@ -14,14 +14,12 @@ import tomllib
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import Any, Callable
 
 from schemas.responses.query import SkillChoice
 from tasks.llm.client import LLMClient, LLMRequest
-
-if TYPE_CHECKING:  # annotations only: the query pipeline imports this module lazily
-    from tasks.query.evidence_board import EvidenceBoard
-    from tasks.query.plan import QueryIntents
+from tasks.query.evidence_board import EvidenceBoard
+from tasks.query.plan import QueryIntents, decompose
 
 SKILLS_DIR = Path(__file__).resolve().parent
 OPTION_ADMISSION = "option_admission"
@@ -181,8 +179,6 @@ class _TextOnlyEnv:
 
 def _form_of(question: str, options: list[str] | None, intents: QueryIntents | None) -> tuple[str, set[str]]:
     if intents is None:
-        from tasks.query.plan import decompose
-
         intents = decompose(_TextOnlyEnv(), question, options)  # type: ignore[arg-type]
     return intents.form.wh, set(intents.needs)
 

@@ -9,6 +9,7 @@ import networkx as nx
 import numpy as np
 
 from tasks.query.tools.env import ToolEnv
+from tasks.query.tools.text import atomic_fact_search  # reused for the per-entity fact budget
 from tasks.tables.io import as_list
 from tasks.query.tools.types import ToolRow, provenance
 
@@ -94,7 +95,6 @@ def entity_lookup(env: ToolEnv, entity_id: str | None = None, name: str | None =
         return []
     focus = query or env.store.entities_by_id[entity_id]["name"]
     rows = [_entity_row(env, entity_id, 1.0, focus)]
-    from tasks.query.tools.text import atomic_fact_search  # text tool, reused for the per-entity fact budget
 
     rows.extend(atomic_fact_search(env, focus, [entity_id], FACTS_PER_ENTITY))
     rows.extend(relation_search(env, focus, [entity_id], top_k=5))

@@ -12,7 +12,8 @@ from schemas.config import Settings
 from schemas.responses.agent import FinalAnswerReply
 from tasks.query.agent_loop import request_factory_for
 from tasks.query.finalize_llm import FINAL_PROMPT, check_reply, final_values, make_llm_finalizer, quote_in
-from tasks.query.answer_nkw import FinalAnswer, answer_nkw
+from tasks.query.answer_nkw import answer_nkw
+from tasks.query.finalize import FinalAnswer
 from tasks.query.answer_types import Answer
 from tasks.tables.contracts import check_contracts
 from tasks.query.evidence_board import BoardItem, EvidenceBoard, Passage

@@ -97,7 +97,7 @@ class EntityLexicon:
                            cjk, max((len(k) for k in cjk), default=0))
         return self._latin
 
-    def find(self, text: str, offset: int = 0) -> list[Match]:
+    def find_mentions(self, text: str, offset: int = 0) -> list[Match]:
         """Non-overlapping entity matches in `text`, leftmost-longest, with spans shifted by `offset`."""
         if not text or not self.surfaces:
             return []
@@ -151,7 +151,7 @@ class EntityLexicon:
             entity_id = self.surfaces.get(candidate.casefold())
             if entity_id is not None:
                 return [entity_id]
-        return _unique(m.entity_id for m in self.find(cleaned))
+        return _unique(m.entity_id for m in self.find_mentions(cleaned))
 
     def resolve_one(self, text_or_name: str | None) -> str | None:
         """The first entity id named in `text_or_name`, or None."""

@@ -1,0 +1,24 @@
+"""What a finalizer returns, and its signature: shared by the query pipeline and both finalizers
+(offline and LLM), so neither imports the pipeline that calls it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from tasks.query.evidence_board import EvidenceBoard
+from tasks.query.plan import QueryIntents
+from tasks.query.tools.env import ToolEnv
+
+
+@dataclass
+class FinalAnswer:
+    text: str
+    chosen_option: int | None = None
+    option_scores: list[float] | None = None
+    quotes: list[tuple[str, str]] | None = None  # (section id, quote)
+    notes: list[str] | None = None
+    is_offline: bool = True
+
+
+Finalizer = Callable[[ToolEnv, str, list[str] | None, QueryIntents, EvidenceBoard, list[str]], FinalAnswer]
