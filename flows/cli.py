@@ -167,11 +167,13 @@ def cmd_eval(args: argparse.Namespace) -> int:
 def cmd_sql(args: argparse.Namespace) -> int:
     import duckdb
 
-    from tasks.tables.warehouse import QueryRefused, run_query
+    from tasks.tables.warehouse import QueryLimits, QueryRefused, run_query
 
+    settings = _settings(args)
     workspace = _workspace(args)
+    limits = QueryLimits(settings.sql.timeout_s, settings.sql.memory_limit, settings.sql.threads)
     try:
-        table = run_query(workspace, args.query)
+        table = run_query(workspace, args.query, limits=limits)
     except QueryRefused as exc:
         raise UserError(str(exc)) from None
     except duckdb.Error as exc:
@@ -265,6 +267,7 @@ def build_parser() -> argparse.ArgumentParser:
     sql.add_argument("--workspace", "-w", required=True)
     sql.add_argument("--format", choices=["table", "csv", "json"], default="table")
     sql.add_argument("--max-rows", type=int, default=200, help="rows shown in table format")
+    sql.add_argument("--config", help="TOML settings file ([sql] timeout_s, memory_limit, threads)")
     sql.add_argument("--debug", action="store_true")
     sql.set_defaults(func=cmd_sql)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
 from typing import Any
 
 import pyarrow as pa
@@ -13,11 +14,30 @@ from tasks.query.answer_types import Answer
 from tasks.tables.io import Workspace, read_frame
 
 
+def json_value(value: Any) -> Any:
+    """A query cell as plain JSON: NaN/Infinity become null; dates, times, decimals and bytes become text."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, (list, tuple)):
+        return [json_value(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): json_value(v) for k, v in value.items()}
+    if value is None or isinstance(value, (str, int, bool)):
+        return value
+    if isinstance(value, (bytes, bytearray)):
+        return value.hex()
+    return value.isoformat() if hasattr(value, "isoformat") else str(value)
+
+
+def _json(value: Any) -> str:
+    return json.dumps(json_value(value), ensure_ascii=False, allow_nan=False)
+
+
 def _cell(value: Any, width: int = 60) -> str:
     if value is None:
         return ""
-    if isinstance(value, (list, dict)):
-        value = json.dumps(value, ensure_ascii=False)
+    if isinstance(value, (list, dict, tuple)):
+        value = _json(value)
     text = " ".join(str(value).split())
     return text if len(text) <= width else text[: width - 1] + "…"
 
@@ -26,13 +46,13 @@ def format_table(table: pa.Table, fmt: str = "table", max_rows: int = 200) -> st
     """Query results as an aligned text table, CSV, or a JSON list of row objects."""
     rows = table.to_pylist()
     if fmt == "json":
-        return json.dumps(rows, ensure_ascii=False, indent=1, default=str)
+        return json.dumps(json_value(rows), ensure_ascii=False, indent=1, allow_nan=False)
     if fmt == "csv":
         buffer = io.StringIO()
         writer = csv.DictWriter(buffer, fieldnames=table.column_names)
         writer.writeheader()
         for row in rows:
-            writer.writerow({k: (json.dumps(v, ensure_ascii=False) if isinstance(v, (list, dict)) else v) for k, v in row.items()})
+            writer.writerow({k: (_json(v) if isinstance(v, (list, dict, tuple)) else v) for k, v in row.items()})
         return buffer.getvalue().rstrip("\n")
     shown = rows[:max_rows]
     columns = table.column_names
