@@ -97,7 +97,8 @@ def build_json(report) -> dict[str, Any]:
         "ingest_failures": report.ingest_failures,
         "documents": [{"doc_id": d.doc_id, "title": d.title,
                        "stages": [{"stage": o.stage, "status": o.status, "rows": o.rows, "seconds": round(o.seconds, 3),
-                                   "error": o.error, "warnings": o.warnings} for o in d.outcomes]}
+                                   "error": o.error, "warnings": o.warnings, "lost_items": o.lost_items}
+                                  for o in d.outcomes]}
                       for d in report.documents],
     }
 
@@ -112,16 +113,26 @@ def build_text(report, workspace: Workspace) -> str:
         failed = [o for o in document.outcomes if o.status == "failed"]
         for outcome in failed:
             lines.append(f"failed: {document.doc_id} {outcome.stage}: {outcome.error}")
-    everything_skipped = summary["built"] == 0 and summary["failed"] == 0 and summary["documents"] > 0
+    everything_skipped = summary["built"] == summary["partial"] == summary["failed"] == 0 and summary["documents"] > 0
     status = "every stage up to date (all skipped)" if everything_skipped else \
-        f"{summary['built']} stage runs built, {summary['skipped']} skipped, {summary['failed']} failed"
+        f"{summary['built']} stage runs built, {summary['partial']} partial, {summary['skipped']} skipped, " \
+        f"{summary['failed']} failed"
     lines.append(f"{summary['documents']} document(s): {status} in {summary['seconds']:.1f} s")
+    if summary["partial"]:
+        stages = sorted({o.stage for d in report.documents for o in d.outcomes if o.status == "partial"})
+        lines.append(f"INCOMPLETE: {summary['lost_items']} item(s) lost in {summary['partial']} stage run(s) "
+                     f"({', '.join(stages)}): the LLM server did not answer; run the same `nkw build` again "
+                     "(or `nkw build --retry-failed -w ...`) to retry exactly those items")
     if not report.ok:
         lines.append("see `nkw inspect --workspace ...` for the failures table")
     return "\n".join(lines)
 
 
+def document_ids(workspace: Workspace) -> list[str]:
+    return [str(d) for d in read_frame(workspace, "documents", columns=["doc_id"])["doc_id"]]
+
+
 def only_document(workspace: Workspace) -> str | None:
     """The document id when the workspace holds exactly one document."""
-    documents = read_frame(workspace, "documents", columns=["doc_id"])
-    return str(documents["doc_id"].iloc[0]) if len(documents) == 1 else None
+    documents = document_ids(workspace)
+    return documents[0] if len(documents) == 1 else None
