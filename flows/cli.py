@@ -94,6 +94,7 @@ def cmd_build(args: argparse.Namespace) -> int:
     from flows.stages import STAGES_BY_NAME, select_stages
     from flows.retry import paths_to_retry
     from tasks.llm.preflight import LLMUnavailable
+    from tasks.tables.lock import WorkspaceLocked
 
     settings = _settings(args)
     workspace = _workspace(args, must_exist=bool(args.retry_failed and not args.paths))
@@ -128,7 +129,7 @@ def cmd_build(args: argparse.Namespace) -> int:
         resources = replace(make_resources(settings, llm=llm), force=force)
         report = build(paths, workspace, settings, stages=stages, resources=resources, use_prefect=not args.no_prefect,
                        quiet=args.quiet or args.json, allow_offline_fallback=args.allow_offline_fallback)
-    except LLMUnavailable as exc:
+    except (LLMUnavailable, WorkspaceLocked) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_FAILED
     finally:

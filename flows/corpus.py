@@ -18,6 +18,7 @@ from tasks.embeddings import build_embedder
 from tasks.ingest.ingest_documents import IngestResult, ingest_paths
 from tasks.llm.preflight import LLMUnavailable, server_problem
 from tasks.tables.io import Workspace, write_table
+from tasks.tables.lock import workspace_lock
 
 
 @dataclass
@@ -131,8 +132,15 @@ def build(paths: list[str], workspace: Workspace, settings: Settings, *, stages:
           allow_offline_fallback: bool = False) -> BuildReport:
     """Ingest `paths` and bring every stage of every document up to date.
 
-    Raises LLMUnavailable when LLM stages have work and the configured server does not answer
-    (unless `allow_offline_fallback`)."""
+    Raises WorkspaceLocked when another build holds the workspace, and LLMUnavailable when LLM
+    stages have work and the configured server does not answer (unless `allow_offline_fallback`)."""
+    with workspace_lock(workspace):
+        return _build(paths, workspace, settings, stages=stages, resources=resources, use_prefect=use_prefect,
+                      quiet=quiet, allow_offline_fallback=allow_offline_fallback)
+
+
+def _build(paths: list[str], workspace: Workspace, settings: Settings, *, stages: list[Stage] | None,
+           resources: Resources | None, use_prefect: bool, quiet: bool, allow_offline_fallback: bool) -> BuildReport:
     started = time.perf_counter()
     stages = stages or select_stages()
     resources = resources or make_resources(settings)
