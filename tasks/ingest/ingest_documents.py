@@ -217,6 +217,8 @@ def _claim_id(document: RawDocument, owners: dict[str, str], contents: dict[str,
     if doc_id in claimed and same_content:
         result.notices.append(f"{document.source}: same content as {owners.get(doc_id, doc_id)}; one document ({doc_id})")
         return None
+    if same_content and owners.get(doc_id, document.owner_key) != document.owner_key:
+        result.notices.append(f"{document.source}: same content as {owners[doc_id]}; one document ({doc_id})")
     if not same_content and (owners.get(doc_id, document.owner_key) != document.owner_key or doc_id in claimed):
         doc_id = f"{doc_id}-{stable_hash('source', document.source, length=8)}"
         document = RawDocument(**{**document.__dict__, "doc_id": doc_id})
