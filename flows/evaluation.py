@@ -23,7 +23,7 @@ from tasks.evaluate.metrics import (METRICS, Question, best_rouge, evidence_reca
 from schemas.ids import sha256_bytes, stable_hash
 from tasks.tables.io import Workspace, read_frame, write_table
 from flows.answer_journal import AnswerJournal
-from flows.question_checks import describe_problems, read_lines, validate_questions
+from flows.question_checks import build_gaps, describe_problems, read_lines, validate_questions
 
 
 class QuestionFileError(ValueError):
@@ -169,7 +169,7 @@ def evaluate(workspace: Workspace, questions_path: Path, settings: Settings, *, 
     write_table(workspace, "eval_metrics", metrics, run_id)
     by_qtype = {q: summarize(g) for q, g in frame.groupby(frame["qtype"].fillna("(none)"))} if frame["qtype"].notna().any() else {}
     missing = sorted(frame.loc[frame["status"] == "document_missing", "doc_id"].unique().tolist())
-    notes = []
+    notes = [gaps for doc_id, _ in jobs if doc_id not in missing and (gaps := build_gaps(workspace, doc_id))]
     if frame["is_offline"].fillna(True).all():
         notes.append("offline: answers are extractive (no LLM); ROUGE-L is against the reference text")
     if samples > 1 and frame["is_offline"].fillna(True).all():

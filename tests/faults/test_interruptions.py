@@ -41,7 +41,7 @@ def test_kill_9_at_random_points_then_rebuild_equals_an_uninterrupted_build(tmp_
         process = _start_build(ws)
         time.sleep(rng.uniform(0.2, 0.9) * full)
         process.send_signal(signal.SIGKILL)
-        process.wait()
+        assert process.wait() == -signal.SIGKILL  # killed mid-build, not finished
     result = nkw("build", str(SCREENPLAY), "-w", str(ws.root), *BUILD)
     assert result.returncode == 0, result.stderr
     assert table_contents(ws) == expected
