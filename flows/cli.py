@@ -83,7 +83,9 @@ def _path_problem(path: str) -> str | None:
     except OSError as exc:
         if exc.errno == errno.ELOOP:
             return f"symlink loop: {path}"
-        return f"no such file or folder: {path}" if exc.errno == errno.ENOENT else f"cannot read {path}: {exc.strerror}"
+        if exc.errno == errno.ENOENT:
+            return f"no such file or folder: {path}"
+        return f"cannot read {path}: {exc.strerror}"
     return None
 
 
@@ -105,7 +107,8 @@ def cmd_build(args: argparse.Namespace) -> int:
     force = frozenset(name.strip() for name in (args.force or "").split(",") if name.strip())
     unknown = sorted(force - set(STAGES_BY_NAME))
     if unknown:
-        raise UserError(f"unknown stage(s) for --force: {', '.join(unknown)}; stages: {', '.join(STAGES_BY_NAME)}")
+        raise UserError(f"unknown stage(s) for --force: {', '.join(unknown)}; "
+                        f"stages: {', '.join(STAGES_BY_NAME)}")
     paths = list(args.paths)
     if not paths and args.retry_failed:
         paths = paths_to_retry(workspace)
@@ -113,7 +116,8 @@ def cmd_build(args: argparse.Namespace) -> int:
             print(f"workspace {workspace.root}: nothing to retry (no stage is partial or failed)")
             return 0
     elif not paths:
-        raise UserError("give at least one PATH to build (or --retry-failed to retry a workspace's failed items)")
+        raise UserError("give at least one PATH to build "
+                        "(or --retry-failed to retry a workspace's failed items)")
     problems = [p for p in map(_path_problem, paths) if p]
     if problems and len(problems) == len(paths):
         raise UserError("; ".join(problems))
@@ -127,8 +131,9 @@ def cmd_build(args: argparse.Namespace) -> int:
     llm = _llm_client(settings, workspace)
     try:
         resources = replace(make_resources(settings, llm=llm), force=force)
-        report = build(paths, workspace, settings, stages=stages, resources=resources, use_prefect=not args.no_prefect,
-                       quiet=args.quiet or args.json, allow_offline_fallback=args.allow_offline_fallback)
+        report = build(paths, workspace, settings, stages=stages, resources=resources,
+                       use_prefect=not args.no_prefect, quiet=args.quiet or args.json,
+                       allow_offline_fallback=args.allow_offline_fallback)
     except (LLMUnavailable, WorkspaceLocked) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_FAILED
@@ -157,7 +162,8 @@ def cmd_ask(args: argparse.Namespace) -> int:
     doc_id = args.doc or cli_output.only_document(workspace)
     if doc_id is None:
         if not cli_output.document_ids(workspace):
-            raise UserError(f"workspace {args.workspace} holds no documents; build one with `nkw build PATH -w ...`")
+            raise UserError(f"workspace {args.workspace} holds no documents; "
+                            "build one with `nkw build PATH -w ...`")
         raise UserError("this workspace holds several documents; choose one with --doc (see `nkw inspect`)")
     llm = _llm_client(settings, workspace)
     engine = QueryEngine(workspace, settings, llm=llm)
@@ -172,7 +178,8 @@ def cmd_ask(args: argparse.Namespace) -> int:
     if gaps:
         print(f"warning: {gaps}", file=sys.stderr)
     if args.json:
-        print(json.dumps({**answer.to_json(), **({"warning": gaps} if gaps else {})}, ensure_ascii=False, indent=1))
+        payload = {**answer.to_json(), **({"warning": gaps} if gaps else {})}
+        print(json.dumps(payload, ensure_ascii=False, indent=1))
     else:
         print(cli_output.answer_text(answer, show_trace=args.trace))
     return 0
@@ -209,8 +216,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
     print(json.dumps(report.to_json(), ensure_ascii=False, indent=1) if args.json else format_report(report))
     if report.skipped_documents:
         skipped = int((report.rows["status"] != "answered").sum())
-        print(f"error: {skipped} of {len(report.rows)} answer(s) not produced: documents not in the workspace: "
-              f"{', '.join(report.skipped_documents)}", file=sys.stderr)
+        print(f"error: {skipped} of {len(report.rows)} answer(s) not produced: "
+              f"documents not in the workspace: {', '.join(report.skipped_documents)}", file=sys.stderr)
         return EXIT_FAILED
     return 0
 
@@ -279,7 +286,8 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     build = commands.add_parser("build", help="ingest documents and build every table (skips what is unchanged)")
-    build.add_argument("paths", nargs="*", metavar="PATH", help="text/Markdown/screenplay files, folders, or documents.jsonl")
+    build.add_argument("paths", nargs="*", metavar="PATH",
+                       help="text/Markdown/screenplay files, folders, or documents.jsonl")
     _common(build)
     build.add_argument("--concurrency", type=int, help="documents built at the same time")
     build.add_argument("--stages", help="comma-separated stage names to run (default: all)")
@@ -287,8 +295,9 @@ def build_parser() -> argparse.ArgumentParser:
     build.add_argument("--no-prefect", action="store_true", help="run in-process without Prefect")
     build.add_argument("--dry-run", action="store_true", help="estimate LLM calls and tokens per stage; change nothing")
     build.add_argument("--retry-failed", action="store_true",
-                       help="rebuild the documents with partial or failed stages (no PATH needed: their recorded "
-                            "sources); cached LLM replies cost nothing, so only the failed items are asked again")
+                       help="rebuild the documents with partial or failed stages (no PATH needed: "
+                            "their recorded sources); cached LLM replies cost nothing, so only the "
+                            "failed items are asked again")
     build.add_argument("--force", metavar="STAGE[,STAGE]", help="rebuild these stages even when up to date")
     build.add_argument("--allow-offline-fallback", action="store_true",
                        help="if the LLM server does not answer, build LLM stages with the offline heuristics "

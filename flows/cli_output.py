@@ -52,7 +52,8 @@ def format_table(table: pa.Table, fmt: str = "table", max_rows: int = 200) -> st
         writer = csv.DictWriter(buffer, fieldnames=table.column_names)
         writer.writeheader()
         for row in rows:
-            writer.writerow({k: (_json(v) if isinstance(v, (list, dict, tuple)) else v) for k, v in row.items()})
+            writer.writerow({k: (_json(v) if isinstance(v, (list, dict, tuple)) else v)
+                             for k, v in row.items()})
         return buffer.getvalue().rstrip("\n")
     shown = rows[:max_rows]
     columns = table.column_names
@@ -113,7 +114,8 @@ def build_text(report, workspace: Workspace) -> str:
         failed = [o for o in document.outcomes if o.status == "failed"]
         for outcome in failed:
             lines.append(f"failed: {document.doc_id} {outcome.stage}: {outcome.error}")
-    everything_skipped = summary["built"] == summary["partial"] == summary["failed"] == 0 and summary["documents"] > 0
+    nothing_ran = summary["built"] == summary["partial"] == summary["failed"] == 0
+    everything_skipped = nothing_ran and summary["documents"] > 0
     status = "every stage up to date (all skipped)" if everything_skipped else \
         f"{summary['built']} stage runs built, {summary['partial']} partial, {summary['skipped']} skipped, " \
         f"{summary['failed']} failed"

@@ -39,7 +39,8 @@ class BuildReport:
     @property
     def ok(self) -> bool:
         """A build that lost work (a failed input, a failed stage, items the LLM never answered) is not ok."""
-        return not self.ingest_failures and not any(d.failed for d in self.documents) and not self.count("partial")
+        lost = any(d.failed for d in self.documents) or self.count("partial")
+        return not self.ingest_failures and not lost
 
     def summary(self) -> dict[str, Any]:
         return {"documents": len(self.documents), "built": self.count("built"), "skipped": self.count("skipped"),
@@ -75,7 +76,8 @@ class Progress:
         with self._lock:
             self.finished += 1
             partial = any(o.status == "partial" for o in report.outcomes)
-            status = "FAILED (see failures)" if report.failed else "PARTIAL (LLM items lost)" if partial else "done"
+            status = ("FAILED (see failures)" if report.failed
+                      else "PARTIAL (LLM items lost)" if partial else "done")
             print(f"[{self.finished}/{self.total}] {report.doc_id} {status}", file=self.stream, flush=True)
 
 
@@ -83,7 +85,8 @@ def ingest(paths: list[str], workspace: Workspace, settings: Settings) -> Ingest
     manifests = list_manifests(workspace)
     known = {m.doc_id: m.source for m in manifests if m.source}
     content = {m.doc_id: m.input_sha256 for m in manifests if m.input_sha256}
-    return ingest_paths(paths, max_chars=settings.build.max_document_chars, known_sources=known, known_content=content)
+    return ingest_paths(paths, max_chars=settings.build.max_document_chars, known_sources=known,
+                        known_content=content)
 
 
 def record_ingest_failures(workspace: Workspace, result: IngestResult) -> list[dict[str, str]]:
@@ -110,9 +113,9 @@ def make_resources(settings: Settings, llm: Any = None, embedder_factory: Callab
                      llm=llm)
 
 
-def preflight(resources: Resources, stages: list[Stage], pending: dict[str, list[str]], allow_offline_fallback: bool,
-              notices: list[str]) -> Resources:
-    """Check the LLM server once before any LLM stage runs; LLMUnavailable (or the heuristics) if it is down."""
+def preflight(resources: Resources, stages: list[Stage], pending: dict[str, list[str]],
+              allow_offline_fallback: bool, notices: list[str]) -> Resources:
+    """Check the LLM server once before any LLM stage runs: LLMUnavailable (or the heuristics) if down."""
     llm_stages = {s.name for s in stages if s.uses_llm}
     if resources.llm is None or not any(llm_stages & set(names) for names in pending.values()):
         return resources
@@ -121,9 +124,11 @@ def preflight(resources: Resources, stages: list[Stage], pending: dict[str, list
         return resources
     if not allow_offline_fallback:
         raise LLMUnavailable(f"{problem}; the build did not start. Start the server (check it with "
-                             "`nkw llm check`), or pass --allow-offline-fallback to build with the offline heuristics")
-    notices.append(f"{problem}: LLM stages use the OFFLINE HEURISTICS instead (--allow-offline-fallback); the manifest "
-                   "records them as heuristic, and they rebuild with the LLM once the server answers")
+                             "`nkw llm check`), or pass --allow-offline-fallback to build with the "
+                             "offline heuristics")
+    notices.append(f"{problem}: LLM stages use the OFFLINE HEURISTICS instead (--allow-offline-fallback); "
+                   "the manifest records them as heuristic, and they rebuild with the LLM once the server "
+                   "answers")
     return replace(resources, llm=None)
 
 
@@ -140,7 +145,8 @@ def build(paths: list[str], workspace: Workspace, settings: Settings, *, stages:
 
 
 def _build(paths: list[str], workspace: Workspace, settings: Settings, *, stages: list[Stage] | None,
-           resources: Resources | None, use_prefect: bool, quiet: bool, allow_offline_fallback: bool) -> BuildReport:
+           resources: Resources | None, use_prefect: bool, quiet: bool,
+           allow_offline_fallback: bool) -> BuildReport:
     started = time.perf_counter()
     stages = stages or select_stages()
     resources = resources or make_resources(settings)
@@ -152,7 +158,8 @@ def _build(paths: list[str], workspace: Workspace, settings: Settings, *, stages
     checked = preflight(resources, stages, pending, allow_offline_fallback, report.notices)
     if checked is not resources:  # offline fallback: the heuristics' fingerprints decide what is pending
         resources = checked
-        pending = {doc.doc_id: pending_stages(workspace, doc, stages, settings, resources) for doc in result.documents}
+        pending = {doc.doc_id: pending_stages(workspace, doc, stages, settings, resources)
+                   for doc in result.documents}
     to_build = [doc for doc in result.documents if pending[doc.doc_id]]
     progress = Progress(len(to_build), quiet=quiet)
     for doc in result.documents:

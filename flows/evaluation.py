@@ -69,7 +69,8 @@ def check_documents(workspace: Workspace, questions: list[Question]) -> None:
     wanted = sorted({q.doc_id for q in questions})
     if not present & set(wanted):
         listed = ", ".join(wanted[:5]) + (f" and {len(wanted) - 5} more" if len(wanted) > 5 else "")
-        raise QuestionFileError(f"none of the questions' documents ({listed}) are in workspace {workspace.root.name!r}; "
+        raise QuestionFileError(f"none of the questions' documents ({listed}) are in workspace "
+                                f"{workspace.root.name!r}; "
                                 "build them first (see `nkw inspect`)")
 
 

@@ -24,9 +24,11 @@ def _rows(con, sql: str) -> list[dict[str, Any]]:
 
 
 def _partition_check(workspace: Workspace, checked: ledger.Verification) -> dict[str, Any]:
-    relative = [str(p.relative_to(workspace.root)) for p in checked.unknown + checked.altered]
+    def relative(paths: list) -> list[str]:
+        return [str(p.relative_to(workspace.root)) for p in paths]
+
     return {"verified": ledger.has_ledger(workspace.root), "trusted": len(checked.trusted),
-            "unknown": [r for r in relative[: len(checked.unknown)]], "altered": relative[len(checked.unknown):]}
+            "unknown": relative(checked.unknown), "altered": relative(checked.altered)}
 
 
 def inspect_json(workspace: Workspace) -> dict[str, Any]:
@@ -103,7 +105,8 @@ def inspect_text(workspace: Workspace) -> str:
                      f"{counts.get('failed', 0):>4} failed {counts['seconds']:>9.1f} s")
     partial = sum(counts.get("partial", 0) for counts in data["stages"].values())
     if partial:
-        lines.append(f"  partial: {partial} stage run(s) lost LLM items; `nkw build` again retries exactly those items")
+        lines.append(f"  partial: {partial} stage run(s) lost LLM items; "
+                     "`nkw build` again retries exactly those items")
     lines += _partition_lines(data["partitions"])
     lines += _statistics_lines("assets per document (paper table B.8)", data["assets"])
     lines += _statistics_lines("narrative hierarchy per document (paper tables B.8-B.9)", data["hierarchy"])

@@ -46,8 +46,14 @@ def _watchdog() -> int:
     global _watchdog_fd
     if _watchdog_fd is None:
         read_end, write_end = os.pipe()  # not inherited by other children (PEP 446)
-        subprocess.Popen([sys.executable, "-c", WATCHDOG, str(read_end)], pass_fds=(read_end,), start_new_session=True,
-                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        subprocess.Popen(
+            [sys.executable, "-c", WATCHDOG, str(read_end)],
+            pass_fds=(read_end,),
+            start_new_session=True,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         os.close(read_end)
         _watchdog_fd = write_end
     return _watchdog_fd

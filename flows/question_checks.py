@@ -43,8 +43,9 @@ def _record_problems(record: Any) -> list[str]:
     if record.get("answer") is not None and not isinstance(record["answer"], str):
         problems.append("'answer' must be text")
     options = record.get("options")
-    if options is not None and (not isinstance(options, list)
-                                or not all(isinstance(o, str) and o.strip() for o in options)):
+    if options is not None and (
+        not isinstance(options, list) or not all(isinstance(o, str) and o.strip() for o in options)
+    ):
         problems.append("'options' must be a list of non-empty strings")
         options = None
     gold = record.get("gold_option")
@@ -54,7 +55,9 @@ def _record_problems(record: Any) -> list[str]:
         elif not options:
             problems.append("'gold_option' is given but there are no 'options'")
         elif not 0 <= gold < len(options):
-            problems.append(f"'gold_option' {gold} is out of range for {len(options)} options (0..{len(options) - 1})")
+            problems.append(
+                f"'gold_option' {gold} is out of range for {len(options)} options (0..{len(options) - 1})"
+            )
     for key, kind in (("qtype", str), ("meta", dict)):
         if record.get(key) is not None and not isinstance(record[key], kind):
             problems.append(f"{key!r} must be {'text' if kind is str else 'an object'}")
@@ -105,7 +108,9 @@ def build_gaps(workspace: Workspace, doc_id: str) -> str | None:
     if not gaps:
         return None
     parts = "; ".join(f"{status}: {', '.join(names)}" for status, names in gaps.items())
-    return f"document {doc_id!r} is not fully built ({parts}); answers may miss evidence — run `nkw build` again"
+    return (
+        f"document {doc_id!r} is not fully built ({parts}); answers may miss evidence — run `nkw build` again"
+    )
 
 
 def read_lines(path: Path) -> list[str]:

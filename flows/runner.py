@@ -107,8 +107,9 @@ def pending_stages(workspace: Workspace, raw: RawDocument, stages: list[Stage], 
     manifest = load_manifest(workspace, raw.doc_id)
     pending: list[str] = []
     for stage in stages:
+        fingerprint = fingerprint_for(stage, raw, manifest, settings, resources)
         if pending or stage.name in resources.force or not is_up_to_date(
-                workspace, manifest.stages.get(stage.name), fingerprint_for(stage, raw, manifest, settings, resources)):
+                workspace, manifest.stages.get(stage.name), fingerprint):
             pending.append(stage.name)
     return pending
 
@@ -185,8 +186,8 @@ def run_stage(workspace: Workspace, raw: RawDocument, stage: Stage, settings: Se
                                         **({"config": getattr(settings, stage.config).model_dump(mode="json")}
                                            if stage.config else {})})
     save_manifest(workspace, manifest)
-    return StageOutcome(stage.name, status, {n: r["rows"] for n, r in records.items() if n not in SIDE_TABLES or r["rows"]},
-                        seconds, warnings=warnings, lost_items=lost)
+    rows = {n: r["rows"] for n, r in records.items() if n not in SIDE_TABLES or r["rows"]}
+    return StageOutcome(stage.name, status, rows, seconds, warnings=warnings, lost_items=lost)
 
 
 def lost_items(failures: pa.Table) -> int:

@@ -215,11 +215,13 @@ def _claim_id(document: RawDocument, owners: dict[str, str], contents: dict[str,
     doc_id = document.doc_id
     same_content = contents.get(doc_id) == document.content_sha256
     if doc_id in claimed and same_content:
-        result.notices.append(f"{document.source}: same content as {owners.get(doc_id, doc_id)}; one document ({doc_id})")
+        result.notices.append(f"{document.source}: same content as {owners.get(doc_id, doc_id)}; "
+                              f"one document ({doc_id})")
         return None
     if same_content and owners.get(doc_id, document.owner_key) != document.owner_key:
         result.notices.append(f"{document.source}: same content as {owners[doc_id]}; one document ({doc_id})")
-    if not same_content and (owners.get(doc_id, document.owner_key) != document.owner_key or doc_id in claimed):
+    taken = owners.get(doc_id, document.owner_key) != document.owner_key or doc_id in claimed
+    if not same_content and taken:
         doc_id = f"{doc_id}-{stable_hash('source', document.source, length=8)}"
         document = RawDocument(**{**document.__dict__, "doc_id": doc_id})
         if doc_id in claimed:
@@ -247,12 +249,12 @@ def _expand(paths: Iterable[str | Path], result: IngestResult) -> list[Path]:
             continue
         path = path.resolve()
         if path.is_dir():
-            # Regular files only; other entries named like documents (FIFOs, devices) are reported, not opened.
+            # Regular files only; other entries named like documents (FIFOs, devices) are reported.
             entries = sorted(p for p in path.rglob("*") if _is_document_file(p) and not p.is_dir())
             found = [p.resolve() for p in entries if p.is_file()]
             for odd in (p for p in entries if not p.is_file()):
-                result.failures.append(IngestFailure(safe_doc_id(odd.stem or "input"), str(odd),
-                                                     path_problem(odd) or "not a regular file; only regular files are read"))
+                reason = path_problem(odd) or "not a regular file; only regular files are read"
+                result.failures.append(IngestFailure(safe_doc_id(odd.stem or "input"), str(odd), reason))
             if not entries:
                 result.failures.append(IngestFailure(safe_doc_id(path.name or "folder"), str(path), "folder has no text files"))
             files.extend(p for p in found if p not in files)

@@ -46,11 +46,15 @@ def read_bounded(path: Path, max_chars: int) -> bytes:
         if not stat.S_ISREG(info.st_mode):
             raise InputRefused(f"not a regular file ({_kind(info.st_mode)}); only regular files are read")
         if info.st_size > limit:
-            raise InputRefused(f"document too large: {info.st_size:,} bytes can hold more than the limit of "
-                               f"{max_chars:,} characters (build.max_document_chars); not read")
+            raise InputRefused(
+                f"document too large: {info.st_size:,} bytes can hold more than the limit of "
+                f"{max_chars:,} characters (build.max_document_chars); not read"
+            )
         data = handle.read(limit + 1)
     if len(data) > limit:  # the file grew after the check
-        raise InputRefused(f"document too large: more than {limit:,} bytes (build.max_document_chars); not read")
+        raise InputRefused(
+            f"document too large: more than {limit:,} bytes (build.max_document_chars); not read"
+        )
     return data
 
 

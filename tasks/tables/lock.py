@@ -30,8 +30,9 @@ def workspace_lock(workspace: Workspace) -> Iterator[None]:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             holder = os.pread(fd, 64, 0).decode("ascii", "replace").strip() or "another process"
-            raise WorkspaceLocked(f"workspace {workspace.root} is being written by {holder}; "
-                                  "wait for that build to finish") from None
+            raise WorkspaceLocked(
+                f"workspace {workspace.root} is being written by {holder}; wait for that build to finish"
+            ) from None
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"pid {os.getpid()}".encode("ascii"), 0)
         yield

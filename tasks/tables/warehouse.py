@@ -45,7 +45,9 @@ class QueryLimits:
     threads: int = 2
 
 
-def table_files(workspace: Workspace, verify: bool = True) -> tuple[dict[str, list[Path]], ledger.Verification]:
+def table_files(
+    workspace: Workspace, verify: bool = True
+) -> tuple[dict[str, list[Path]], ledger.Verification]:
     """The partitions each view reads: with `verify`, only files whose hash matches the ledger."""
     files: dict[str, list[Path]] = {}
     checked = ledger.Verification()
@@ -59,20 +61,34 @@ def table_files(workspace: Workspace, verify: bool = True) -> tuple[dict[str, li
     return files, checked
 
 
-def connect(workspace: Workspace, limits: QueryLimits | None = None, verify: bool = True,
-            files: dict[str, list[Path]] | None = None) -> duckdb.DuckDBPyConnection:
+def connect(
+    workspace: Workspace,
+    limits: QueryLimits | None = None,
+    verify: bool = True,
+    files: dict[str, list[Path]] | None = None,
+) -> duckdb.DuckDBPyConnection:
     """An in-memory DuckDB connection with a view per workspace table and no file access at all."""
     limits = limits or QueryLimits()
-    con = duckdb.connect(":memory:", config={"enable_external_access": False, "autoinstall_known_extensions": False,
-                                             "autoload_known_extensions": False, "temp_directory": ""})
+    con = duckdb.connect(
+        ":memory:",
+        config={
+            "enable_external_access": False,
+            "autoinstall_known_extensions": False,
+            "autoload_known_extensions": False,
+            "temp_directory": "",
+        },
+    )
     try:
         con.execute(f"SET memory_limit='{_setting_text(limits.memory_limit)}'")
         con.execute(f"SET threads={int(limits.threads)}")
         con.execute("SET lock_configuration=true")
         files = files if files is not None else table_files(workspace, verify)[0]
         for name, table_spec in TABLES.items():
-            data = ds.dataset([str(p) for p in files.get(name, [])], schema=table_spec.schema, format="parquet") \
-                if files.get(name) else table_spec.schema.empty_table()
+            data = (
+                ds.dataset([str(p) for p in files.get(name, [])], schema=table_spec.schema, format="parquet")
+                if files.get(name)
+                else table_spec.schema.empty_table()
+            )
             con.register(name, data)
     except BaseException:
         con.close()
@@ -97,7 +113,9 @@ def check_readonly(sql: str) -> str:
             raise QueryRefused("refused: only a SELECT may be explained; the workspace is read-only")
         return sql
     if kind not in ALLOWED_STATEMENTS:
-        raise QueryRefused(f"refused: {kind} statements are not allowed; the workspace is read-only (use SELECT)")
+        raise QueryRefused(
+            f"refused: {kind} statements are not allowed; the workspace is read-only (use SELECT)"
+        )
     return sql
 
 
@@ -121,8 +139,9 @@ def _after_explain(sql: str) -> str | None:
     return None
 
 
-def run_query(workspace: Workspace, sql: str, params: list[Any] | None = None,
-              limits: QueryLimits | None = None) -> pa.Table:
+def run_query(
+    workspace: Workspace, sql: str, params: list[Any] | None = None, limits: QueryLimits | None = None
+) -> pa.Table:
     """Run one read-only query over the workspace views, within its limits, and return Arrow rows."""
     check_readonly(sql)
     limits = limits or QueryLimits()
@@ -140,9 +159,13 @@ def run_query(workspace: Workspace, sql: str, params: list[Any] | None = None,
         return con.sql(sql, params=params or None).to_arrow_table()
     except duckdb.Error as exc:
         if expired.is_set():
-            raise QueryRefused(f"query stopped after the time limit of {limits.timeout_s:g} s (sql.timeout_s)") from None
+            raise QueryRefused(
+                f"query stopped after the time limit of {limits.timeout_s:g} s (sql.timeout_s)"
+            ) from None
         if isinstance(exc, duckdb.OutOfMemoryException):
-            raise QueryRefused(f"query stopped at the memory limit of {limits.memory_limit} (sql.memory_limit)") from None
+            raise QueryRefused(
+                f"query stopped at the memory limit of {limits.memory_limit} (sql.memory_limit)"
+            ) from None
         raise
     finally:
         timer.cancel()

@@ -35,8 +35,15 @@ def llm_config(tmp_path: Path) -> Path:
 def nkw(*args: str, timeout: float = 600, **popen) -> subprocess.CompletedProcess:
     """`nkw ARGS` in a fresh process, from the repository root."""
     env = {**os.environ, "PYTHONPATH": str(REPO), "NKW_API_KEY": "", "OPENAI_API_KEY": ""}
-    return subprocess.run([sys.executable, "-m", "flows.cli", *args], cwd=REPO, env=env, capture_output=True, text=True,
-                          timeout=timeout, **popen)
+    return subprocess.run(
+        [sys.executable, "-m", "flows.cli", *args],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        **popen,
+    )
 
 
 def table_contents(workspace: Workspace, skip: tuple[str, ...] = ("llm_calls",)) -> dict[str, list]:

@@ -29,7 +29,9 @@ def inputs(tmp_path):
 def test_a_fifo_a_sparse_file_a_device_and_a_loop_fail_alone(inputs, tmp_path):
     ws = Workspace.at(tmp_path / "ws")
     given = [str(inputs / n) for n in ("pipe.txt", "huge.txt", "loop.txt", "story.txt")] + ["/dev/zero"]
-    result = nkw("build", *given, "-w", str(ws.root), "--embeddings", "hashing", "--no-prefect", "-q", timeout=300)
+    result = nkw(
+        "build", *given, "-w", str(ws.root), "--embeddings", "hashing", "--no-prefect", "-q", timeout=300
+    )
     assert result.returncode == 1 and "Traceback" not in result.stderr, result.stderr
     assert "not a regular file (a FIFO)" in result.stdout
     assert "document too large: 68,719,476,736 bytes" in result.stdout
@@ -44,8 +46,19 @@ def test_a_fifo_a_sparse_file_a_device_and_a_loop_fail_alone(inputs, tmp_path):
 
 def test_a_folder_walk_reports_special_files_instead_of_opening_them(inputs, tmp_path):
     ws = Workspace.at(tmp_path / "ws")
-    result = nkw("build", str(inputs), "-w", str(ws.root), "--embeddings", "hashing", "--no-prefect", "-q",
-                 "--until", "split_chunks", timeout=300)
+    result = nkw(
+        "build",
+        str(inputs),
+        "-w",
+        str(ws.root),
+        "--embeddings",
+        "hashing",
+        "--no-prefect",
+        "-q",
+        "--until",
+        "split_chunks",
+        timeout=300,
+    )
     assert result.returncode == 1, result.stderr
     assert "pipe.txt: not a regular file" in result.stdout and "huge.txt: document too large" in result.stdout
     assert read_frame(ws, "documents")["doc_id"].tolist() == ["story"]

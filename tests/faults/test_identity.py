@@ -44,4 +44,7 @@ def test_a_document_whose_file_becomes_empty_is_no_longer_served(tmp_path, capsy
     shutil.copy(SCREENPLAY, source)  # fixed: served again after the next build
     assert main(["build", str(source), *common]) == 0
     capsys.readouterr()
-    assert main(["ask", "Who keeps the key?", "-w", str(ws.root), "--doc", "key", "--embeddings", "hashing"]) == 0
+    assert (
+        main(["ask", "Who keeps the key?", "-w", str(ws.root), "--doc", "key", "--embeddings", "hashing"])
+        == 0
+    )

@@ -24,8 +24,13 @@ BUILD = ["--embeddings", "hashing", "--no-prefect", "-q"]
 
 def _start_build(ws: Workspace, *extra: str) -> subprocess.Popen:
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    return subprocess.Popen([sys.executable, "-m", "flows.cli", "build", str(SCREENPLAY), "-w", str(ws.root), *BUILD,
-                             *extra], cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    return subprocess.Popen(
+        [sys.executable, "-m", "flows.cli", "build", str(SCREENPLAY), "-w", str(ws.root), *BUILD, *extra],
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
 
 
 @pytest.mark.slow
@@ -73,13 +78,30 @@ def test_a_killed_prefect_build_leaves_no_prefect_server(tmp_path):
     ws = Workspace.at(tmp_path / "ws")
     env = {key: value for key, value in os.environ.items() if key != "PREFECT_API_URL"}
     env.update(PYTHONPATH=str(REPO), PREFECT_HOME=str(tmp_path / "prefect"))
-    process = subprocess.Popen([sys.executable, "-m", "flows.cli", "build", str(SCREENPLAY), "-w", str(ws.root),
-                                "--embeddings", "hashing", "-q"], cwd=REPO, env=env, stdout=subprocess.DEVNULL,
-                               stderr=subprocess.DEVNULL)
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "flows.cli",
+            "build",
+            str(SCREENPLAY),
+            "-w",
+            str(ws.root),
+            "--embeddings",
+            "hashing",
+            "-q",
+        ],
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     server = None
     deadline = time.monotonic() + 240
     while server is None and time.monotonic() < deadline and process.poll() is None:
-        children = subprocess.run(["pgrep", "-P", str(process.pid)], capture_output=True, text=True).stdout.split()
+        children = subprocess.run(
+            ["pgrep", "-P", str(process.pid)], capture_output=True, text=True
+        ).stdout.split()
         for pid in children:
             with open(f"/proc/{pid}/cmdline", "rb") as handle:
                 if b"uvicorn" in handle.read():

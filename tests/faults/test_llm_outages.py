@@ -31,8 +31,26 @@ def _closed_port_url() -> str:
 
 
 def _build(ws: Workspace, url: str, config, capsys, *extra: str) -> tuple[int, str, str]:
-    rc = main(["build", str(SCREENPLAY), "-w", str(ws.root), "--embeddings", "hashing", "--no-prefect",
-               "--llm-url", url, "--model", TEST_MODEL, "--config", str(config), "--until", UNTIL, *extra])
+    rc = main(
+        [
+            "build",
+            str(SCREENPLAY),
+            "-w",
+            str(ws.root),
+            "--embeddings",
+            "hashing",
+            "--no-prefect",
+            "--llm-url",
+            url,
+            "--model",
+            TEST_MODEL,
+            "--config",
+            str(config),
+            "--until",
+            UNTIL,
+            *extra,
+        ]
+    )
     captured = capsys.readouterr()
     return rc, captured.out, captured.err
 
@@ -47,8 +65,26 @@ def clean_build(tmp_path_factory):
     root = tmp_path_factory.mktemp("clean")
     ws = Workspace.at(root / "ws")
     with FakeOpenAIServer(model_names=(TEST_MODEL,), responder=pipeline_responder) as server:
-        rc = main(["build", str(SCREENPLAY), "-w", str(ws.root), "--embeddings", "hashing", "--no-prefect", "-q",
-                   "--llm-url", server.url, "--model", TEST_MODEL, "--config", str(llm_config(root)), "--until", UNTIL])
+        rc = main(
+            [
+                "build",
+                str(SCREENPLAY),
+                "-w",
+                str(ws.root),
+                "--embeddings",
+                "hashing",
+                "--no-prefect",
+                "-q",
+                "--llm-url",
+                server.url,
+                "--model",
+                TEST_MODEL,
+                "--config",
+                str(llm_config(root)),
+                "--until",
+                UNTIL,
+            ]
+        )
     assert rc == 0
     return table_contents(ws)
 
@@ -69,12 +105,18 @@ def test_offline_fallback_is_labelled_and_rebuilt_when_the_server_is_back(tmp_pa
     assert {manifest.stages[s].details["backend"] for s in LLM_STAGES} == {"heuristic"}
     with FakeOpenAIServer(model_names=(TEST_MODEL,), responder=pipeline_responder) as server:
         rc, out, _ = _build(ws, server.url, config, capsys)
-        assert rc == 0 and len(server.chat_requests()) > 0  # the heuristic stages are not "up to date" for the LLM
-    assert {load_manifest(ws, DOC).stages[s].details["backend"].startswith("llm:") for s in LLM_STAGES} == {True}
+        assert (
+            rc == 0 and len(server.chat_requests()) > 0
+        )  # the heuristic stages are not "up to date" for the LLM
+    assert {load_manifest(ws, DOC).stages[s].details["backend"].startswith("llm:") for s in LLM_STAGES} == {
+        True
+    }
     assert table_contents(ws) == clean_build
 
 
-def test_a_server_that_dies_mid_build_makes_stages_partial_and_the_next_build_recovers(tmp_path, capsys, clean_build):
+def test_a_server_that_dies_mid_build_makes_stages_partial_and_the_next_build_recovers(
+    tmp_path, capsys, clean_build
+):
     ws, config = Workspace.at(tmp_path / "ws"), llm_config(tmp_path)
     with FakeOpenAIServer(model_names=(TEST_MODEL,), responder=pipeline_responder) as server:
         server.set_fault_rate(1.0, kinds=("http_500",))  # up for the preflight, then every chat request fails
@@ -85,7 +127,9 @@ def test_a_server_that_dies_mid_build_makes_stages_partial_and_the_next_build_re
         failures = read_frame(ws, "failures")
         lost = failures[failures["error"].str.startswith("llm error:")]
         chunks = set(read_frame(ws, "chunks")["chunk_id"])
-        assert set(lost.loc[lost["stage"] == "extract_graph", "item_id"]) == chunks  # every item is accounted for
+        assert (
+            set(lost.loc[lost["stage"] == "extract_graph", "item_id"]) == chunks
+        )  # every item is accounted for
         assert main(["inspect", "-w", str(ws.root)]) == 0
         assert "partial" in capsys.readouterr().out
         report = json.loads(_inspect_json(ws, capsys))
@@ -101,12 +145,17 @@ def test_a_server_that_dies_mid_build_makes_stages_partial_and_the_next_build_re
     assert table_contents(ws) == clean_build
 
 
-def test_twenty_percent_faults_lose_nothing_and_retry_failed_asks_exactly_the_lost_items(tmp_path, capsys,
-                                                                                      clean_build):
+def test_twenty_percent_faults_lose_nothing_and_retry_failed_asks_exactly_the_lost_items(
+    tmp_path, capsys, clean_build
+):
     ws = Workspace.at(tmp_path / "ws")
     config = tmp_path / "llm.toml"
-    config.write_text(llm_config(tmp_path).read_text().replace("max_retries = 1", "max_retries = 0")
-                      .replace("timeout_s = 2.0", "timeout_s = 1.0"))
+    config.write_text(
+        llm_config(tmp_path)
+        .read_text()
+        .replace("max_retries = 1", "max_retries = 0")
+        .replace("timeout_s = 2.0", "timeout_s = 1.0")
+    )
     with FakeOpenAIServer(model_names=(TEST_MODEL,), responder=pipeline_responder) as server:
         server.set_fault_rate(0.2, kinds=("http_500", "hang"))  # no retries: a fault loses its item
         rc, out, _ = _build(ws, server.url, config, capsys)
@@ -118,12 +167,32 @@ def test_twenty_percent_faults_lose_nothing_and_retry_failed_asks_exactly_the_lo
         calls = read_frame(ws, "llm_calls")
         for stage in ("extract_graph", "extract_narrative"):  # nothing vanished: an answer or a failures row
             items = set(calls.loc[calls["stage"] == stage, "item_id"])
-            answered = set(calls.loc[(calls["stage"] == stage) & calls["status"].isin(["ok", "cached"]), "item_id"])
+            answered = set(
+                calls.loc[(calls["stage"] == stage) & calls["status"].isin(["ok", "cached"]), "item_id"]
+            )
             assert items == answered | set(failures.loc[failures["stage"] == stage, "item_id"]), stage
 
         server.set_fault_rate(0.0)
-        rc = main(["build", "-w", str(ws.root), "--retry-failed", "--embeddings", "hashing", "--no-prefect", "-q",
-                   "--llm-url", server.url, "--model", TEST_MODEL, "--config", str(config), "--until", UNTIL])
+        rc = main(
+            [
+                "build",
+                "-w",
+                str(ws.root),
+                "--retry-failed",
+                "--embeddings",
+                "hashing",
+                "--no-prefect",
+                "-q",
+                "--llm-url",
+                server.url,
+                "--model",
+                TEST_MODEL,
+                "--config",
+                str(config),
+                "--until",
+                UNTIL,
+            ]
+        )
         capsys.readouterr()
         assert rc == 0
     calls = read_frame(ws, "llm_calls")
@@ -137,8 +206,18 @@ def test_twenty_percent_faults_lose_nothing_and_retry_failed_asks_exactly_the_lo
 
 def test_force_reruns_one_stage(tmp_path, capsys, hashing_settings):
     ws = Workspace.at(tmp_path / "ws")
-    args = ["build", str(SCREENPLAY), "-w", str(ws.root), "--embeddings", "hashing", "--no-prefect", "--json",
-            "--until", "split_chunks"]
+    args = [
+        "build",
+        str(SCREENPLAY),
+        "-w",
+        str(ws.root),
+        "--embeddings",
+        "hashing",
+        "--no-prefect",
+        "--json",
+        "--until",
+        "split_chunks",
+    ]
     assert main(args) == 0
     capsys.readouterr()
     assert main([*args, "--force", "segment_sections"]) == 0

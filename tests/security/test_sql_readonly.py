@@ -27,32 +27,61 @@ def attacks(ws: str) -> list[str]:
         "EXPLAIN ANALYZE CREATE TABLE t AS SELECT 1",
         "EXPLAIN ANALYSE INSERT INTO chunks SELECT * FROM chunks",
         "EXPLAIN ANALYZE DROP VIEW chunks",
-        "DROP VIEW chunks", "DROP TABLE chunks", "CREATE TABLE t AS SELECT 1", "CREATE VIEW v AS SELECT 1",
-        "INSERT INTO chunks SELECT * FROM chunks", "DELETE FROM chunks", "UPDATE chunks SET text = 'x'",
+        "DROP VIEW chunks",
+        "DROP TABLE chunks",
+        "CREATE TABLE t AS SELECT 1",
+        "CREATE VIEW v AS SELECT 1",
+        "INSERT INTO chunks SELECT * FROM chunks",
+        "DELETE FROM chunks",
+        "UPDATE chunks SET text = 'x'",
         "ALTER VIEW chunks RENAME TO c",
         # Configuration.
-        "PRAGMA threads=1", "PRAGMA enable_profiling", "SET enable_external_access=true", "SET threads=64",
-        "SET memory_limit='100GB'", "RESET lock_configuration", "SET allowed_directories=['/']",
+        "PRAGMA threads=1",
+        "PRAGMA enable_profiling",
+        "SET enable_external_access=true",
+        "SET threads=64",
+        "SET memory_limit='100GB'",
+        "RESET lock_configuration",
+        "SET allowed_directories=['/']",
         # Other databases, extensions, export.
-        f"ATTACH '{ws}/evil.db'", f"ATTACH '{ws}/evil.db' AS e; CREATE TABLE e.t AS SELECT 1", "DETACH memory",
-        "INSTALL httpfs", "LOAD httpfs", "INSTALL 'ext' FROM 'http://example.invalid'",
-        f"EXPORT DATABASE '{ws}/export'", f"IMPORT DATABASE '{ws}'", f"COPY chunks FROM '{chunk_file}'",
-        "CHECKPOINT", "VACUUM", "CALL pragma_version()", "CALL checkpoint()",
+        f"ATTACH '{ws}/evil.db'",
+        f"ATTACH '{ws}/evil.db' AS e; CREATE TABLE e.t AS SELECT 1",
+        "DETACH memory",
+        "INSTALL httpfs",
+        "LOAD httpfs",
+        "INSTALL 'ext' FROM 'http://example.invalid'",
+        f"EXPORT DATABASE '{ws}/export'",
+        f"IMPORT DATABASE '{ws}'",
+        f"COPY chunks FROM '{chunk_file}'",
+        "CHECKPOINT",
+        "VACUUM",
+        "CALL pragma_version()",
+        "CALL checkpoint()",
         # Several statements at once.
-        "SELECT 1; DROP VIEW chunks", f"SELECT 1; COPY chunks TO '{ws}/x.csv'", "SELECT 1;;SELECT 2",
+        "SELECT 1; DROP VIEW chunks",
+        f"SELECT 1; COPY chunks TO '{ws}/x.csv'",
+        "SELECT 1;;SELECT 2",
     ]
 
 
 def reads_elsewhere(ws: str) -> list[str]:
     """Table functions over paths that are not the workspace views."""
     return [
-        "SELECT * FROM read_csv('.tmp/x.csv')", "SELECT * FROM read_csv_auto('.tmp/x.csv')",
-        "SELECT * FROM read_csv('etc/passwd')", "SELECT * FROM read_csv('/etc/passwd')",
-        "SELECT * FROM read_text('/etc/hostname')", "SELECT * FROM read_blob('/etc/passwd')",
-        "SELECT * FROM glob('/etc/*')", "SELECT * FROM glob('.tmp/*')", "SELECT * FROM read_json('/etc/passwd')",
-        f"SELECT * FROM read_parquet('{ws}/tables/chunks/*.parquet')", f"SELECT * FROM '{ws}/tables/chunks/{DOC}.parquet'",
-        f"SELECT * FROM read_text('{ws}/manifest/{DOC}.json')", "SELECT * FROM read_csv('http://example.invalid/x.csv')",
-        "EXPLAIN ANALYZE SELECT * FROM read_csv('/etc/passwd')", "SELECT * FROM duckdb_extensions() WHERE loaded AND "
+        "SELECT * FROM read_csv('.tmp/x.csv')",
+        "SELECT * FROM read_csv_auto('.tmp/x.csv')",
+        "SELECT * FROM read_csv('etc/passwd')",
+        "SELECT * FROM read_csv('/etc/passwd')",
+        "SELECT * FROM read_text('/etc/hostname')",
+        "SELECT * FROM read_blob('/etc/passwd')",
+        "SELECT * FROM glob('/etc/*')",
+        "SELECT * FROM glob('.tmp/*')",
+        "SELECT * FROM read_json('/etc/passwd')",
+        f"SELECT * FROM read_parquet('{ws}/tables/chunks/*.parquet')",
+        f"SELECT * FROM '{ws}/tables/chunks/{DOC}.parquet'",
+        f"SELECT * FROM read_text('{ws}/manifest/{DOC}.json')",
+        "SELECT * FROM read_csv('http://example.invalid/x.csv')",
+        "EXPLAIN ANALYZE SELECT * FROM read_csv('/etc/passwd')",
+        "SELECT * FROM duckdb_extensions() WHERE loaded AND "
         "extension_name = 'httpfs' UNION ALL SELECT * FROM read_csv('/etc/passwd')",
     ]
 
@@ -85,10 +114,18 @@ def test_no_path_outside_the_views_is_readable(index, built_workspace, trap_fold
     assert snapshot(built_workspace.root, trap_folder) == before
 
 
-@pytest.mark.parametrize("sql", [
-    "COPY (SELECT 1) TO 'out.csv'", "EXPORT DATABASE 'exported'", "ATTACH 'other.db'", "INSTALL json",
-    "SELECT * FROM read_csv('.tmp/x.csv')", "SET enable_external_access=true", "SET temp_directory='.tmp'",
-])
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "COPY (SELECT 1) TO 'out.csv'",
+        "EXPORT DATABASE 'exported'",
+        "ATTACH 'other.db'",
+        "INSTALL json",
+        "SELECT * FROM read_csv('.tmp/x.csv')",
+        "SET enable_external_access=true",
+        "SET temp_directory='.tmp'",
+    ],
+)
 def test_the_connection_itself_cannot_touch_files(sql, built_workspace, trap_folder):
     """Read-only by construction: even without the statement allow-list, the connection refuses."""
     before = snapshot(built_workspace.root, trap_folder)
@@ -103,20 +140,36 @@ def test_the_connection_itself_cannot_touch_files(sql, built_workspace, trap_fol
 
 
 def test_the_allow_list_uses_duckdbs_parser():
-    for sql in ["SELECT 1", "  select 1", "WITH a AS (SELECT 1) SELECT * FROM a", "FROM chunks", "EXPLAIN SELECT 1",
-                "EXPLAIN ANALYZE SELECT 1", "/* comment */ SELECT 1", "VALUES (1)"]:
+    for sql in [
+        "SELECT 1",
+        "  select 1",
+        "WITH a AS (SELECT 1) SELECT * FROM a",
+        "FROM chunks",
+        "EXPLAIN SELECT 1",
+        "EXPLAIN ANALYZE SELECT 1",
+        "/* comment */ SELECT 1",
+        "VALUES (1)",
+    ]:
         assert check_readonly(sql) == sql
-    for sql in ["EXPLAIN ANALYZE COPY (SELECT 1) TO 'x'", "EXPLAIN CREATE TABLE t AS SELECT 1",
-                "/* SELECT */ DROP VIEW chunks", "SELECT 1; SELECT 2", "", "EXPLAIN ANALYZE"]:
+    for sql in [
+        "EXPLAIN ANALYZE COPY (SELECT 1) TO 'x'",
+        "EXPLAIN CREATE TABLE t AS SELECT 1",
+        "/* SELECT */ DROP VIEW chunks",
+        "SELECT 1; SELECT 2",
+        "",
+        "EXPLAIN ANALYZE",
+    ]:
         with pytest.raises(QueryRefused):
             check_readonly(sql)
 
 
 def test_reading_still_works_and_prints_every_type(built_workspace, capsys):
     ws = str(built_workspace.root)
-    sql = ("SELECT count(*) AS n, 'nan'::DOUBLE AS nan, 'inf'::DOUBLE AS inf, DATE '2020-01-01' AS d, "
-           "[DATE '2020-01-01'] AS ds, 1.25::DECIMAL(5,2) AS m, [1.25::DECIMAL(5,2)] AS ms, "
-           "TIMESTAMP '2020-01-01 10:00' AS ts, {'a': [DATE '2021-02-03']} AS st FROM chunks")
+    sql = (
+        "SELECT count(*) AS n, 'nan'::DOUBLE AS nan, 'inf'::DOUBLE AS inf, DATE '2020-01-01' AS d, "
+        "[DATE '2020-01-01'] AS ds, 1.25::DECIMAL(5,2) AS m, [1.25::DECIMAL(5,2)] AS ms, "
+        "TIMESTAMP '2020-01-01 10:00' AS ts, {'a': [DATE '2021-02-03']} AS st FROM chunks"
+    )
     rc, out, _ = _run(["sql", sql, "-w", ws, "--format", "json"], capsys)
     assert rc == 0
     row = json.loads(out)[0]  # strict: Python's json accepts NaN, so also check the text

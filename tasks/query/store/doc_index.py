@@ -40,7 +40,8 @@ class DocumentIndex:
             raise DocumentNotBuilt(f"document {doc_id!r} is not in workspace {workspace.root.name!r} (see `nkw inspect`)")
         ingest = load_manifest(workspace, doc_id).stages.get("ingest_documents")
         if ingest is not None and ingest.status == "failed":
-            raise DocumentNotBuilt(f"document {doc_id!r} is not served: {ingest.error}; fix the input and build again")
+            raise DocumentNotBuilt(f"document {doc_id!r} is not served: {ingest.error}; "
+                                   "fix the input and build again")
         info = documents.iloc[0]
         sections = read_frame(workspace, "sections", doc_id).sort_values("ordinal").reset_index(drop=True)
         chunks = read_frame(workspace, "chunks", doc_id).sort_values("ordinal").reset_index(drop=True)
