@@ -78,10 +78,10 @@ class Workspace:
 
     def partitions(self, name: str, part: str | None = None) -> list[Path]:
         """Files of table `name` the writer recorded, optionally only those of one document or run."""
-        files = [p for p in self.partition_files(name) if ledger.is_known(self.root, p)]
-        if part is None:
-            return files
-        return [p for p in files if p.stem == part or p.stem.startswith(f"{part}__")]
+        files = self.partition_files(name)
+        if part is not None:
+            files = [p for p in files if p.stem == part or p.stem.startswith(f"{part}__")]
+        return [p for p in files if ledger.is_known(self.root, p)]
 
 
 def to_arrow(name: str, rows: TableLike) -> pa.Table:
