@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import signal
@@ -12,6 +13,7 @@ import time
 import pytest
 
 from flows.cli import main
+from flows.stages import STAGES
 from tasks.tables import ledger
 from tasks.tables.io import Workspace
 from tasks.tables.lock import workspace_lock
@@ -20,6 +22,7 @@ from tests.faults.conftest import nkw, table_contents
 from tests.security.conftest import snapshot
 
 BUILD = ["--embeddings", "hashing", "--no-prefect", "-q"]
+DOC = "the_lighthouse_key"
 
 
 def _start_build(ws: Workspace, *extra: str) -> subprocess.Popen:
@@ -33,23 +36,32 @@ def _start_build(ws: Workspace, *extra: str) -> subprocess.Popen:
     )
 
 
+def _stages_recorded(ws: Workspace) -> int:
+    try:
+        return len(json.loads((ws.manifest_dir / f"{DOC}.json").read_text())["stages"])
+    except (OSError, ValueError, KeyError):
+        return 0
+
+
 @pytest.mark.slow
 def test_kill_9_at_random_points_then_rebuild_equals_an_uninterrupted_build(tmp_path):
     reference = Workspace.at(tmp_path / "reference")
-    started = time.monotonic()
     assert nkw("build", str(SCREENPLAY), "-w", str(reference.root), *BUILD).returncode == 0
-    full = time.monotonic() - started
     expected = table_contents(reference)
     rng = random.Random(10)
-    for attempt in range(3):  # three builds, each killed at a seeded random point, then run again
+    # Three builds, each killed once at a seeded random point of its progress (after k stages were
+    # recorded, plus a random fraction of a second), then run again to completion.
+    for attempt, k in enumerate(sorted(rng.sample(range(1, len(STAGES) - 1), 3))):
         ws = Workspace.at(tmp_path / f"killed-{attempt}")
         process = _start_build(ws)
-        time.sleep(rng.uniform(0.2, 0.8) * full)
+        while _stages_recorded(ws) < k and process.poll() is None:
+            time.sleep(0.01)
+        time.sleep(rng.uniform(0.0, 0.3))
         process.send_signal(signal.SIGKILL)
-        assert process.wait() == -signal.SIGKILL  # killed mid-build, not finished
+        assert process.wait() == -signal.SIGKILL, f"the build finished before the kill after {k} stages"
         result = nkw("build", str(SCREENPLAY), "-w", str(ws.root), *BUILD)
         assert result.returncode == 0, result.stderr
-        assert table_contents(ws) == expected
+        assert table_contents(ws) == expected, f"killed after {k} stages"
         files = [p for name in expected for p in ws.partition_files(name)]
         check = ledger.verify(ws.root, files)
         assert check.unknown == [] and check.altered == []
