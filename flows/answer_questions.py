@@ -34,6 +34,7 @@ class QueryEngine:
         self.settings = settings
         self.llm = llm  # tasks.llm.client.LLMClient, or None for the offline path
         self.progress: Callable[[str], None] | None = None  # one line per document answered (long runs)
+        self.journal: Any = None  # flows.answer_journal.AnswerJournal: every answer saved as it is produced
         self._indexes: dict[str, DocumentIndex] = {}
         self._stores: dict[str, NarrativeStore] = {}
         self._embedders: dict[str | None, Embedder | None] = {}

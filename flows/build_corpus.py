@@ -15,6 +15,7 @@ from prefect.cache_policies import NO_CACHE
 from prefect.task_runners import ThreadPoolTaskRunner
 
 from flows.corpus import BuildReport, Progress, build
+from flows.prefect_server import reap_with_this_process
 from flows.runner import DocumentReport, Resources, StageOutcome, run_document, run_stage
 from flows.stages import Stage, select_stages
 from schemas.config import Settings, load_settings
@@ -48,6 +49,7 @@ def build_documents_flow(workspace: Workspace, documents: list[RawDocument], sta
 def build_documents(workspace: Workspace, documents: list[RawDocument], stages: list[Stage], resources: Resources,
                     progress: Progress) -> list[DocumentReport]:
     """Run the document flow with as many documents in flight as `build.concurrency` allows."""
+    reap_with_this_process()  # a killed build leaves no Prefect server behind
     runner = ThreadPoolTaskRunner(max_workers=resources.settings.build.concurrency)
     return build_documents_flow.with_options(task_runner=runner)(workspace, documents, stages, resources, progress)
 

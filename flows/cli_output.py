@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
 from typing import Any
 
 import pyarrow as pa
@@ -13,11 +14,30 @@ from tasks.query.answer_types import Answer
 from tasks.tables.io import Workspace, read_frame
 
 
+def json_value(value: Any) -> Any:
+    """A query cell as plain JSON: NaN/Infinity become null; dates, times, decimals and bytes become text."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, (list, tuple)):
+        return [json_value(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): json_value(v) for k, v in value.items()}
+    if value is None or isinstance(value, (str, int, bool)):
+        return value
+    if isinstance(value, (bytes, bytearray)):
+        return value.hex()
+    return value.isoformat() if hasattr(value, "isoformat") else str(value)
+
+
+def _json(value: Any) -> str:
+    return json.dumps(json_value(value), ensure_ascii=False, allow_nan=False)
+
+
 def _cell(value: Any, width: int = 60) -> str:
     if value is None:
         return ""
-    if isinstance(value, (list, dict)):
-        value = json.dumps(value, ensure_ascii=False)
+    if isinstance(value, (list, dict, tuple)):
+        value = _json(value)
     text = " ".join(str(value).split())
     return text if len(text) <= width else text[: width - 1] + "…"
 
@@ -26,13 +46,14 @@ def format_table(table: pa.Table, fmt: str = "table", max_rows: int = 200) -> st
     """Query results as an aligned text table, CSV, or a JSON list of row objects."""
     rows = table.to_pylist()
     if fmt == "json":
-        return json.dumps(rows, ensure_ascii=False, indent=1, default=str)
+        return json.dumps(json_value(rows), ensure_ascii=False, indent=1, allow_nan=False)
     if fmt == "csv":
         buffer = io.StringIO()
         writer = csv.DictWriter(buffer, fieldnames=table.column_names)
         writer.writeheader()
         for row in rows:
-            writer.writerow({k: (json.dumps(v, ensure_ascii=False) if isinstance(v, (list, dict)) else v) for k, v in row.items()})
+            writer.writerow({k: (_json(v) if isinstance(v, (list, dict, tuple)) else v)
+                             for k, v in row.items()})
         return buffer.getvalue().rstrip("\n")
     shown = rows[:max_rows]
     columns = table.column_names
@@ -77,7 +98,8 @@ def build_json(report) -> dict[str, Any]:
         "ingest_failures": report.ingest_failures,
         "documents": [{"doc_id": d.doc_id, "title": d.title,
                        "stages": [{"stage": o.stage, "status": o.status, "rows": o.rows, "seconds": round(o.seconds, 3),
-                                   "error": o.error, "warnings": o.warnings} for o in d.outcomes]}
+                                   "error": o.error, "warnings": o.warnings, "lost_items": o.lost_items}
+                                  for o in d.outcomes]}
                       for d in report.documents],
     }
 
@@ -92,16 +114,27 @@ def build_text(report, workspace: Workspace) -> str:
         failed = [o for o in document.outcomes if o.status == "failed"]
         for outcome in failed:
             lines.append(f"failed: {document.doc_id} {outcome.stage}: {outcome.error}")
-    everything_skipped = summary["built"] == 0 and summary["failed"] == 0 and summary["documents"] > 0
+    nothing_ran = summary["built"] == summary["partial"] == summary["failed"] == 0
+    everything_skipped = nothing_ran and summary["documents"] > 0
     status = "every stage up to date (all skipped)" if everything_skipped else \
-        f"{summary['built']} stage runs built, {summary['skipped']} skipped, {summary['failed']} failed"
+        f"{summary['built']} stage runs built, {summary['partial']} partial, {summary['skipped']} skipped, " \
+        f"{summary['failed']} failed"
     lines.append(f"{summary['documents']} document(s): {status} in {summary['seconds']:.1f} s")
+    if summary["partial"]:
+        stages = sorted({o.stage for d in report.documents for o in d.outcomes if o.status == "partial"})
+        lines.append(f"INCOMPLETE: {summary['lost_items']} item(s) lost in {summary['partial']} stage run(s) "
+                     f"({', '.join(stages)}): the LLM server did not answer; run the same `nkw build` again "
+                     "(or `nkw build --retry-failed -w ...`) to retry exactly those items")
     if not report.ok:
         lines.append("see `nkw inspect --workspace ...` for the failures table")
     return "\n".join(lines)
 
 
+def document_ids(workspace: Workspace) -> list[str]:
+    return [str(d) for d in read_frame(workspace, "documents", columns=["doc_id"])["doc_id"]]
+
+
 def only_document(workspace: Workspace) -> str | None:
     """The document id when the workspace holds exactly one document."""
-    documents = read_frame(workspace, "documents", columns=["doc_id"])
-    return str(documents["doc_id"].iloc[0]) if len(documents) == 1 else None
+    documents = document_ids(workspace)
+    return documents[0] if len(documents) == 1 else None

@@ -7,16 +7,18 @@ from __future__ import annotations
 import sys
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
-from tasks.tables.manifest import list_manifests
+from tasks.tables.manifest import StageRecord, list_manifests, load_manifest, now_iso, save_manifest
 from flows.runner import DocumentReport, Resources, StageOutcome, pending_stages, run_document
 from flows.stages import Stage, select_stages
 from schemas.config import Settings
 from tasks.embeddings import build_embedder
 from tasks.ingest.ingest_documents import IngestResult, ingest_paths
+from tasks.llm.preflight import LLMUnavailable, server_problem
 from tasks.tables.io import Workspace, write_table
+from tasks.tables.lock import workspace_lock
 
 
 @dataclass
@@ -31,11 +33,18 @@ class BuildReport:
         return sum(1 for d in self.documents for o in d.outcomes if o.status == status)
 
     @property
+    def lost_items(self) -> int:
+        return sum(o.lost_items for d in self.documents for o in d.outcomes)
+
+    @property
     def ok(self) -> bool:
-        return not self.ingest_failures and not any(d.failed for d in self.documents)
+        """A build that lost work (a failed input, a failed stage, items the LLM never answered) is not ok."""
+        lost = any(d.failed for d in self.documents) or self.count("partial")
+        return not self.ingest_failures and not lost
 
     def summary(self) -> dict[str, Any]:
         return {"documents": len(self.documents), "built": self.count("built"), "skipped": self.count("skipped"),
+                "partial": self.count("partial"), "lost_items": self.lost_items,
                 "failed": self.count("failed"), "blocked": self.count("blocked"),
                 "ingest_failures": len(self.ingest_failures), "seconds": round(self.seconds, 2)}
 
@@ -66,7 +75,9 @@ class Progress:
             return
         with self._lock:
             self.finished += 1
-            status = "FAILED (see failures)" if report.failed else "done"
+            partial = any(o.status == "partial" for o in report.outcomes)
+            status = ("FAILED (see failures)" if report.failed
+                      else "PARTIAL (LLM items lost)" if partial else "done")
             print(f"[{self.finished}/{self.total}] {report.doc_id} {status}", file=self.stream, flush=True)
 
 
@@ -75,8 +86,11 @@ DocumentMapper = Callable[[Workspace, list, list[Stage], Resources, "Progress"],
 
 
 def ingest(paths: list[str], workspace: Workspace, settings: Settings) -> IngestResult:
-    known = {m.doc_id: m.source for m in list_manifests(workspace) if m.source}
-    return ingest_paths(paths, max_chars=settings.build.max_document_chars, known_sources=known)
+    manifests = list_manifests(workspace)
+    known = {m.doc_id: m.source for m in manifests if m.source}
+    content = {m.doc_id: m.input_sha256 for m in manifests if m.input_sha256}
+    return ingest_paths(paths, max_chars=settings.build.max_document_chars, known_sources=known,
+                        known_content=content)
 
 
 def record_ingest_failures(workspace: Workspace, result: IngestResult) -> list[dict[str, str]]:
@@ -88,6 +102,13 @@ def record_ingest_failures(workspace: Workspace, result: IngestResult) -> list[d
         by_doc.setdefault(failure.doc_id, {})[failure.source] = row
     for doc_id, rows in by_doc.items():
         write_table(workspace, "failures", list(rows.values()), doc_id, "ingest_documents")
+        manifest = load_manifest(workspace, doc_id)
+        lost = [row for row in rows.values() if manifest.source and row["item_id"] == manifest.source]
+        if lost:  # the input of a built document became unreadable: its old tables are no longer served
+            manifest.stages["ingest_documents"] = StageRecord(
+                fingerprint="", version="", config_hash="", outputs={}, seconds=0.0, finished_at=now_iso(),
+                status="failed", error=f"input no longer a document: {lost[0]['error']}")
+            save_manifest(workspace, manifest)
     return [row for rows in by_doc.values() for row in rows.values()]
 
 
@@ -96,11 +117,41 @@ def make_resources(settings: Settings, llm: Any = None, embedder_factory: Callab
                      llm=llm)
 
 
+def preflight(resources: Resources, stages: list[Stage], pending: dict[str, list[str]],
+              allow_offline_fallback: bool, notices: list[str]) -> Resources:
+    """Check the LLM server once before any LLM stage runs: LLMUnavailable (or the heuristics) if down."""
+    llm_stages = {s.name for s in stages if s.uses_llm}
+    if resources.llm is None or not any(llm_stages & set(names) for names in pending.values()):
+        return resources
+    problem = server_problem(resources.llm)
+    if problem is None:
+        return resources
+    if not allow_offline_fallback:
+        raise LLMUnavailable(f"{problem}; the build did not start. Start the server (check it with "
+                             "`nkw llm check`), or pass --allow-offline-fallback to build with the "
+                             "offline heuristics")
+    notices.append(f"{problem}: LLM stages use the OFFLINE HEURISTICS instead (--allow-offline-fallback); "
+                   "the manifest records them as heuristic, and they rebuild with the LLM once the server "
+                   "answers")
+    return replace(resources, llm=None)
+
+
 def build(paths: list[str], workspace: Workspace, settings: Settings, *, stages: list[Stage] | None = None,
           resources: Resources | None = None, map_documents: DocumentMapper | None = None,
-          quiet: bool = False) -> BuildReport:
+          quiet: bool = False, allow_offline_fallback: bool = False) -> BuildReport:
     """Ingest `paths` and bring every stage of every document up to date: in this process, one document
-    after another, or through `map_documents` (the Prefect flow of flows.build_corpus)."""
+    after another, or through `map_documents` (the Prefect flow of flows.build_corpus).
+
+    Raises WorkspaceLocked when another build holds the workspace, and LLMUnavailable when LLM
+    stages have work and the configured server does not answer (unless `allow_offline_fallback`)."""
+    with workspace_lock(workspace):
+        return _build(paths, workspace, settings, stages=stages, resources=resources, map_documents=map_documents,
+                      quiet=quiet, allow_offline_fallback=allow_offline_fallback)
+
+
+def _build(paths: list[str], workspace: Workspace, settings: Settings, *, stages: list[Stage] | None,
+           resources: Resources | None, map_documents: DocumentMapper | None, quiet: bool,
+           allow_offline_fallback: bool) -> BuildReport:
     started = time.perf_counter()
     stages = stages or select_stages()
     resources = resources or make_resources(settings)
@@ -109,6 +160,11 @@ def build(paths: list[str], workspace: Workspace, settings: Settings, *, stages:
     report = BuildReport(notices=list(result.notices))
     report.ingest_failures = record_ingest_failures(workspace, result)
     pending = {doc.doc_id: pending_stages(workspace, doc, stages, settings, resources) for doc in result.documents}
+    checked = preflight(resources, stages, pending, allow_offline_fallback, report.notices)
+    if checked is not resources:  # offline fallback: the heuristics' fingerprints decide what is pending
+        resources = checked
+        pending = {doc.doc_id: pending_stages(workspace, doc, stages, settings, resources)
+                   for doc in result.documents}
     to_build = [doc for doc in result.documents if pending[doc.doc_id]]
     progress = Progress(len(to_build), quiet=quiet)
     for doc in result.documents:

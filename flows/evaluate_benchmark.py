@@ -11,6 +11,7 @@ from prefect.cache_policies import NO_CACHE
 
 from flows.answer_questions import QueryEngine
 from flows.evaluation import EvalReport, answer_document, evaluate
+from flows.prefect_server import reap_with_this_process
 from schemas.config import Settings, load_settings
 from tasks.evaluate.metrics import Question
 from tasks.tables.io import Workspace
@@ -31,6 +32,7 @@ def answer_documents_flow(engine: QueryEngine, run_id: str, benchmark: str, jobs
 
 
 def map_documents_with_prefect(engine, run_id, benchmark, jobs, system, samples):
+    reap_with_this_process()  # a killed evaluation leaves no Prefect server behind
     return answer_documents_flow(engine, run_id, benchmark, jobs, system, samples)
 
 

@@ -21,7 +21,9 @@ from tasks.query.store.doc_index import DocumentNotBuilt
 from tasks.evaluate.metrics import (METRICS, Question, best_rouge, evidence_recall, gold_section_ids, metric_rows,
                                     summarize)
 from schemas.ids import sha256_bytes, stable_hash
-from tasks.tables.io import Workspace, write_table
+from tasks.tables.io import Workspace, read_frame, write_table
+from flows.answer_journal import AnswerJournal
+from flows.question_checks import build_gaps, describe_problems, read_lines, validate_questions
 
 
 class QuestionFileError(ValueError):
@@ -48,21 +50,28 @@ class EvalReport:
 
 
 def load_questions(path: Path) -> list[Question]:
+    """Every question of the file, validated as a whole before anything is answered."""
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        lines = read_lines(path)
     except (OSError, UnicodeDecodeError) as exc:
         raise QuestionFileError(f"cannot read questions file {path}: {exc}") from None
-    questions = []
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            questions.append(Question.from_json(json.loads(line)))
-        except (json.JSONDecodeError, KeyError, TypeError) as exc:
-            raise QuestionFileError(f"{path.name} line {number}: not a question record ({type(exc).__name__}: {exc})") from None
+    questions, problems = validate_questions(lines, path.name)
+    if problems:
+        raise QuestionFileError(describe_problems(problems))
     if not questions:
         raise QuestionFileError(f"{path} has no questions")
     return questions
+
+
+def check_documents(workspace: Workspace, questions: list[Question]) -> None:
+    """Refuse a run none of whose questions' documents are in the workspace (it would score n=0)."""
+    present = set(read_frame(workspace, "documents", columns=["doc_id"])["doc_id"])
+    wanted = sorted({q.doc_id for q in questions})
+    if not present & set(wanted):
+        listed = ", ".join(wanted[:5]) + (f" and {len(wanted) - 5} more" if len(wanted) > 5 else "")
+        raise QuestionFileError(f"none of the questions' documents ({listed}) are in workspace "
+                                f"{workspace.root.name!r}; "
+                                "build them first (see `nkw inspect`)")
 
 
 def benchmark_name(path: Path) -> str:
@@ -109,11 +118,14 @@ def answer_document(engine: QueryEngine, run_id: str, benchmark: str, doc_id: st
         out["qa_answers"] = [answer_row(run_id, benchmark, q, s, None, [], "document_missing")
                              for q in questions for s in range(samples)]
         return out
+    journal = engine.journal
     for question in questions:
         gold = gold_section_ids(question, sections)
         for sample in range(samples):
             answer = engine.ask(doc_id, question.question, question.options, system, sample=sample)
             out["qa_answers"].append(answer_row(run_id, benchmark, question, sample, answer, gold, "answered"))
+            if journal is not None:
+                journal.add(out["qa_answers"][-1])
             out["qa_traces"].extend(trace_rows(run_id, question.qid, sample, answer))
             out["llm_calls"].extend({**row, "doc_id": doc_id} for row in answer.llm_calls)
             out["failures"].extend({**row, "doc_id": doc_id} for row in answer.failures)
@@ -130,10 +142,14 @@ def evaluation_run_id(questions_path: Path, system: str, settings: Settings, lim
 def evaluate(workspace: Workspace, questions_path: Path, settings: Settings, *, system: str = "nkw",
              limit: int | None = None, samples: int = 1, benchmark: str | None = None, engine: QueryEngine | None = None,
              map_documents: Callable[..., list[dict[str, list[dict]]]] | None = None) -> EvalReport:
-    questions = load_questions(questions_path)[: limit or None]
+    if limit is not None and limit < 1:
+        raise QuestionFileError(f"--limit must be at least 1 (got {limit})")
+    questions = load_questions(questions_path)[:limit]
+    check_documents(workspace, questions)
     benchmark = benchmark or benchmark_name(questions_path)
     run_id = evaluation_run_id(questions_path, system, settings, limit, samples)
     engine = engine or QueryEngine(workspace, settings)
+    engine.journal = AnswerJournal(workspace, run_id)
     by_doc: dict[str, list[Question]] = {}
     for question in questions:
         by_doc.setdefault(question.doc_id, []).append(question)
@@ -154,7 +170,7 @@ def evaluate(workspace: Workspace, questions_path: Path, settings: Settings, *, 
     write_table(workspace, "eval_metrics", metrics, run_id)
     by_qtype = {q: summarize(g) for q, g in frame.groupby(frame["qtype"].fillna("(none)"))} if frame["qtype"].notna().any() else {}
     missing = sorted(frame.loc[frame["status"] == "document_missing", "doc_id"].unique().tolist())
-    notes = []
+    notes = [gaps for doc_id, _ in jobs if doc_id not in missing and (gaps := build_gaps(workspace, doc_id))]
     if frame["is_offline"].fillna(True).all():
         notes.append("offline: answers are extractive (no LLM); ROUGE-L is against the reference text")
     if samples > 1 and frame["is_offline"].fillna(True).all():

@@ -10,7 +10,8 @@ from flows.stages import STAGES_BY_NAME
 from schemas.tables import TABLES
 from tasks.hierarchy.stats import hierarchy_statistics
 from tasks.tables.io import Workspace, read_frame
-from tasks.tables.warehouse import connect, load_sql
+from tasks.tables import ledger
+from tasks.tables.warehouse import connect, load_sql, table_files
 
 PER_DOCUMENT_COLUMNS = ("sections", "chunks", "sentences")
 HIERARCHY_TABLES = ("episodes", "episode_relations", "storylines", "storyline_relations")
@@ -22,8 +23,17 @@ def _rows(con, sql: str) -> list[dict[str, Any]]:
     return [dict(zip(names, row)) for row in cursor.fetchall()]
 
 
+def _partition_check(workspace: Workspace, checked: ledger.Verification) -> dict[str, Any]:
+    def relative(paths: list) -> list[str]:
+        return [str(p.relative_to(workspace.root)) for p in paths]
+
+    return {"verified": ledger.has_ledger(workspace.root), "trusted": len(checked.trusted),
+            "unknown": relative(checked.unknown), "altered": relative(checked.altered)}
+
+
 def inspect_json(workspace: Workspace) -> dict[str, Any]:
-    con = connect(workspace)
+    files, checked = table_files(workspace)
+    con = connect(workspace, files=files)
     try:
         table_rows = {name: con.execute(f'SELECT count(*) FROM "{name}"').fetchall()[0][0] for name in TABLES}
         documents = _rows(con, load_sql("inspect_documents"))
@@ -38,17 +48,19 @@ def inspect_json(workspace: Workspace) -> dict[str, Any]:
         assets = {row.pop("doc_id"): row for row in _rows(con, load_sql("asset_statistics"))}
     finally:
         con.close()
-    stages: dict[str, dict[str, Any]] = {name: {"built": 0, "failed": 0, "seconds": 0.0} for name in STAGES_BY_NAME}
+    stages: dict[str, dict[str, Any]] = {name: {"built": 0, "partial": 0, "failed": 0, "seconds": 0.0}
+                                         for name in STAGES_BY_NAME}
     for manifest in list_manifests(workspace):
         for name, record in manifest.stages.items():
             counts = stages.setdefault(name, {"built": 0, "failed": 0, "seconds": 0.0})
+            counts.setdefault("partial", 0)
             counts[record.status] = counts.get(record.status, 0) + 1
             counts["seconds"] = round(counts["seconds"] + record.seconds, 2)
     hierarchy = {d["doc_id"]: hierarchy_statistics(*(read_frame(workspace, t, d["doc_id"]) for t in HIERARCHY_TABLES))
                  for d in documents}
     return {"workspace": str(workspace.root), "tables": table_rows, "documents": documents,
             "rows_per_document": per_document, "stages": stages, "failures": failures, "llm_usage": llm_usage,
-            "assets": assets, "hierarchy": hierarchy}
+            "assets": assets, "hierarchy": hierarchy, "partitions": _partition_check(workspace, checked)}
 
 
 def _statistics_lines(title: str, per_document: dict[str, dict[str, Any]]) -> list[str]:
@@ -64,6 +76,17 @@ def _statistics_lines(title: str, per_document: dict[str, dict[str, Any]]) -> li
     return lines
 
 
+def _partition_lines(check: dict[str, Any]) -> list[str]:
+    if not check["verified"]:
+        return ["", "partitions: unverified (workspace built before the partition ledger)"]
+    lines = ["", f"partitions: {check['trusted']} verified against the ledger"]
+    for path in check["unknown"]:
+        lines.append(f"  UNKNOWN (not written by a build; not read): {path}")
+    for path in check["altered"]:
+        lines.append(f"  ALTERED (content differs from what was written; not read): {path}")
+    return lines
+
+
 def inspect_text(workspace: Workspace) -> str:
     data = inspect_json(workspace)
     lines = [f"workspace {data['workspace']}", "", "tables (rows):"]
@@ -74,11 +97,17 @@ def inspect_text(workspace: Workspace) -> str:
         parts = ", ".join(f"{counts.get(c, 0)} {c}" for c in PER_DOCUMENT_COLUMNS)
         lines.append(f"  {document['doc_id'][:40]:<40} {document['kind']:<10} {document['language']} "
                      f"{document['n_words']:>8,} words  {parts}  — {document['title']}")
-    lines += ["", "stages (documents built / failed, total seconds):"]
+    lines += ["", "stages (documents built / partial / failed, total seconds):"]
     for name, counts in data["stages"].items():
-        if not counts.get("built") and not counts.get("failed"):
+        if not counts.get("built") and not counts.get("failed") and not counts.get("partial"):
             continue
-        lines.append(f"  {name:<24} {counts.get('built', 0):>4} built {counts.get('failed', 0):>4} failed {counts['seconds']:>9.1f} s")
+        lines.append(f"  {name:<24} {counts.get('built', 0):>4} built {counts.get('partial', 0):>4} partial "
+                     f"{counts.get('failed', 0):>4} failed {counts['seconds']:>9.1f} s")
+    partial = sum(counts.get("partial", 0) for counts in data["stages"].values())
+    if partial:
+        lines.append(f"  partial: {partial} stage run(s) lost LLM items; "
+                     "`nkw build` again retries exactly those items")
+    lines += _partition_lines(data["partitions"])
     lines += _statistics_lines("assets per document (paper table B.8)", data["assets"])
     lines += _statistics_lines("narrative hierarchy per document (paper tables B.8-B.9)", data["hierarchy"])
     lines += ["", f"failures: {len(data['failures'])}"]

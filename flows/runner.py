@@ -27,16 +27,21 @@ from tasks.stage import RawDocument
 from tasks.llm.prompts import prompts_hash
 from tasks.tables.io import SchemaError, Workspace, read_frame, read_table, to_arrow, write_table
 
+# Failures rows of items the LLM server never answered (connection, HTTP 5xx/429, timeouts): a later
+# build can recover them, so the stage is `partial` and runs again. Refusals and replies that never
+# fit the schema are the model's answer and stay ordinary failures rows.
+OUTAGE_PREFIXES = ("llm error:", "llm timeout:")
 
 
 @dataclass
 class StageOutcome:
     stage: str
-    status: str  # built | skipped | failed | blocked
+    status: str  # built | partial | skipped | failed | blocked
     rows: dict[str, int] = field(default_factory=dict)
     seconds: float = 0.0
     error: str | None = None
     warnings: list[str] = field(default_factory=list)
+    lost_items: int = 0  # items the LLM server never answered (status partial)
 
 
 @dataclass
@@ -57,6 +62,7 @@ class Resources:
     settings: Settings
     embedder_factory: Callable[[], Embedder]
     llm: Any = None  # tasks.llm.client.LLMClient when an LLM URL is configured
+    force: frozenset[str] = frozenset()  # stages rebuilt even when up to date (`nkw build --force STAGE`)
     _embedder: Any = None  # Embedder; typed loosely so Prefect can describe task parameters
     _lock: Any = field(default_factory=threading.Lock)
 
@@ -100,8 +106,9 @@ def pending_stages(workspace: Workspace, raw: RawDocument, stages: list[Stage], 
     manifest = load_manifest(workspace, raw.doc_id)
     pending: list[str] = []
     for stage in stages:
-        if pending or not is_up_to_date(workspace, manifest.stages.get(stage.name),
-                                         fingerprint_for(stage, raw, manifest, settings, resources)):
+        fingerprint = fingerprint_for(stage, raw, manifest, settings, resources)
+        if pending or stage.name in resources.force or not is_up_to_date(
+                workspace, manifest.stages.get(stage.name), fingerprint):
             pending.append(stage.name)
     return pending
 
@@ -121,7 +128,8 @@ def run_document(workspace: Workspace, raw: RawDocument, stages: list[Stage], se
             outcome = StageOutcome(stage.name, "blocked", error=f"not run: {blocker} failed")
         else:
             fingerprint = fingerprint_for(stage, raw, manifest, settings, resources)
-            if is_up_to_date(workspace, manifest.stages.get(stage.name), fingerprint):
+            if stage.name not in resources.force and is_up_to_date(workspace, manifest.stages.get(stage.name),
+                                                                   fingerprint):
                 record = manifest.stages[stage.name]
                 outcome = StageOutcome(stage.name, "skipped", {t: o["rows"] for t, o in record.outputs.items()})
             else:
@@ -150,6 +158,7 @@ def run_stage(workspace: Workspace, raw: RawDocument, stage: Stage, settings: Se
         details = dict(produced.pop("_details", {}) or {})  # stage figures worth keeping in the manifest
         outputs = _validate_outputs(stage, produced)
         _check_all(workspace, doc_id, outputs)
+        lost = lost_items(outputs["failures"])
     except Exception as exc:  # any stage error becomes a failures row; the build carries on
         error = _one_line(exc)
         write_table(workspace, "failures", [{"doc_id": doc_id, "stage": stage.name, "item_id": doc_id,
@@ -164,16 +173,26 @@ def run_stage(workspace: Workspace, raw: RawDocument, stage: Stage, settings: Se
         result = write_table(workspace, name, arrow, doc_id, stage.name if name in SIDE_TABLES else None)
         records[name] = {"path": str(result.path.relative_to(workspace.root)), "sha256": result.sha256, "rows": result.rows}
     seconds = time.perf_counter() - started
+    status = "partial" if lost else "built"
+    if lost:
+        warnings.append(f"{lost} item(s) lost: the LLM server did not answer (the next build retries them)")
+    if stage.uses_llm:
+        details["backend"] = resources.backend_identity(stage)
     manifest.stages[stage.name] = StageRecord(
-        fingerprint=fingerprint, version=stage.version,
+        fingerprint=fingerprint, version=stage.version, status=status,
         config_hash=settings.section_hash(stage.config) if stage.config else "", outputs=records, seconds=round(seconds, 4),
         finished_at=now_iso(), details={**details, **({"warnings": warnings} if warnings else {}),
                                         # The settings themselves, so switches (e.g. ablations) are readable here.
                                         **({"config": getattr(settings, stage.config).model_dump(mode="json")}
                                            if stage.config else {})})
     save_manifest(workspace, manifest)
-    return StageOutcome(stage.name, "built", {n: r["rows"] for n, r in records.items() if n not in SIDE_TABLES or r["rows"]},
-                        seconds, warnings=warnings)
+    rows = {n: r["rows"] for n, r in records.items() if n not in SIDE_TABLES or r["rows"]}
+    return StageOutcome(stage.name, status, rows, seconds, warnings=warnings, lost_items=lost)
+
+
+def lost_items(failures: pa.Table) -> int:
+    """How many failures rows are items the LLM server never answered."""
+    return sum(1 for error in failures.column("error").to_pylist() if str(error).startswith(OUTAGE_PREFIXES))
 
 
 def _validate_outputs(stage: Stage, produced: dict[str, Any]) -> dict[str, pa.Table]:

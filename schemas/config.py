@@ -136,6 +136,14 @@ class AnswerSettings(Section):
     max_passage_tokens: int = Field(120, ge=20, description="longest excerpt of one chunk in the final evidence")
 
 
+class SqlSettings(Section):
+    """Limits of `nkw sql` (read-only DuckDB over the workspace tables)."""
+
+    timeout_s: float = Field(30.0, gt=0, description="a query running longer is interrupted")
+    memory_limit: str = Field("1GB", pattern=r"^[0-9.]+ ?[KMGT]i?B$", description="DuckDB memory_limit")
+    threads: int = Field(2, ge=1, le=64)
+
+
 class Settings(Section):
     build: BuildSettings = BuildSettings()
     segment_sections: SegmentSectionsSettings = SegmentSectionsSettings()
@@ -152,6 +160,7 @@ class Settings(Section):
     induce_storylines: InduceStorylinesSettings = InduceStorylinesSettings()
     retrieval: RetrievalSettings = RetrievalSettings()
     answer: AnswerSettings = AnswerSettings()
+    sql: SqlSettings = SqlSettings()
 
     def section_hash(self, name: str) -> str:
         """Hash of one config section: part of a stage's fingerprint."""

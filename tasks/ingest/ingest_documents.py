@@ -14,6 +14,7 @@ from typing import Any, Iterable
 
 from tasks.stage import RawDocument, StageContext, StageOutput
 from schemas.ids import safe_doc_id, stable_hash
+from tasks.ingest.read_input import InputRefused, path_problem, read_bounded
 from tasks.ingest.segment_sections import detect_kind
 from tasks.text import detect_language, normalize_text
 
@@ -118,25 +119,30 @@ def parse_jsonl(data: str, source: str, max_chars: int) -> Iterable[RawDocument 
             language=record.get("language"), kind=record.get("kind"), meta=meta, max_chars=max_chars)
 
 
-def ingest_paths(paths: Iterable[str | Path], *, max_chars: int, known_sources: dict[str, str] | None = None) -> IngestResult:
+def ingest_paths(paths: Iterable[str | Path], *, max_chars: int, known_sources: dict[str, str] | None = None,
+                 known_content: dict[str, str] | None = None) -> IngestResult:
     """Read every input path (folders are walked for text files) into documents and failures.
 
-    `known_sources` maps doc ids already in the workspace to their owner keys, so a different
-    file with the same name gets a disambiguated id instead of overwriting another document.
+    Paths are resolved, so one file named relatively, absolutely or through a link is one
+    input. `known_sources` maps doc ids already in the workspace to their owner keys, so a
+    different file with the same name gets a disambiguated id instead of overwriting another
+    document; `known_content` maps them to their content hashes, so the same text met under
+    another path stays the same document.
     """
     result = IngestResult()
     owners: dict[str, str] = dict(known_sources or {})
+    contents: dict[str, str] = dict(known_content or {})
     claimed: set[str] = set()
     for path in _expand(paths, result):
         source = str(path)
         try:
-            data = path.read_bytes()
-        except OSError as exc:
-            result.failures.append(IngestFailure(safe_doc_id(path.stem or "input"), source, f"cannot read: {exc.strerror or exc}"))
+            data = read_bounded(path, max_chars)
+        except InputRefused as exc:
+            result.failures.append(IngestFailure(_owned_id(path, owners), source, str(exc)))
             continue
         text, encoding, problem = decode_bytes(data)
         if text is None:
-            result.failures.append(IngestFailure(safe_doc_id(path.stem or "input"), source, problem or "undecodable"))
+            result.failures.append(IngestFailure(_owned_id(path, owners), source, problem or "undecodable"))
             continue
         if encoding != "utf-8":
             result.notices.append(f"{source}: not UTF-8; decoded as {encoding}")
@@ -148,20 +154,44 @@ def ingest_paths(paths: Iterable[str | Path], *, max_chars: int, known_sources: 
                                         encoding=encoding, max_chars=max_chars)]
         for item in items:
             if isinstance(item, IngestFailure):
+                if item.source == source:  # the whole file: the document it used to be loses its input
+                    item = IngestFailure(_owned_id(path, owners), item.source, item.error)
                 result.failures.append(item)
                 continue
-            item = _claim_id(item, owners, claimed)
-            result.documents.append(item)
+            item = _claim_id(item, owners, contents, claimed, result)
+            if item is not None:
+                result.documents.append(item)
     return result
 
 
-def _claim_id(document: RawDocument, owners: dict[str, str], claimed: set[str]) -> RawDocument:
-    """Keep the natural id unless another input already owns it; then add a source hash."""
+def _owned_id(path: Path, owners: dict[str, str]) -> str:
+    """The doc id this file already owns in the workspace, else one from its name."""
+    owned = [doc_id for doc_id, owner in owners.items() if owner == str(path)]
+    return owned[0] if owned else safe_doc_id(path.stem or "input")
+
+
+def _claim_id(document: RawDocument, owners: dict[str, str], contents: dict[str, str], claimed: set[str],
+              result: IngestResult) -> RawDocument | None:
+    """Keep the natural id unless another input already owns it; then add a source hash.
+
+    The same content under the same id is one document, whatever path it came from: a second
+    copy in this run is skipped with a notice, and a moved file keeps its document."""
     doc_id = document.doc_id
-    if owners.get(doc_id, document.owner_key) != document.owner_key or doc_id in claimed:
+    same_content = contents.get(doc_id) == document.content_sha256
+    if doc_id in claimed and same_content:
+        result.notices.append(f"{document.source}: same content as {owners.get(doc_id, doc_id)}; "
+                              f"one document ({doc_id})")
+        return None
+    if same_content and owners.get(doc_id, document.owner_key) != document.owner_key:
+        result.notices.append(f"{document.source}: same content as {owners[doc_id]}; one document ({doc_id})")
+    taken = owners.get(doc_id, document.owner_key) != document.owner_key or doc_id in claimed
+    if not same_content and taken:
         doc_id = f"{doc_id}-{stable_hash('source', document.source, length=8)}"
         document = RawDocument(**{**document.__dict__, "doc_id": doc_id})
-    owners.setdefault(doc_id, document.owner_key)
+        if doc_id in claimed:
+            return None
+    owners[doc_id] = document.owner_key
+    contents[doc_id] = document.content_sha256
     claimed.add(doc_id)
     return document
 
@@ -176,16 +206,24 @@ def _is_document_file(path: Path) -> bool:
 def _expand(paths: Iterable[str | Path], result: IngestResult) -> list[Path]:
     files: list[Path] = []
     for raw in paths:
-        path = Path(raw)
+        path = Path(raw).expanduser()
+        problem = path_problem(path)
+        if problem is not None:
+            result.failures.append(IngestFailure(safe_doc_id(path.stem or "input"), str(path), problem))
+            continue
+        path = path.resolve()
         if path.is_dir():
-            found = sorted(p for p in path.rglob("*") if p.is_file() and _is_document_file(p))
-            if not found:
+            # Regular files only; other entries named like documents (FIFOs, devices) are reported.
+            entries = sorted(p for p in path.rglob("*") if _is_document_file(p) and not p.is_dir())
+            found = [p.resolve() for p in entries if p.is_file()]
+            for odd in (p for p in entries if not p.is_file()):
+                reason = path_problem(odd) or "not a regular file; only regular files are read"
+                result.failures.append(IngestFailure(safe_doc_id(odd.stem or "input"), str(odd), reason))
+            if not entries:
                 result.failures.append(IngestFailure(safe_doc_id(path.name or "folder"), str(path), "folder has no text files"))
-            files.extend(found)
-        elif path.exists():
+            files.extend(p for p in found if p not in files)
+        elif path not in files:
             files.append(path)
-        else:
-            result.failures.append(IngestFailure(safe_doc_id(path.stem or "input"), str(path), "no such file or folder"))
     return files
 
 

@@ -26,6 +26,7 @@ import pyarrow.parquet as pq
 
 from schemas.tables import TableSpec, spec
 from schemas.ids import sha256_bytes
+from tasks.tables import ledger
 
 TableLike = pa.Table | pd.DataFrame | Iterable[Mapping[str, Any]]
 
@@ -68,15 +69,19 @@ class Workspace:
             return self.table_dir(name) / f"{part}__{stage}.parquet"
         return self.table_dir(name) / f"{part}.parquet"
 
-    def partitions(self, name: str, part: str | None = None) -> list[Path]:
-        """Existing files of table `name`, optionally only those of one document or run."""
+    def partition_files(self, name: str) -> list[Path]:
+        """Every Parquet file in table `name`'s folder, whoever wrote it (see `tasks.tables.ledger`)."""
         directory = self.table_dir(name)
         if not directory.is_dir():
             return []
-        files = sorted(p for p in directory.glob("*.parquet"))
-        if part is None:
-            return files
-        return [p for p in files if p.stem == part or p.stem.startswith(f"{part}__")]
+        return sorted(p for p in directory.glob("*.parquet") if p.is_file())
+
+    def partitions(self, name: str, part: str | None = None) -> list[Path]:
+        """Files of table `name` the writer recorded, optionally only those of one document or run."""
+        files = self.partition_files(name)
+        if part is not None:
+            files = [p for p in files if p.stem == part or p.stem.startswith(f"{part}__")]
+        return [p for p in files if ledger.is_known(self.root, p)]
 
 
 def to_arrow(name: str, rows: TableLike) -> pa.Table:
@@ -136,8 +141,10 @@ def write_table(workspace: Workspace, name: str, rows: TableLike, part: str, sta
     sink = pa.BufferOutputStream()
     pq.write_table(arrow, sink, compression="zstd", write_statistics=True)
     payload = sink.getvalue().to_pybytes()
+    digest = sha256_bytes(payload)
+    ledger.record(workspace.root, path, digest, len(payload))  # before the rename: see tasks.tables.ledger
     _atomic_write_bytes(path, payload)
-    return WriteResult(name, path, arrow.num_rows, sha256_bytes(payload))
+    return WriteResult(name, path, arrow.num_rows, digest)
 
 
 def _atomic_write_bytes(path: Path, payload: bytes) -> None:

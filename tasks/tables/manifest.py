@@ -28,7 +28,7 @@ class StageRecord:
     outputs: dict[str, dict[str, Any]]  # table -> {"path": relative path, "sha256": ..., "rows": n}
     seconds: float
     finished_at: str
-    status: str = "built"  # built | failed
+    status: str = "built"  # built | partial (items lost to an LLM outage; rebuilt next time) | failed
     error: str | None = None
     details: dict[str, Any] = field(default_factory=dict)
 

@@ -1,86 +1,174 @@
 """DuckDB read layer: one view per table over the workspace's Parquet files.
 
-Parquet stays the source of truth; DuckDB only reads. `open_readonly` is the connection
-behind `nkw sql`: file access is confined to the workspace's tables and only query
-statements are accepted.
+Parquet stays the source of truth; DuckDB only reads, and read-only holds by construction:
+
+- DuckDB opens no file at all. Each table is a pyarrow dataset over the partitions the
+  writer recorded (`tasks.tables.ledger`), registered with the connection; the connection
+  itself runs with `enable_external_access=false`, no allowed paths or directories and no
+  temp directory, so `COPY`, `ATTACH`, `EXPORT`, `INSTALL/LOAD` and table functions such as
+  `read_csv` have nowhere to read or write.
+- The configuration is locked (`lock_configuration`) after the limits are set: a memory
+  limit, a thread count, and a time limit enforced by interrupting the query.
+- `nkw sql` accepts one statement, and only if DuckDB's own parser calls it a SELECT (or an
+  EXPLAIN [ANALYZE] of a SELECT) — the allow-list is a second wall, not the first.
 """
 
 from __future__ import annotations
 
+import threading
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import duckdb
 import pyarrow as pa
+import pyarrow.dataset as ds
 
 import schemas
 from schemas.tables import TABLES
+from tasks.tables import ledger
 from tasks.tables.io import Workspace
 
 SQL_DIR = Path(schemas.__file__).resolve().parent / "sql"
-ALLOWED_STATEMENTS = {"SELECT", "EXPLAIN"}
+ALLOWED_STATEMENTS = {"SELECT"}
+EXPLAIN_KEYWORDS = {"explain", "analyze", "analyse"}
 
 
 class QueryRefused(ValueError):
-    """A statement that is not a read-only query."""
+    """A statement that is not a read-only query, or one that went over its limits."""
 
 
-def _sql_literal(text: str) -> str:
-    return "'" + text.replace("'", "''") + "'"
+@dataclass(frozen=True)
+class QueryLimits:
+    timeout_s: float = 30.0
+    memory_limit: str = "1GB"
+    threads: int = 2
 
 
-def create_views(con: duckdb.DuckDBPyConnection, workspace: Workspace) -> list[str]:
-    """A view per declared table; tables with no files yet get an empty, typed view."""
-    created = []
-    for name, table_spec in TABLES.items():
-        files = workspace.partitions(name)
-        if files:
-            listing = ", ".join(_sql_literal(str(p)) for p in files)
-            con.execute(f'CREATE OR REPLACE VIEW "{name}" AS SELECT * FROM read_parquet([{listing}])')
+def table_files(
+    workspace: Workspace, verify: bool = True
+) -> tuple[dict[str, list[Path]], ledger.Verification]:
+    """The partitions each view reads: with `verify`, only files whose hash matches the ledger."""
+    files: dict[str, list[Path]] = {}
+    checked = ledger.Verification()
+    for name in TABLES:
+        if verify:
+            result = ledger.verify(workspace.root, workspace.partition_files(name))
+            checked.extend(result)
+            files[name] = result.trusted
         else:
-            con.register(f"__empty_{name}", table_spec.schema.empty_table())
-            con.execute(f'CREATE OR REPLACE VIEW "{name}" AS SELECT * FROM "__empty_{name}"')
-        created.append(name)
-    return created
+            files[name] = workspace.partitions(name)
+    return files, checked
 
 
-def connect(workspace: Workspace) -> duckdb.DuckDBPyConnection:
-    """An in-memory DuckDB connection with a view per workspace table."""
-    con = duckdb.connect(":memory:")
-    create_views(con, workspace)
+def connect(
+    workspace: Workspace,
+    limits: QueryLimits | None = None,
+    verify: bool = True,
+    files: dict[str, list[Path]] | None = None,
+) -> duckdb.DuckDBPyConnection:
+    """An in-memory DuckDB connection with a view per workspace table and no file access at all."""
+    limits = limits or QueryLimits()
+    con = duckdb.connect(
+        ":memory:",
+        config={
+            "enable_external_access": False,
+            "autoinstall_known_extensions": False,
+            "autoload_known_extensions": False,
+            "temp_directory": "",
+        },
+    )
+    try:
+        con.execute(f"SET memory_limit='{_setting_text(limits.memory_limit)}'")
+        con.execute(f"SET threads={int(limits.threads)}")
+        con.execute("SET lock_configuration=true")
+        files = files if files is not None else table_files(workspace, verify)[0]
+        for name, table_spec in TABLES.items():
+            data = (
+                ds.dataset([str(p) for p in files.get(name, [])], schema=table_spec.schema, format="parquet")
+                if files.get(name)
+                else table_spec.schema.empty_table()
+            )
+            con.register(name, data)
+    except BaseException:
+        con.close()
+        raise
     return con
 
 
-def open_readonly(workspace: Workspace) -> duckdb.DuckDBPyConnection:
-    """Like `connect`, then locked: no file access outside the workspace tables, no config changes."""
-    con = connect(workspace)
-    con.execute(f"SET allowed_directories=[{_sql_literal(str(workspace.tables_dir) + '/')}]")
-    con.execute("SET enable_external_access=false")
-    con.execute("SET lock_configuration=true")
-    return con
+def _setting_text(value: str) -> str:
+    if not value.replace(" ", "").replace(".", "").isalnum():
+        raise ValueError(f"invalid memory limit {value!r} (e.g. '1GB')")
+    return value
 
 
 def check_readonly(sql: str) -> str:
-    """The single statement in `sql` if it is a query; QueryRefused (one clear line) otherwise."""
+    """The single statement in `sql` if DuckDB's parser calls it a query; QueryRefused otherwise."""
+    statement = _one_statement(sql)
+    kind = statement.type.name
+    if kind == "EXPLAIN":
+        # EXPLAIN ANALYZE executes what it explains: the explained statement must itself be a query.
+        inner = _after_explain(statement.query)
+        if inner is None or _one_statement(inner).type.name not in ALLOWED_STATEMENTS:
+            raise QueryRefused("refused: only a SELECT may be explained; the workspace is read-only")
+        return sql
+    if kind not in ALLOWED_STATEMENTS:
+        raise QueryRefused(
+            f"refused: {kind} statements are not allowed; the workspace is read-only (use SELECT)"
+        )
+    return sql
+
+
+def _one_statement(sql: str):
     try:
         statements = duckdb.extract_statements(sql)
     except duckdb.Error as exc:
         raise QueryRefused(f"SQL syntax error: {' '.join(str(exc).split())}") from None
     if len(statements) != 1:
         raise QueryRefused(f"expected exactly one SQL statement, got {len(statements)}")
-    kind = statements[0].type.name
-    if kind not in ALLOWED_STATEMENTS:
-        raise QueryRefused(f"refused: {kind} statements are not allowed; the workspace is read-only (use SELECT)")
-    return sql
+    return statements[0]
 
 
-def run_query(workspace: Workspace, sql: str, params: list[Any] | None = None) -> pa.Table:
-    """Run one read-only query over the workspace views and return Arrow rows."""
+def _after_explain(sql: str) -> str | None:
+    """The statement an EXPLAIN [ANALYZE] wraps, located with DuckDB's tokenizer."""
+    tokens = duckdb.tokenize(sql)
+    for index, (offset, _kind) in enumerate(tokens):
+        end = tokens[index + 1][0] if index + 1 < len(tokens) else len(sql)
+        if sql[offset:end].strip().lower() not in EXPLAIN_KEYWORDS:
+            return sql[offset:]
+    return None
+
+
+def run_query(
+    workspace: Workspace, sql: str, params: list[Any] | None = None, limits: QueryLimits | None = None
+) -> pa.Table:
+    """Run one read-only query over the workspace views, within its limits, and return Arrow rows."""
     check_readonly(sql)
-    con = open_readonly(workspace)
+    limits = limits or QueryLimits()
+    con = connect(workspace, limits)
+    expired = threading.Event()
+
+    def stop() -> None:
+        expired.set()
+        con.interrupt()
+
+    timer = threading.Timer(limits.timeout_s, stop)
+    timer.daemon = True
+    timer.start()
     try:
         return con.sql(sql, params=params or None).to_arrow_table()
+    except duckdb.Error as exc:
+        if expired.is_set():
+            raise QueryRefused(
+                f"query stopped after the time limit of {limits.timeout_s:g} s (sql.timeout_s)"
+            ) from None
+        if isinstance(exc, duckdb.OutOfMemoryException):
+            raise QueryRefused(
+                f"query stopped at the memory limit of {limits.memory_limit} (sql.memory_limit)"
+            ) from None
+        raise
     finally:
+        timer.cancel()
         con.close()
 
 

@@ -11,6 +11,7 @@ import pyarrow.compute as pc
 
 from tasks.query.store.bm25 import Bm25Index
 from tasks.tables.io import Workspace, read_frame, read_table
+from tasks.tables.manifest import load_manifest
 
 
 class DocumentNotBuilt(LookupError):
@@ -37,6 +38,10 @@ class DocumentIndex:
         documents = read_frame(workspace, "documents", doc_id, columns=["doc_id", "title", "language", "kind"])
         if documents.empty:
             raise DocumentNotBuilt(f"document {doc_id!r} is not in workspace {workspace.root.name!r} (see `nkw inspect`)")
+        ingest = load_manifest(workspace, doc_id).stages.get("ingest_documents")
+        if ingest is not None and ingest.status == "failed":
+            raise DocumentNotBuilt(f"document {doc_id!r} is not served: {ingest.error}; "
+                                   "fix the input and build again")
         info = documents.iloc[0]
         sections = read_frame(workspace, "sections", doc_id).sort_values("ordinal").reset_index(drop=True)
         chunks = read_frame(workspace, "chunks", doc_id).sort_values("ordinal").reset_index(drop=True)
