@@ -75,6 +75,7 @@ def build_json(report) -> dict[str, Any]:
         "used_prefect": report.used_prefect,
         "notices": report.notices,
         "ingest_failures": report.ingest_failures,
+        "removed_documents": report.removed,
         "documents": [{"doc_id": d.doc_id, "title": d.title,
                        "stages": [{"stage": o.stage, "status": o.status, "rows": o.rows, "seconds": round(o.seconds, 3),
                                    "error": o.error, "warnings": o.warnings} for o in d.outcomes]}
@@ -96,6 +97,9 @@ def build_text(report, workspace: Workspace) -> str:
     status = "every stage up to date (all skipped)" if everything_skipped else \
         f"{summary['built']} stage runs built, {summary['skipped']} skipped, {summary['failed']} failed"
     lines.append(f"{summary['documents']} document(s): {status} in {summary['seconds']:.1f} s")
+    if report.removed:
+        lines.append(f"pruned {len(report.removed)} document(s) not in the inputs: {', '.join(report.removed[:10])}"
+                     + (" ..." if len(report.removed) > 10 else ""))
     if not report.ok:
         lines.append("see `nkw inspect --workspace ...` for the failures table")
     return "\n".join(lines)

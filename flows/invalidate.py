@@ -1,0 +1,68 @@
+"""Stale rows never pass for current ones: when a stage fails, its old outputs for that
+document, and those of every stage that reads them (transitively), are deleted and their
+manifest records marked `stale`, so `sql`, `ask` and `eval` see no rows built from an input
+that has since changed, and `nkw inspect` lists the document as stale until it builds."""
+
+from __future__ import annotations
+
+from tasks.tables.manifest import DocumentManifest, StageRecord, now_iso, save_manifest
+from flows.stages import STAGES, Stage
+from schemas.tables import TABLES
+from tasks.tables.io import Workspace
+
+# llm_calls stay: they are the accounting of calls that were really made.
+KEPT_SIDE_TABLES = ("llm_calls",)
+
+
+def downstream_of(failed: Stage, graph: tuple[Stage, ...] | list[Stage] = STAGES) -> list[Stage]:
+    """The stages after `failed` that read what it writes, directly or through another stage."""
+    names = [s.name for s in graph]
+    start = names.index(failed.name) + 1 if failed.name in names else len(graph)
+    dirty = set(failed.writes)
+    found = []
+    for stage in graph[start:]:
+        if dirty & set(stage.reads):
+            dirty |= set(stage.writes)
+            found.append(stage)
+    return found
+
+
+def delete_stage_outputs(workspace: Workspace, doc_id: str, stage: Stage, keep_failures: bool = False) -> int:
+    """Delete the partitions `stage` wrote for `doc_id`; returns the number of files removed."""
+    removed = 0
+    for table in stage.writes:
+        path = workspace.partition_path(table, doc_id)
+        if path.exists():
+            path.unlink()
+            removed += 1
+    for side in ("failures",):
+        if keep_failures:
+            continue
+        path = workspace.partition_path(side, doc_id, stage.name)
+        if path.exists():
+            path.unlink()
+            removed += 1
+    return removed
+
+
+def invalidate_after_failure(workspace: Workspace, manifest: DocumentManifest, failed: Stage,
+                             graph: tuple[Stage, ...] | list[Stage] = STAGES) -> list[str]:
+    """Remove the failed stage's old outputs and its readers'; returns the stages marked stale."""
+    doc_id = manifest.doc_id
+    delete_stage_outputs(workspace, doc_id, failed, keep_failures=True)  # its failures row was just written
+    stale = []
+    for stage in downstream_of(failed, graph):
+        record = manifest.stages.get(stage.name)
+        if record is None or record.status == "stale":
+            continue
+        delete_stage_outputs(workspace, doc_id, stage)
+        manifest.stages[stage.name] = StageRecord(
+            fingerprint="", version=record.version, config_hash="", outputs={}, seconds=0.0, finished_at=now_iso(),
+            status="stale", error=f"invalidated: {failed.name} failed on a changed input")
+        stale.append(stage.name)
+    save_manifest(workspace, manifest)
+    return stale
+
+
+def is_document_table(name: str) -> bool:
+    return TABLES[name].partition in ("document", "document_stage")
