@@ -78,3 +78,14 @@ def test_more_than_1500_questions_evaluate_under_prefect(tmp_path, sample_worksp
     assert report.metrics["evidence_recall"] is not None
     sent = flow_run_parameter_bytes("answer_documents")
     assert sent and max(sent) < 20_000 < questions.stat().st_size
+
+
+@pytest.mark.slow
+def test_dask_runner_builds_on_a_two_process_local_cluster(tmp_path, hashing_settings, prefect_harness):
+    settings = hashing_settings.model_copy(update={"build": hashing_settings.build.model_copy(update={"concurrency": 2})})
+    workspace = Workspace.at(tmp_path / "ws")
+    stages = select_stages(until="embed_texts")
+    report = build([str(SCREENPLAY), str(STORY)], workspace, settings, stages=stages, quiet=True, runner="dask")
+    assert report.used_prefect and report.ok, report.summary()
+    assert report.count("built") == 2 * len(stages)
+    assert set(read_frame(workspace, "embeddings")["doc_id"]) == {"the_lighthouse_key", "the_fisherman_and_his_wife"}
