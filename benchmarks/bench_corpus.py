@@ -40,7 +40,10 @@ def write_corpus(source: Path, target: Path, documents: int) -> tuple[int, int]:
     with target.open("w", encoding="utf-8") as out:
         for n in range(documents):
             record = records[n % len(records)]
-            line = json.dumps({**record, "doc_id": f"{record['doc_id'][:24]}-r{n:03d}"}, ensure_ascii=False) + "\n"
+            line = (
+                json.dumps({**record, "doc_id": f"{record['doc_id'][:24]}-r{n:03d}"}, ensure_ascii=False)
+                + "\n"
+            )
             out.write(line)
             size += len(line.encode("utf-8"))
     return size, sum(len(r["text"]) for r in records) // len(records)
@@ -54,8 +57,9 @@ def main() -> None:
     parser.add_argument("--stage-file", default=str(SHARED / "stage" / "documents.jsonl"))
     args = parser.parse_args()
     prefect_environment()
-    settings = load_settings(overrides={"embed_texts": {"backend": args.embeddings},
-                                        "build": {"concurrency": args.concurrency}})
+    settings = load_settings(
+        overrides={"embed_texts": {"backend": args.embeddings}, "build": {"concurrency": args.concurrency}}
+    )
     with tempfile.TemporaryDirectory() as folder:
         corpus = Path(folder) / "documents.jsonl"
         size, mean_chars = write_corpus(Path(args.stage_file), corpus, args.documents)
@@ -75,14 +79,25 @@ def main() -> None:
     first, last = statistics.mean(per_doc[:10]), statistics.mean(per_doc[-10:])
     projected = flow_wall / len(docs) * FULL_RELEASE
     figures = {
-        "documents": len(docs), "input_mb": round(size / 1e6, 2), "embeddings": args.embeddings,
-        "concurrency": args.concurrency, "ok": report.ok, "stage_runs": report.count("built"),
-        "failed": report.count("failed"), "wall_s": round(wall, 1), "plan_s": round(report.plan_seconds, 2),
-        "s_per_doc_first10": round(first, 1), "s_per_doc_last10": round(last, 1),
+        "documents": len(docs),
+        "input_mb": round(size / 1e6, 2),
+        "embeddings": args.embeddings,
+        "concurrency": args.concurrency,
+        "ok": report.ok,
+        "stage_runs": report.count("built"),
+        "failed": report.count("failed"),
+        "wall_s": round(wall, 1),
+        "plan_s": round(report.plan_seconds, 2),
+        "s_per_doc_first10": round(first, 1),
+        "s_per_doc_last10": round(last, 1),
         "last10_vs_first10": f"{(last / first - 1) * 100:+.1f}%",
-        "peak_rss_mb": round(peak_mb), "prefect_overhead_s_per_doc": round(overhead_per_doc, 2),
-        "prefect_overhead_pct_of_stage_time": round(100 * overhead_per_doc / statistics.mean(stage_seconds), 2),
-        "prefect_in_task_s_per_doc": round(statistics.mean(in_task), 3), "prefect_fixed_s": round(fixed, 1),
+        "peak_rss_mb": round(peak_mb),
+        "prefect_overhead_s_per_doc": round(overhead_per_doc, 2),
+        "prefect_overhead_pct_of_stage_time": round(
+            100 * overhead_per_doc / statistics.mean(stage_seconds), 2
+        ),
+        "prefect_in_task_s_per_doc": round(statistics.mean(in_task), 3),
+        "prefect_fixed_s": round(fixed, 1),
         "projected_151_screenplays_h": round(projected / 3600, 2),
         "mean_chars_per_screenplay": mean_chars,
     }

@@ -23,7 +23,15 @@ from prefect.task_runners import ThreadPoolTaskRunner
 
 from flows.corpus import Progress, build
 from flows.runner import DocumentReport, Resources, StageOutcome, run_document, run_stage
-from flows.sessions import Session, close_session, make_resources, open_session, session_for, settings_payload, api_key
+from flows.sessions import (
+    Session,
+    close_session,
+    make_resources,
+    open_session,
+    session_for,
+    settings_payload,
+    api_key,
+)
 from flows.stages import Stage, select_stages
 from schemas.config import load_settings
 from schemas.ids import sha256_bytes
@@ -39,17 +47,26 @@ run_stage_task = task(name="run_stage", cache_policy=NO_CACHE, persist_result=Fa
 def _stage_as_task(workspace, ref, stage, settings, resources, manifest, fingerprint) -> StageOutcome:
     # A nested task run in the document task's process: it gets the reference, never the text.
     return run_stage_task.with_options(task_run_name=f"{stage.name}[{ref.doc_id}]")(
-        workspace, ref, stage, settings, resources, manifest, fingerprint)
+        workspace, ref, stage, settings, resources, manifest, fingerprint
+    )
 
 
 @task(name="build_document", cache_policy=NO_CACHE, persist_result=False)
-def build_document(workspace: str, ref: dict[str, Any], stages: list[str], settings: dict[str, Any],
-                   session: str) -> DocumentReport:
+def build_document(
+    workspace: str, ref: dict[str, Any], stages: list[str], settings: dict[str, Any], session: str
+) -> DocumentReport:
     """Build one document, read from its input by reference, in whatever process runs the task."""
     state = session_for(session, settings, stages, workspace)
     document = DocumentRef.from_json(ref)
-    report = run_document(Workspace.at(workspace), document, state.stages, state.resources.settings,
-                          state.resources, state.progress, _stage_as_task)
+    report = run_document(
+        Workspace.at(workspace),
+        document,
+        state.stages,
+        state.resources.settings,
+        state.resources,
+        state.progress,
+        _stage_as_task,
+    )
     if state.progress is not None:
         state.progress.document_done(report)
     return report
@@ -71,10 +88,15 @@ def read_plan(path: str, sha256: str) -> list[dict[str, Any]]:
 
 
 @flow(name="build_documents", persist_result=False, validate_parameters=False)
-def build_documents_flow(workspace: str, plan: str, plan_sha256: str, stages: list[str], settings: dict[str, Any],
-                         session: str) -> list[DocumentReport]:
-    futures = [build_document.with_options(task_run_name=f"build_document[{ref['doc_id']}]").submit(
-        workspace, ref, stages, settings, session) for ref in read_plan(plan, plan_sha256)]
+def build_documents_flow(
+    workspace: str, plan: str, plan_sha256: str, stages: list[str], settings: dict[str, Any], session: str
+) -> list[DocumentReport]:
+    futures = [
+        build_document.with_options(task_run_name=f"build_document[{ref['doc_id']}]").submit(
+            workspace, ref, stages, settings, session
+        )
+        for ref in read_plan(plan, plan_sha256)
+    ]
     return [future.result() for future in futures]
 
 
@@ -89,43 +111,85 @@ def task_runner_for(runner: str, concurrency: int, dask_address: str | None = No
 
     if dask_address:
         return DaskTaskRunner(address=dask_address)
-    return DaskTaskRunner(cluster_kwargs={"n_workers": concurrency, "threads_per_worker": 1, "processes": True,
-                                          "dashboard_address": None})
+    return DaskTaskRunner(
+        cluster_kwargs={
+            "n_workers": concurrency,
+            "threads_per_worker": 1,
+            "processes": True,
+            "dashboard_address": None,
+        }
+    )
 
 
-def build_documents(workspace: Workspace, refs: list[DocumentRef], stages: list[Stage], resources: Resources,
-                    progress: Progress, runner: str = "thread", dask_address: str | None = None) -> list[DocumentReport]:
+def build_documents(
+    workspace: Workspace,
+    refs: list[DocumentRef],
+    stages: list[Stage],
+    resources: Resources,
+    progress: Progress,
+    runner: str = "thread",
+    dask_address: str | None = None,
+) -> list[DocumentReport]:
     """Run the document flow over `refs` with `build.concurrency` documents in flight."""
     settings = resources.settings
     session = open_session(Session(resources=resources, stages=stages, progress=progress))
     plan, digest = write_plan(workspace, refs, session)
     try:
         flow_ = build_documents_flow.with_options(
-            task_runner=task_runner_for(runner, settings.build.concurrency, dask_address))
-        return flow_(str(workspace.root), str(plan), digest, [s.name for s in stages], settings_payload(settings),
-                     session)
+            task_runner=task_runner_for(runner, settings.build.concurrency, dask_address)
+        )
+        return flow_(
+            str(workspace.root),
+            str(plan),
+            digest,
+            [s.name for s in stages],
+            settings_payload(settings),
+            session,
+        )
     finally:
         close_session(session)
         plan.unlink(missing_ok=True)
 
 
 @flow(name="build_corpus", persist_result=False)
-def build_corpus(paths: list[str], workspace: str, config: str | None = None, concurrency: int | None = None,
-                 stages: list[str] | None = None, llm_url: str | None = None, model: str | None = None,
-                 prune: bool = False, runner: str = "thread", dask_address: str | None = None) -> dict[str, Any]:
+def build_corpus(
+    paths: list[str],
+    workspace: str,
+    config: str | None = None,
+    concurrency: int | None = None,
+    stages: list[str] | None = None,
+    llm_url: str | None = None,
+    model: str | None = None,
+    prune: bool = False,
+    runner: str = "thread",
+    dask_address: str | None = None,
+) -> dict[str, Any]:
     """Deployment entry point: build `paths` into `workspace` (scheduled corpus rebuilds), with the
     LLM at `llm_url` (or the config file's [llm] section) when one is configured."""
-    settings = load_settings(Path(config) if config else None,
-                             {"build": {"concurrency": concurrency}, "llm": {"url": llm_url, "model": model}})
+    settings = load_settings(
+        Path(config) if config else None,
+        {"build": {"concurrency": concurrency}, "llm": {"url": llm_url, "model": model}},
+    )
     target = Workspace.at(workspace)
     llm = build_llm_client(settings.llm, api_key(), target.cache_dir / "llm")
     try:
-        report = build(paths, target, settings, stages=select_stages(stages), resources=make_resources(settings, llm=llm),
-                       prune=prune, runner=runner, dask_address=dask_address, quiet=True)
+        report = build(
+            paths,
+            target,
+            settings,
+            stages=select_stages(stages),
+            resources=make_resources(settings, llm=llm),
+            prune=prune,
+            runner=runner,
+            dask_address=dask_address,
+            quiet=True,
+        )
     finally:
         if llm is not None:
             llm.close()
     summary = report.summary()
     if not report.ok:
-        raise RuntimeError(f"build finished with failures: {summary}")  # a run that lost work is not a success
+        raise RuntimeError(
+            f"build finished with failures: {summary}"
+        )  # a run that lost work is not a success
     return summary

@@ -45,8 +45,9 @@ def engine_for(session: str, workspace: str, settings: dict[str, Any]) -> QueryE
 
 
 @task(name="answer_document", cache_policy=NO_CACHE, persist_result=False)
-def answer_document_task(job: dict[str, Any], doc_id: str, settings: dict[str, Any],
-                         session: str) -> dict[str, list[dict]]:
+def answer_document_task(
+    job: dict[str, Any], doc_id: str, settings: dict[str, Any], session: str
+) -> dict[str, list[dict]]:
     run = EvalJob(**job)
     questions = document_questions(Path(run.questions), run.questions_sha256, doc_id, run.limit)
     engine = engine_for(session, run.workspace, settings)
@@ -54,15 +55,19 @@ def answer_document_task(job: dict[str, Any], doc_id: str, settings: dict[str, A
 
 
 @flow(name="answer_documents", persist_result=False, validate_parameters=False)
-def answer_documents_flow(job: dict[str, Any], doc_ids: list[str], settings: dict[str, Any],
-                          session: str) -> list[dict[str, list[dict]]]:
+def answer_documents_flow(
+    job: dict[str, Any], doc_ids: list[str], settings: dict[str, Any], session: str
+) -> list[dict[str, list[dict]]]:
     # Documents are answered one after another so latency figures are not inflated by sharing 2 cores.
-    return [answer_document_task.with_options(task_run_name=f"answer[{doc_id}]")(job, doc_id, settings, session)
-            for doc_id in doc_ids]
+    return [
+        answer_document_task.with_options(task_run_name=f"answer[{doc_id}]")(job, doc_id, settings, session)
+        for doc_id in doc_ids
+    ]
 
 
-def map_documents_with_prefect(job: EvalJob, doc_ids: list[str], engine: QueryEngine,
-                               settings: Settings) -> list[dict[str, list[dict]]]:
+def map_documents_with_prefect(
+    job: EvalJob, doc_ids: list[str], engine: QueryEngine, settings: Settings
+) -> list[dict[str, list[dict]]]:
     session = uuid.uuid4().hex  # tasks in this process answer with `engine` (its documents stay loaded)
     with _LOCK:
         _REGISTERED[session] = engine
@@ -74,17 +79,32 @@ def map_documents_with_prefect(job: EvalJob, doc_ids: list[str], engine: QueryEn
 
 
 @flow(name="evaluate_benchmark", persist_result=False)
-def evaluate_benchmark(questions: str, workspace: str, system: str = "nkw", config: str | None = None,
-                       limit: int | None = None, samples: int = 1, llm_url: str | None = None,
-                       model: str | None = None) -> dict[str, Any]:
+def evaluate_benchmark(
+    questions: str,
+    workspace: str,
+    system: str = "nkw",
+    config: str | None = None,
+    limit: int | None = None,
+    samples: int = 1,
+    llm_url: str | None = None,
+    model: str | None = None,
+) -> dict[str, Any]:
     """Deployment entry point: score `system` on a questions file over a built workspace, with the
     LLM at `llm_url` (or the config file's [llm] section) when one is configured."""
     settings = load_settings(Path(config) if config else None, {"llm": {"url": llm_url, "model": model}})
     target = Workspace.at(workspace)
     llm = build_llm_client(settings.llm, api_key(), target.cache_dir / "llm")
     try:
-        report = evaluate(target, Path(questions), settings, system=system, limit=limit, samples=samples,
-                          engine=QueryEngine(target, settings, llm=llm), map_documents=map_documents_with_prefect)
+        report = evaluate(
+            target,
+            Path(questions),
+            settings,
+            system=system,
+            limit=limit,
+            samples=samples,
+            engine=QueryEngine(target, settings, llm=llm),
+            map_documents=map_documents_with_prefect,
+        )
     finally:
         if llm is not None:
             llm.close()

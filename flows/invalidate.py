@@ -7,11 +7,7 @@ from __future__ import annotations
 
 from tasks.tables.manifest import DocumentManifest, StageRecord, now_iso, save_manifest
 from flows.stages import STAGES, Stage
-from schemas.tables import TABLES
 from tasks.tables.io import Workspace
-
-# llm_calls stay: they are the accounting of calls that were really made.
-KEPT_SIDE_TABLES = ("llm_calls",)
 
 
 def downstream_of(failed: Stage, graph: tuple[Stage, ...] | list[Stage] = STAGES) -> list[Stage]:
@@ -28,25 +24,25 @@ def downstream_of(failed: Stage, graph: tuple[Stage, ...] | list[Stage] = STAGES
 
 
 def delete_stage_outputs(workspace: Workspace, doc_id: str, stage: Stage, keep_failures: bool = False) -> int:
-    """Delete the partitions `stage` wrote for `doc_id`; returns the number of files removed."""
+    """Delete the partitions `stage` wrote for `doc_id` (and its failures, unless kept); returns the
+    number of files removed. Its llm_calls stay: they account for calls that were really made."""
+    paths = [workspace.partition_path(table, doc_id) for table in stage.writes]
+    if not keep_failures:
+        paths.append(workspace.partition_path("failures", doc_id, stage.name))
     removed = 0
-    for table in stage.writes:
-        path = workspace.partition_path(table, doc_id)
-        if path.exists():
-            path.unlink()
-            removed += 1
-    for side in ("failures",):
-        if keep_failures:
-            continue
-        path = workspace.partition_path(side, doc_id, stage.name)
+    for path in paths:
         if path.exists():
             path.unlink()
             removed += 1
     return removed
 
 
-def invalidate_after_failure(workspace: Workspace, manifest: DocumentManifest, failed: Stage,
-                             graph: tuple[Stage, ...] | list[Stage] = STAGES) -> list[str]:
+def invalidate_after_failure(
+    workspace: Workspace,
+    manifest: DocumentManifest,
+    failed: Stage,
+    graph: tuple[Stage, ...] | list[Stage] = STAGES,
+) -> list[str]:
     """Remove the failed stage's old outputs and its readers'; returns the stages marked stale."""
     doc_id = manifest.doc_id
     delete_stage_outputs(workspace, doc_id, failed, keep_failures=True)  # its failures row was just written
@@ -57,12 +53,15 @@ def invalidate_after_failure(workspace: Workspace, manifest: DocumentManifest, f
             continue
         delete_stage_outputs(workspace, doc_id, stage)
         manifest.stages[stage.name] = StageRecord(
-            fingerprint="", version=record.version, config_hash="", outputs={}, seconds=0.0, finished_at=now_iso(),
-            status="stale", error=f"invalidated: {failed.name} failed on a changed input")
+            fingerprint="",
+            version=record.version,
+            config_hash="",
+            outputs={},
+            seconds=0.0,
+            finished_at=now_iso(),
+            status="stale",
+            error=f"invalidated: {failed.name} failed on a changed input",
+        )
         stale.append(stage.name)
     save_manifest(workspace, manifest)
     return stale
-
-
-def is_document_table(name: str) -> bool:
-    return TABLES[name].partition in ("document", "document_stage")

@@ -40,9 +40,14 @@ def api_key() -> str | None:
     return os.environ.get("NKW_API_KEY") or os.environ.get("OPENAI_API_KEY") or None
 
 
-def make_resources(settings: Settings, llm: Any = None, embedder_factory: Callable | None = None) -> Resources:
-    return Resources(settings=settings, llm=llm,
-                     embedder_factory=embedder_factory or (lambda: build_embedder(settings.embed_texts, api_key())))
+def make_resources(
+    settings: Settings, llm: Any = None, embedder_factory: Callable | None = None
+) -> Resources:
+    return Resources(
+        settings=settings,
+        llm=llm,
+        embedder_factory=embedder_factory or (lambda: build_embedder(settings.embed_texts, api_key())),
+    )
 
 
 def open_session(session: Session) -> str:

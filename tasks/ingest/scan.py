@@ -13,8 +13,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
-from tasks.ingest.ingest_documents import (IngestFailure, IngestResult, RawDocument, _claim_id, _expand,
-                                           decode_bytes, document_from_text, parse_jsonl, parse_jsonl_line)
+from tasks.ingest.ingest_documents import (
+    IngestFailure,
+    IngestResult,
+    RawDocument,
+    _claim_id,
+    _expand,
+    decode_bytes,
+    document_from_text,
+    parse_jsonl,
+    parse_jsonl_line,
+)
 from schemas.ids import safe_doc_id
 
 WHOLE_FILE = -1  # offset of a reference that is a whole file (or a line of a file read whole)
@@ -39,8 +48,16 @@ class DocumentRef:
 
     @classmethod
     def of(cls, document: RawDocument, offset: int = WHOLE_FILE) -> "DocumentRef":
-        return cls(document.doc_id, document.title, document.source, offset, document.fingerprint,
-                   document.content_sha256, document.owner_key, len(document.text))
+        return cls(
+            document.doc_id,
+            document.title,
+            document.source,
+            offset,
+            document.fingerprint,
+            document.content_sha256,
+            document.owner_key,
+            len(document.text),
+        )
 
     def to_json(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -60,8 +77,9 @@ class Scanned:
     notice: str | None = None
 
 
-def scan_inputs(paths: Iterable[str | Path], *, max_chars: int,
-                known_sources: dict[str, str] | None = None) -> Iterator[Scanned]:
+def scan_inputs(
+    paths: Iterable[str | Path], *, max_chars: int, known_sources: dict[str, str] | None = None
+) -> Iterator[Scanned]:
     """Every input path as a stream of documents and failures, one file (or JSONL line) at a time."""
     expanded = IngestResult()
     files = _expand(paths, expanded)
@@ -84,8 +102,11 @@ def _scan_file(path: Path, max_chars: int) -> Iterator[Scanned]:
     try:
         data = path.read_bytes()
     except OSError as exc:
-        yield Scanned(failure=IngestFailure(safe_doc_id(path.stem or "input"), source,
-                                            f"cannot read: {exc.strerror or exc}"))
+        yield Scanned(
+            failure=IngestFailure(
+                safe_doc_id(path.stem or "input"), source, f"cannot read: {exc.strerror or exc}"
+            )
+        )
         return
     item = _whole_file_document(path, data, max_chars)
     if isinstance(item, str):
@@ -102,8 +123,14 @@ def _whole_file_document(path: Path, data: bytes, max_chars: int):
     if text is None:
         return problem or "undecodable"
     kind = "screenplay" if path.suffix.lower() == ".fountain" else None
-    return document_from_text(text, doc_id=safe_doc_id(path.stem or "document"), source=str(path), kind=kind,
-                              encoding=encoding, max_chars=max_chars), encoding
+    return document_from_text(
+        text,
+        doc_id=safe_doc_id(path.stem or "document"),
+        source=str(path),
+        kind=kind,
+        encoding=encoding,
+        max_chars=max_chars,
+    ), encoding
 
 
 def _scan_jsonl(path: Path, max_chars: int) -> Iterator[Scanned]:
@@ -111,8 +138,11 @@ def _scan_jsonl(path: Path, max_chars: int) -> Iterator[Scanned]:
     try:
         handle = path.open("rb")
     except OSError as exc:
-        yield Scanned(failure=IngestFailure(safe_doc_id(path.stem or "input"), source,
-                                            f"cannot read: {exc.strerror or exc}"))
+        yield Scanned(
+            failure=IngestFailure(
+                safe_doc_id(path.stem or "input"), source, f"cannot read: {exc.strerror or exc}"
+            )
+        )
         return
     with handle:
         head = handle.read(8192)
@@ -131,13 +161,19 @@ def _scan_jsonl(path: Path, max_chars: int) -> Iterator[Scanned]:
             if text is None or not text.strip():
                 continue
             item = parse_jsonl_line(text, source, number, max_chars)
-            yield Scanned(document=item, offset=start) if isinstance(item, RawDocument) else Scanned(failure=item)
+            yield (
+                Scanned(document=item, offset=start)
+                if isinstance(item, RawDocument)
+                else Scanned(failure=item)
+            )
 
 
 def _scan_jsonl_whole(path: Path, data: bytes, max_chars: int) -> Iterator[Scanned]:
     text, encoding, problem = decode_bytes(data)
     if text is None:
-        yield Scanned(failure=IngestFailure(safe_doc_id(path.stem or "input"), str(path), problem or "undecodable"))
+        yield Scanned(
+            failure=IngestFailure(safe_doc_id(path.stem or "input"), str(path), problem or "undecodable")
+        )
         return
     if encoding != "utf-8":
         yield Scanned(notice=f"{path}: not UTF-8; decoded as {encoding}")

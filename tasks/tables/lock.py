@@ -44,7 +44,9 @@ def lock_path(workspace: Workspace) -> Path:
 def read_holder(workspace: Workspace) -> LockHolder | None:
     try:
         data = json.loads(lock_path(workspace).read_text(encoding="utf-8"))
-        return LockHolder(int(data["pid"]), str(data["host"]), str(data["since"]), str(data.get("command", "")))
+        return LockHolder(
+            int(data["pid"]), str(data["host"]), str(data["since"]), str(data.get("command", ""))
+        )
     except FileNotFoundError:
         return None
     except (OSError, ValueError, KeyError, TypeError):
@@ -91,9 +93,13 @@ class WriterLock:
                 if holder is None:
                     continue  # released meanwhile
                 if holder.pid == os.getpid() and holder.host == socket.gethostname():
-                    raise WorkspaceLocked(f"workspace {self.workspace.root} is already being written by this process")
+                    raise WorkspaceLocked(
+                        f"workspace {self.workspace.root} is already being written by this process"
+                    )
                 if not is_stale(holder):
-                    raise WorkspaceLocked(f"workspace {self.workspace.root} is being written by {holder.describe()}")
+                    raise WorkspaceLocked(
+                        f"workspace {self.workspace.root} is being written by {holder.describe()}"
+                    )
                 self.taken_over = holder
                 _remove_if_same(path, holder)
                 continue

@@ -48,8 +48,9 @@ def test_a_corpus_over_one_megabyte_builds_under_prefect(tmp_path, hashing_setti
     # The cheap front of the stage graph keeps the test fast; every document still goes
     # through Prefect task runs that read it from the input file by reference.
     stages = select_stages(until="split_sentences")
-    report = build([str(corpus), str(tmp_path / "bad.jsonl")], workspace, hashing_settings, stages=stages,
-                   quiet=True)
+    report = build(
+        [str(corpus), str(tmp_path / "bad.jsonl")], workspace, hashing_settings, stages=stages, quiet=True
+    )
     assert size > 1_000_000 and report.used_prefect
     documents = read_frame(workspace, "documents", columns=["doc_id", "n_chars"])
     assert len(documents) == len(report.documents) > 15
@@ -64,10 +65,15 @@ def test_a_corpus_over_one_megabyte_builds_under_prefect(tmp_path, hashing_setti
 
 
 @pytest.mark.slow
-def test_more_than_1500_questions_evaluate_under_prefect(tmp_path, sample_workspace, hashing_settings,
-                                                         prefect_harness):
-    records = [json.loads(line) for path in sorted(SAMPLES.glob("*.questions.jsonl"))
-               for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+def test_more_than_1500_questions_evaluate_under_prefect(
+    tmp_path, sample_workspace, hashing_settings, prefect_harness
+):
+    records = [
+        json.loads(line)
+        for path in sorted(SAMPLES.glob("*.questions.jsonl"))
+        for line in path.read_text(encoding="utf-8").splitlines()
+        if line.strip()
+    ]
     questions = tmp_path / "questions.jsonl"
     with questions.open("w", encoding="utf-8") as out:
         for copy in range(1_600 // len(records) + 1):
@@ -82,10 +88,17 @@ def test_more_than_1500_questions_evaluate_under_prefect(tmp_path, sample_worksp
 
 @pytest.mark.slow
 def test_dask_runner_builds_on_a_two_process_local_cluster(tmp_path, hashing_settings, prefect_harness):
-    settings = hashing_settings.model_copy(update={"build": hashing_settings.build.model_copy(update={"concurrency": 2})})
+    settings = hashing_settings.model_copy(
+        update={"build": hashing_settings.build.model_copy(update={"concurrency": 2})}
+    )
     workspace = Workspace.at(tmp_path / "ws")
     stages = select_stages(until="embed_texts")
-    report = build([str(SCREENPLAY), str(STORY)], workspace, settings, stages=stages, quiet=True, runner="dask")
+    report = build(
+        [str(SCREENPLAY), str(STORY)], workspace, settings, stages=stages, quiet=True, runner="dask"
+    )
     assert report.used_prefect and report.ok, report.summary()
     assert report.count("built") == 2 * len(stages)
-    assert set(read_frame(workspace, "embeddings")["doc_id"]) == {"the_lighthouse_key", "the_fisherman_and_his_wife"}
+    assert set(read_frame(workspace, "embeddings")["doc_id"]) == {
+        "the_lighthouse_key",
+        "the_fisherman_and_his_wife",
+    }

@@ -58,27 +58,46 @@ def _run_deployment(name: str, params: dict, env: dict[str, str]) -> None:
 def test_deployments_run_with_the_llm_against_a_local_server(tmp_path):
     port = _free_port()
     api = f"http://127.0.0.1:{port}/api"
-    env = {**os.environ, "PREFECT_HOME": str(tmp_path / "prefect"), "PREFECT_API_URL": api,
-           "NKW_REPO_DIR": str(REPO), "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]),
-           "PREFECT_LOGGING_LEVEL": "WARNING", "HF_HUB_OFFLINE": "1"}
+    env = {
+        **os.environ,
+        "PREFECT_HOME": str(tmp_path / "prefect"),
+        "PREFECT_API_URL": api,
+        "NKW_REPO_DIR": str(REPO),
+        "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]),
+        "PREFECT_LOGGING_LEVEL": "WARNING",
+        "HF_HUB_OFFLINE": "1",
+    }
     config = tmp_path / "test.toml"
     config.write_text('[embed_texts]\nbackend = "hashing"\n\n[llm]\ntimeout_s = 5.0\nmax_tokens = 256\n')
     workspace = Workspace.at(tmp_path / "ws")
     log = (tmp_path / "server.log").open("w")
-    server = subprocess.Popen(PREFECT + ["server", "start", "--host", "127.0.0.1", "--port", str(port)],
-                              env={k: v for k, v in env.items() if k != "PREFECT_API_URL"}, stdout=log,
-                              stderr=subprocess.STDOUT)
+    server = subprocess.Popen(
+        PREFECT + ["server", "start", "--host", "127.0.0.1", "--port", str(port)],
+        env={k: v for k, v in env.items() if k != "PREFECT_API_URL"},
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
     try:
         _wait_healthy(api, server)
         _run(PREFECT + ["work-pool", "create", "nkw-local", "--type", "process"], env)
         _run(PREFECT + ["--no-prompt", "deploy", "--all", "--prefect-file", "deployments/prefect.yaml"], env)
         with FakeOpenAIServer(model_names=(TEST_MODEL,), responder=pipeline_responder) as llm:
-            common = {"workspace": str(workspace.root), "config": str(config), "llm_url": llm.url, "model": TEST_MODEL}
-            _run_deployment("build_corpus/nightly-corpus-rebuild", {**common, "paths": [str(SCREENPLAY)]}, env)
+            common = {
+                "workspace": str(workspace.root),
+                "config": str(config),
+                "llm_url": llm.url,
+                "model": TEST_MODEL,
+            }
+            _run_deployment(
+                "build_corpus/nightly-corpus-rebuild", {**common, "paths": [str(SCREENPLAY)]}, env
+            )
             built_requests = len(llm.chat_requests())
             questions = SAMPLES / "the_lighthouse_key.questions.jsonl"
-            _run_deployment("evaluate_benchmark/benchmark-evaluation",
-                            {**common, "questions": str(questions), "limit": 2}, env)
+            _run_deployment(
+                "evaluate_benchmark/benchmark-evaluation",
+                {**common, "questions": str(questions), "limit": 2},
+                env,
+            )
             asked_requests = len(llm.chat_requests()) - built_requests
     finally:
         server.terminate()

@@ -95,19 +95,37 @@ def test_second_writer_fails_at_once_naming_the_holder(tmp_path, hashing_setting
     try:
         lock_path(workspace).parent.mkdir(parents=True)
         lock_path(workspace).write_text(
-            f'{{"pid": {holder.pid}, "host": "{socket.gethostname()}", "since": "2026-01-01T00:00:00+00:00"}}')
-        with pytest.raises(WorkspaceLocked, match=f"pid {holder.pid} on {socket.gethostname()} since 2026-01-01"):
+            f'{{"pid": {holder.pid}, "host": "{socket.gethostname()}", "since": "2026-01-01T00:00:00+00:00"}}'
+        )
+        with pytest.raises(
+            WorkspaceLocked, match=f"pid {holder.pid} on {socket.gethostname()} since 2026-01-01"
+        ):
             build([str(STORY)], workspace, hashing_settings, use_prefect=False, quiet=True)
-        code = cli.main(["build", str(STORY), "--workspace", str(workspace.root), "--no-prefect", "--embeddings",
-                         "hashing"])
+        code = cli.main(
+            [
+                "build",
+                str(STORY),
+                "--workspace",
+                str(workspace.root),
+                "--no-prefect",
+                "--embeddings",
+                "hashing",
+            ]
+        )
         err = capsys.readouterr().err.strip().splitlines()
         assert code == cli.EXIT_USAGE and len(err) == 1 and f"pid {holder.pid}" in err[0]
     finally:
         holder.kill()
         holder.wait()
     # The holder was killed: its lock is stale and the next writer takes it over.
-    report = build([str(STORY)], workspace, hashing_settings, stages=select_stages(until="split_chunks"),
-                   use_prefect=False, quiet=True)
+    report = build(
+        [str(STORY)],
+        workspace,
+        hashing_settings,
+        stages=select_stages(until="split_chunks"),
+        use_prefect=False,
+        quiet=True,
+    )
     assert report.ok and read_holder(workspace) is None
 
 
