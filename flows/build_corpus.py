@@ -1,12 +1,20 @@
 """The `build_corpus` Prefect flow: map every document through the stage graph.
 
-Documents are built concurrently (setting `build.concurrency`) on Prefect's thread-pool
-task runner; each stage that actually runs is a Prefect task run of its own. What to skip
-is decided by the project's manifest (flows.corpus), never by Prefect's cache.
+Flow and task parameters are references, never text: the workspace path, the path of a plan
+file (one `DocumentRef` per line) with its hash, stage names, the settings and a session key
+(flows.sessions). Each `build_document` task reads its own document from its input file, so
+memory is bounded by the largest document times the concurrency, not by the corpus.
+
+Documents run concurrently (`build.concurrency`) on Prefect's thread-pool task runner, or on
+a Dask cluster through prefect-dask (`runner="dask"`); each stage that actually runs is a
+Prefect task run of its own. What to skip is decided by the project's manifest
+(flows.corpus), never by Prefect's cache.
 """
 
 from __future__ import annotations
 
+import json
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -17,52 +25,173 @@ from prefect.task_runners import ThreadPoolTaskRunner
 from flows.corpus import BuildReport, Progress, build
 from flows.prefect_server import reap_with_this_process
 from flows.runner import DocumentReport, Resources, StageOutcome, run_document, run_stage
+from flows.sessions import (
+    Session,
+    close_session,
+    make_resources,
+    open_session,
+    session_for,
+    settings_payload,
+    api_key,
+)
 from flows.stages import Stage, select_stages
 from schemas.config import Settings, load_settings
-from tasks.stage import RawDocument
-from tasks.tables.io import Workspace
+from schemas.ids import sha256_bytes
+from tasks.ingest.scan import DocumentRef
+from tasks.llm.client import build_llm_client
+from tasks.tables.io import Workspace, atomic_write_text
+
+PLANS_DIR = "plans"
 
 run_stage_task = task(name="run_stage", cache_policy=NO_CACHE, persist_result=False)(run_stage)
 
 
-def _stage_as_task(workspace, raw, stage, settings, resources, manifest, fingerprint) -> StageOutcome:
-    return run_stage_task.with_options(task_run_name=f"{stage.name}[{raw.doc_id}]")(
-        workspace, raw, stage, settings, resources, manifest, fingerprint)
+def _stage_as_task(workspace, ref, stage, settings, resources, manifest, fingerprint) -> StageOutcome:
+    # A nested task run in the document task's process: it gets the reference, never the text.
+    return run_stage_task.with_options(task_run_name=f"{stage.name}[{ref.doc_id}]")(
+        workspace, ref, stage, settings, resources, manifest, fingerprint
+    )
 
 
 @task(name="build_document", cache_policy=NO_CACHE, persist_result=False)
-def build_document(workspace: Workspace, raw: RawDocument, stages: list[Stage], resources: Resources,
-                   progress: Progress) -> DocumentReport:
-    report = run_document(workspace, raw, stages, resources.settings, resources, progress, _stage_as_task)
-    progress.document_done(report)
+def build_document(
+    workspace: str, ref: dict[str, Any], stages: list[str], settings: dict[str, Any], session: str
+) -> DocumentReport:
+    """Build one document, read from its input by reference, in whatever process runs the task."""
+    state = session_for(session, settings, stages, workspace)
+    document = DocumentRef.from_json(ref)
+    report = run_document(
+        Workspace.at(workspace),
+        document,
+        state.stages,
+        state.resources.settings,
+        state.resources,
+        state.progress,
+        _stage_as_task,
+    )
+    if state.progress is not None:
+        state.progress.document_done(report)
     return report
 
 
+def write_plan(workspace: Workspace, refs: list[DocumentRef], session: str) -> tuple[Path, str]:
+    """The documents to build, one reference per line, in the workspace; returns (path, sha256)."""
+    text = "".join(json.dumps(ref.to_json(), ensure_ascii=False, sort_keys=True) + "\n" for ref in refs)
+    path = workspace.root / PLANS_DIR / f"{session}.jsonl"
+    atomic_write_text(path, text)
+    return path, sha256_bytes(text.encode("utf-8"))
+
+
+def read_plan(path: str, sha256: str) -> list[dict[str, Any]]:
+    data = Path(path).read_bytes()
+    if sha256_bytes(data) != sha256:
+        raise RuntimeError(f"build plan {path} was changed after it was written")
+    return [json.loads(line) for line in data.decode("utf-8").splitlines() if line.strip()]
+
+
 @flow(name="build_documents", persist_result=False, validate_parameters=False)
-def build_documents_flow(workspace: Workspace, documents: list[RawDocument], stages: list[Stage],
-                         resources: Resources, progress: Progress) -> list[DocumentReport]:
-    futures = [build_document.with_options(task_run_name=f"build_document[{doc.doc_id}]").submit(
-        workspace, doc, stages, resources, progress) for doc in documents]
+def build_documents_flow(
+    workspace: str, plan: str, plan_sha256: str, stages: list[str], settings: dict[str, Any], session: str
+) -> list[DocumentReport]:
+    futures = [
+        build_document.with_options(task_run_name=f"build_document[{ref['doc_id']}]").submit(
+            workspace, ref, stages, settings, session
+        )
+        for ref in read_plan(plan, plan_sha256)
+    ]
     return [future.result() for future in futures]
 
 
-def build_documents(workspace: Workspace, documents: list[RawDocument], stages: list[Stage], resources: Resources,
-                    progress: Progress) -> list[DocumentReport]:
-    """Run the document flow with as many documents in flight as `build.concurrency` allows."""
+def task_runner_for(runner: str, concurrency: int, dask_address: str | None = None):
+    """Prefect's thread pool (default), or a Dask cluster: `dask_address`, else a LocalCluster of
+    `concurrency` single-threaded worker processes."""
+    if runner == "thread":
+        return ThreadPoolTaskRunner(max_workers=concurrency)
+    if runner != "dask":
+        raise ValueError(f"unknown runner {runner!r}; choose thread or dask")
+    from prefect_dask import DaskTaskRunner  # optional scale-out dependency, loaded only when asked for
+
+    if dask_address:
+        return DaskTaskRunner(address=dask_address)
+    return DaskTaskRunner(
+        cluster_kwargs={
+            "n_workers": concurrency,
+            "threads_per_worker": 1,
+            "processes": True,
+            "dashboard_address": None,
+        }
+    )
+
+
+def build_documents(
+    workspace: Workspace,
+    refs: list[DocumentRef],
+    stages: list[Stage],
+    resources: Resources,
+    progress: Progress,
+    runner: str = "thread",
+    dask_address: str | None = None,
+) -> list[DocumentReport]:
+    """Run the document flow over `refs` with `build.concurrency` documents in flight."""
     reap_with_this_process()  # a killed build leaves no Prefect server behind
-    runner = ThreadPoolTaskRunner(max_workers=resources.settings.build.concurrency)
-    return build_documents_flow.with_options(task_runner=runner)(workspace, documents, stages, resources, progress)
+    settings = resources.settings
+    session = open_session(Session(resources=resources, stages=stages, progress=progress))
+    plan, digest = write_plan(workspace, refs, session)
+    try:
+        flow_ = build_documents_flow.with_options(
+            task_runner=task_runner_for(runner, settings.build.concurrency, dask_address)
+        )
+        return flow_(
+            str(workspace.root),
+            str(plan),
+            digest,
+            [s.name for s in stages],
+            settings_payload(settings),
+            session,
+        )
+    finally:
+        close_session(session)
+        plan.unlink(missing_ok=True)
 
 
 @flow(name="build_corpus", persist_result=False)
-def build_corpus(paths: list[str], workspace: str, config: str | None = None, concurrency: int | None = None,
-                 stages: list[str] | None = None) -> dict[str, Any]:
-    """Deployment entry point: build `paths` into `workspace` (scheduled corpus rebuilds)."""
-    settings = load_settings(Path(config) if config else None, {"build": {"concurrency": concurrency}})
-    report = build_with_prefect(paths, Workspace.at(workspace), settings, stages=select_stages(stages))
-    return report.summary()
+def build_corpus(
+    paths: list[str],
+    workspace: str,
+    config: str | None = None,
+    concurrency: int | None = None,
+    stages: list[str] | None = None,
+    llm_url: str | None = None,
+    model: str | None = None,
+    prune: bool = False,
+    runner: str = "thread",
+    dask_address: str | None = None,
+) -> dict[str, Any]:
+    """Deployment entry point: build `paths` into `workspace` (scheduled corpus rebuilds), with the
+    LLM at `llm_url` (or the config file's [llm] section) when one is configured."""
+    settings = load_settings(
+        Path(config) if config else None,
+        {"build": {"concurrency": concurrency}, "llm": {"url": llm_url, "model": model}},
+    )
+    target = Workspace.at(workspace)
+    llm = build_llm_client(settings.llm, api_key(), target.cache_dir / "llm")
+    try:
+        report = build_with_prefect(paths, target, settings, stages=select_stages(stages),
+                                    resources=make_resources(settings, llm=llm), prune=prune, runner=runner,
+                                    dask_address=dask_address, quiet=True)
+    finally:
+        if llm is not None:
+            llm.close()
+    summary = report.summary()
+    if not report.ok:
+        raise RuntimeError(
+            f"build finished with failures: {summary}"
+        )  # a run that lost work is not a success
+    return summary
 
 
-def build_with_prefect(paths: list[str], workspace: Workspace, settings: Settings, **options: Any) -> BuildReport:
-    """`build` with the documents that need work mapped as Prefect task runs."""
-    return build(paths, workspace, settings, map_documents=build_documents, **options)
+def build_with_prefect(paths: list[str], workspace: Workspace, settings: Settings, *, runner: str = "thread",
+                       dask_address: str | None = None, **options: Any) -> BuildReport:
+    """`build` with the documents that need work mapped as Prefect task runs (threads or Dask)."""
+    mapper = partial(build_documents, runner=runner, dask_address=dask_address)
+    return build(paths, workspace, settings, map_documents=mapper, **options)

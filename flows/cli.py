@@ -1,4 +1,4 @@
-"""The `nkw` command line: build, ask, eval, sql, inspect, llm check.
+"""The `nkw` command line: build, remove, ask, eval, sql, inspect, llm check.
 
 User mistakes end with one clear line on stderr and a non-zero exit, never a traceback
 (`--debug` shows one). Interactive commands (ask, sql, inspect) never start Prefect.
@@ -11,6 +11,7 @@ import errno
 import json
 import os
 import sys
+from functools import partial
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -99,6 +100,11 @@ def cmd_build(args: argparse.Namespace) -> int:
     from tasks.llm.preflight import LLMUnavailable
     from tasks.tables.lock import WorkspaceLocked
 
+    if args.runner == "thread" and args.dask_address:
+        raise UserError("--dask-address needs --runner dask")
+    if args.runner == "dask" and args.no_prefect:
+        raise UserError("--runner dask runs under Prefect; drop --no-prefect")
+
     settings = _settings(args)
     workspace = _workspace(args, must_exist=bool(args.retry_failed and not args.paths))
     try:
@@ -132,12 +138,16 @@ def cmd_build(args: argparse.Namespace) -> int:
     llm = _llm_client(settings, workspace)
     try:
         resources = replace(make_resources(settings, llm=llm), force=force)
-        report = build(paths, workspace, settings, stages=stages, resources=resources,
-                       map_documents=None if args.no_prefect else build_documents,
-                       quiet=args.quiet or args.json, allow_offline_fallback=args.allow_offline_fallback)
-    except (LLMUnavailable, WorkspaceLocked) as exc:
+        mapper = None if args.no_prefect else partial(build_documents, runner=args.runner,
+                                                      dask_address=args.dask_address)
+        report = build(paths, workspace, settings, stages=stages, resources=resources, map_documents=mapper,
+                       quiet=args.quiet or args.json, prune=args.prune,
+                       allow_offline_fallback=args.allow_offline_fallback)
+    except LLMUnavailable as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_FAILED
+    except WorkspaceLocked as exc:
+        raise UserError(str(exc)) from None
     finally:
         if llm is not None:
             llm.close()
@@ -146,6 +156,23 @@ def cmd_build(args: argparse.Namespace) -> int:
     else:
         print(cli_output.build_text(report, workspace))
     return 0 if report.ok else EXIT_FAILED
+
+
+def cmd_remove(args: argparse.Namespace) -> int:
+    from flows.remove import remove_documents, workspace_doc_ids
+    from tasks.tables.lock import WorkspaceLocked, WriterLock
+
+    workspace = _workspace(args)
+    try:
+        with WriterLock(workspace, "remove"):
+            unknown = sorted(set(args.doc_ids) - workspace_doc_ids(workspace))
+            if unknown:
+                raise UserError(f"not in this workspace: {', '.join(unknown)} (see `nkw inspect`)")
+            removed = remove_documents(workspace, list(dict.fromkeys(args.doc_ids)))
+    except WorkspaceLocked as exc:
+        raise UserError(str(exc)) from None
+    print(f"removed {len(removed)} document(s): {', '.join(removed)}")
+    return 0
 
 
 def cmd_ask(args: argparse.Namespace) -> int:
@@ -295,6 +322,11 @@ def build_parser() -> argparse.ArgumentParser:
     build.add_argument("--stages", help="comma-separated stage names to run (default: all)")
     build.add_argument("--until", help="run stages up to and including this one")
     build.add_argument("--no-prefect", action="store_true", help="run in-process without Prefect")
+    build.add_argument("--prune", action="store_true", help="remove every document that is not in this input set")
+    build.add_argument("--runner", choices=["thread", "dask"], default="thread",
+                       help="Prefect task runner: thread pool (default) or Dask (prefect-dask)")
+    build.add_argument("--dask-address", help="scheduler of an existing Dask cluster, e.g. tcp://host:8786 "
+                                              "(default with --runner dask: a local cluster of --concurrency processes)")
     build.add_argument("--dry-run", action="store_true", help="estimate LLM calls and tokens per stage; change nothing")
     build.add_argument("--retry-failed", action="store_true",
                        help="rebuild the documents with partial or failed stages (no PATH needed: "
@@ -307,6 +339,12 @@ def build_parser() -> argparse.ArgumentParser:
     build.add_argument("--quiet", "-q", action="store_true", help="no per-stage progress lines")
     build.add_argument("--json", action="store_true", help="print the build report as JSON")
     build.set_defaults(func=cmd_build)
+
+    remove = commands.add_parser("remove", help="delete documents from every table, the manifest and the caches")
+    remove.add_argument("doc_ids", nargs="+", metavar="DOC_ID")
+    remove.add_argument("--workspace", "-w", required=True)
+    remove.add_argument("--debug", action="store_true")
+    remove.set_defaults(func=cmd_remove)
 
     ask = commands.add_parser("ask", help="answer a question with cited sections")
     ask.add_argument("question")

@@ -96,6 +96,7 @@ def build_json(report) -> dict[str, Any]:
         "used_prefect": report.used_prefect,
         "notices": report.notices,
         "ingest_failures": report.ingest_failures,
+        "removed_documents": report.removed,
         "documents": [{"doc_id": d.doc_id, "title": d.title,
                        "stages": [{"stage": o.stage, "status": o.status, "rows": o.rows, "seconds": round(o.seconds, 3),
                                    "error": o.error, "warnings": o.warnings, "lost_items": o.lost_items}
@@ -125,6 +126,9 @@ def build_text(report, workspace: Workspace) -> str:
         lines.append(f"INCOMPLETE: {summary['lost_items']} item(s) lost in {summary['partial']} stage run(s) "
                      f"({', '.join(stages)}): the LLM server did not answer; run the same `nkw build` again "
                      "(or `nkw build --retry-failed -w ...`) to retry exactly those items")
+    if report.removed:
+        lines.append(f"pruned {len(report.removed)} document(s) not in the inputs: {', '.join(report.removed[:10])}"
+                     + (" ..." if len(report.removed) > 10 else ""))
     if not report.ok:
         lines.append("see `nkw inspect --workspace ...` for the failures table")
     return "\n".join(lines)

@@ -1,6 +1,10 @@
-"""Build a workspace from input paths: ingest, plan against the manifest, then run the
-stage graph where something changed. When nothing changed, no Prefect server starts and
-no model loads: the plan alone proves every stage is up to date."""
+"""Build a workspace from input paths: scan the inputs, plan against the manifest, then run
+the stage graph where something changed. When nothing changed, no Prefect server starts and
+no model loads: the plan alone proves every stage is up to date.
+
+Inputs are streamed: the plan keeps one `DocumentRef` per document (never its text), and
+each document's text is read again from its input by the task that ingests it. One writer
+at a time: the build holds the workspace's writer lock (tasks.tables.lock)."""
 
 from __future__ import annotations
 
@@ -10,15 +14,17 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
-from tasks.tables.manifest import StageRecord, list_manifests, load_manifest, now_iso, save_manifest
+from flows.remove import remove_documents, workspace_doc_ids
 from flows.runner import DocumentReport, Resources, StageOutcome, pending_stages, run_document
+from flows.sessions import make_resources
 from flows.stages import Stage, select_stages
 from schemas.config import Settings
-from tasks.embeddings import build_embedder
-from tasks.ingest.ingest_documents import IngestResult, ingest_paths
+from tasks.ingest.ingest_documents import IngestFailure
+from tasks.ingest.scan import DocumentRef, scan_inputs
 from tasks.llm.preflight import LLMUnavailable, server_problem
 from tasks.tables.io import Workspace, write_table
-from tasks.tables.lock import workspace_lock
+from tasks.tables.lock import WriterLock
+from tasks.tables.manifest import StageRecord, list_manifests, load_manifest, now_iso, save_manifest
 
 
 @dataclass
@@ -28,6 +34,8 @@ class BuildReport:
     notices: list[str] = field(default_factory=list)
     seconds: float = 0.0
     used_prefect: bool = False
+    removed: list[str] = field(default_factory=list)  # documents pruned (not in this input set)
+    plan_seconds: float = 0.0  # scanning the inputs and checking the manifest
 
     def count(self, status: str) -> int:
         return sum(1 for d in self.documents for o in d.outcomes if o.status == status)
@@ -46,7 +54,8 @@ class BuildReport:
         return {"documents": len(self.documents), "built": self.count("built"), "skipped": self.count("skipped"),
                 "partial": self.count("partial"), "lost_items": self.lost_items,
                 "failed": self.count("failed"), "blocked": self.count("blocked"),
-                "ingest_failures": len(self.ingest_failures), "seconds": round(self.seconds, 2)}
+                "ingest_failures": len(self.ingest_failures), "removed": len(self.removed),
+                "seconds": round(self.seconds, 2)}
 
 
 class Progress:
@@ -81,22 +90,55 @@ class Progress:
             print(f"[{self.finished}/{self.total}] {report.doc_id} {status}", file=self.stream, flush=True)
 
 
-# Builds documents elsewhere (e.g. as Prefect task runs): (workspace, documents, stages, resources, progress).
-DocumentMapper = Callable[[Workspace, list, list[Stage], Resources, "Progress"], list[DocumentReport]]
+@dataclass
+class Plan:
+    """What a build will do: references to the documents with pending stages, and the rest."""
+
+    to_build: list[DocumentRef] = field(default_factory=list)
+    up_to_date: list[DocumentRef] = field(default_factory=list)
+    failures: list[IngestFailure] = field(default_factory=list)
+    notices: list[str] = field(default_factory=list)
+    order: dict[str, int] = field(default_factory=dict)
+    pending: dict[str, list[str]] = field(default_factory=dict)  # doc id -> stages that will run
+
+    @property
+    def doc_ids(self) -> set[str]:
+        return set(self.order) | {f.doc_id for f in self.failures}
 
 
-def ingest(paths: list[str], workspace: Workspace, settings: Settings) -> IngestResult:
+def plan_build(paths: list[str], workspace: Workspace, settings: Settings, stages: list[Stage],
+               resources: Resources) -> Plan:
+    """Stream the inputs once; keep a reference per document, decide from the manifest what to run."""
     manifests = list_manifests(workspace)
     known = {m.doc_id: m.source for m in manifests if m.source}
     content = {m.doc_id: m.input_sha256 for m in manifests if m.input_sha256}
-    return ingest_paths(paths, max_chars=settings.build.max_document_chars, known_sources=known,
-                        known_content=content)
+    plan = Plan()
+    for item in scan_inputs(paths, max_chars=settings.build.max_document_chars, known_sources=known,
+                            known_content=content):
+        if item.notice:
+            plan.notices.append(item.notice)
+        elif item.failure is not None:
+            plan.failures.append(item.failure)
+        elif item.document is not None:
+            ref = DocumentRef.of(item.document, item.offset)
+            plan.order[ref.doc_id] = len(plan.order)
+            pending = pending_stages(workspace, ref, stages, settings, resources)
+            if pending:
+                plan.to_build.append(ref)
+                plan.pending[ref.doc_id] = pending
+            else:
+                plan.up_to_date.append(ref)
+    return plan
 
 
-def record_ingest_failures(workspace: Workspace, result: IngestResult) -> list[dict[str, str]]:
+# Builds documents elsewhere (e.g. as Prefect task runs): (workspace, refs, stages, resources, progress).
+DocumentMapper = Callable[[Workspace, list[DocumentRef], list[Stage], Resources, "Progress"], list[DocumentReport]]
+
+
+def record_ingest_failures(workspace: Workspace, failures: list[IngestFailure]) -> list[dict[str, str]]:
     """Write one failures partition per input that could not become a document."""
     by_doc: dict[str, dict[str, dict[str, str]]] = {}
-    for failure in result.failures:
+    for failure in failures:
         row = {"doc_id": failure.doc_id, "stage": "ingest_documents", "item_id": failure.source,
                "error": failure.error, "payload": ""}
         by_doc.setdefault(failure.doc_id, {})[failure.source] = row
@@ -110,11 +152,6 @@ def record_ingest_failures(workspace: Workspace, result: IngestResult) -> list[d
                 status="failed", error=f"input no longer a document: {lost[0]['error']}")
             save_manifest(workspace, manifest)
     return [row for rows in by_doc.values() for row in rows.values()]
-
-
-def make_resources(settings: Settings, llm: Any = None, embedder_factory: Callable | None = None) -> Resources:
-    return Resources(settings=settings, embedder_factory=embedder_factory or (lambda: build_embedder(settings.embed_texts)),
-                     llm=llm)
 
 
 def preflight(resources: Resources, stages: list[Stage], pending: dict[str, list[str]],
@@ -138,46 +175,42 @@ def preflight(resources: Resources, stages: list[Stage], pending: dict[str, list
 
 def build(paths: list[str], workspace: Workspace, settings: Settings, *, stages: list[Stage] | None = None,
           resources: Resources | None = None, map_documents: DocumentMapper | None = None,
-          quiet: bool = False, allow_offline_fallback: bool = False) -> BuildReport:
-    """Ingest `paths` and bring every stage of every document up to date: in this process, one document
-    after another, or through `map_documents` (the Prefect flow of flows.build_corpus).
+          quiet: bool = False, prune: bool = False, allow_offline_fallback: bool = False) -> BuildReport:
+    """Bring every stage of every input document up to date, under the workspace's writer lock: in
+    this process one document after another, or through `map_documents` (flows.build_corpus).
 
-    Raises WorkspaceLocked when another build holds the workspace, and LLMUnavailable when LLM
+    Raises WorkspaceLocked when another writer holds the workspace, and LLMUnavailable when LLM
     stages have work and the configured server does not answer (unless `allow_offline_fallback`)."""
-    with workspace_lock(workspace):
-        return _build(paths, workspace, settings, stages=stages, resources=resources, map_documents=map_documents,
-                      quiet=quiet, allow_offline_fallback=allow_offline_fallback)
+    with WriterLock(workspace, "build"):
+        return _build(paths, workspace, settings, stages or select_stages(), resources or make_resources(settings),
+                      map_documents, quiet, prune, allow_offline_fallback)
 
 
-def _build(paths: list[str], workspace: Workspace, settings: Settings, *, stages: list[Stage] | None,
-           resources: Resources | None, map_documents: DocumentMapper | None, quiet: bool,
+def _build(paths: list[str], workspace: Workspace, settings: Settings, stages: list[Stage], resources: Resources,
+           map_documents: DocumentMapper | None, quiet: bool, prune: bool,
            allow_offline_fallback: bool) -> BuildReport:
     started = time.perf_counter()
-    stages = stages or select_stages()
-    resources = resources or make_resources(settings)
     workspace.tables_dir.mkdir(parents=True, exist_ok=True)
-    result = ingest(paths, workspace, settings)
-    report = BuildReport(notices=list(result.notices))
-    report.ingest_failures = record_ingest_failures(workspace, result)
-    pending = {doc.doc_id: pending_stages(workspace, doc, stages, settings, resources) for doc in result.documents}
-    checked = preflight(resources, stages, pending, allow_offline_fallback, report.notices)
+    plan = plan_build(paths, workspace, settings, stages, resources)
+    report = BuildReport(notices=list(plan.notices))
+    report.ingest_failures = record_ingest_failures(workspace, plan.failures)
+    if prune:
+        report.removed = remove_documents(workspace, sorted(workspace_doc_ids(workspace) - plan.doc_ids))
+    checked = preflight(resources, stages, plan.pending, allow_offline_fallback, report.notices)
     if checked is not resources:  # offline fallback: the heuristics' fingerprints decide what is pending
         resources = checked
-        pending = {doc.doc_id: pending_stages(workspace, doc, stages, settings, resources)
-                   for doc in result.documents}
-    to_build = [doc for doc in result.documents if pending[doc.doc_id]]
-    progress = Progress(len(to_build), quiet=quiet)
-    for doc in result.documents:
-        if not pending[doc.doc_id]:
-            report.documents.append(run_document(workspace, doc, stages, settings, resources))
-    if to_build and map_documents is not None:
+        plan = plan_build(paths, workspace, settings, stages, resources)
+    report.plan_seconds = time.perf_counter() - started
+    progress = Progress(len(plan.to_build), quiet=quiet)
+    for ref in plan.up_to_date:
+        report.documents.append(run_document(workspace, ref, stages, settings, resources))
+    if plan.to_build and map_documents is not None:
         report.used_prefect = True
-        report.documents.extend(map_documents(workspace, to_build, stages, resources, progress))
+        report.documents.extend(map_documents(workspace, plan.to_build, stages, resources, progress))
     else:
-        for doc in to_build:
-            report.documents.append(run_document(workspace, doc, stages, settings, resources, progress))
+        for ref in plan.to_build:
+            report.documents.append(run_document(workspace, ref, stages, settings, resources, progress))
             progress.document_done(report.documents[-1])
-    order = {doc.doc_id: i for i, doc in enumerate(result.documents)}
-    report.documents.sort(key=lambda d: order.get(d.doc_id, 0))
+    report.documents.sort(key=lambda d: plan.order.get(d.doc_id, 0))
     report.seconds = time.perf_counter() - started
     return report

@@ -15,7 +15,7 @@ import pandas as pd
 
 from flows.stages import Stage
 from schemas.config import Settings
-from tasks.ingest.ingest_documents import ingest_paths
+from tasks.ingest.scan import scan_inputs
 from tasks.llm.prompts import PROMPTS_DIR
 from tasks.ingest.segment_sections import segment
 from tasks.ingest.split_chunks import chunks_for_document
@@ -42,9 +42,16 @@ class Corpus:
 
 def measure_corpus(paths: list[str], settings: Settings) -> tuple[Corpus, list[str]]:
     """Counts after segmentation, computed in memory; and the inputs that could not be read."""
-    result = ingest_paths(paths, max_chars=settings.build.max_document_chars)
-    sections = chunks = tokens = 0
-    for document in result.documents:
+    sections = chunks = tokens = documents = 0
+    problems = []
+    # One document in memory at a time, whatever the corpus size.
+    for item in scan_inputs(paths, max_chars=settings.build.max_document_chars):
+        if item.failure is not None:
+            problems.append(f"{item.failure.source}: {item.failure.error}")
+        if item.document is None:
+            continue
+        document = item.document
+        documents += 1
         rows, _ = segment(document.doc_id, document.text, document.language, document.kind,
                           section_texts=document.meta.get("section_texts"),
                           paragraph_group_tokens=settings.segment_sections.paragraph_group_tokens)
@@ -53,8 +60,7 @@ def measure_corpus(paths: list[str], settings: Settings) -> tuple[Corpus, list[s
         sections += len(rows)
         chunks += len(chunk_rows)
         tokens += sum(r["n_tokens"] for r in chunk_rows)
-    problems = [f"{f.source}: {f.error}" for f in result.failures]
-    return Corpus(len(result.documents), sections, chunks, tokens), problems
+    return Corpus(documents, sections, chunks, tokens), problems
 
 
 def _template_tokens(stage: Stage) -> int:

@@ -1,8 +1,17 @@
 """Prefect wiring for evaluation: the `evaluate_benchmark` deployment flow, and one task run
-per document's questions."""
+per document's questions.
+
+Parameters are references: the workspace and questions-file paths (with the file's hash),
+doc ids, the run's options, the settings and a session key. Each task reads its document's
+questions from the file; the query engine (loaded documents, embedder, LLM client) is the
+caller's when the task runs in its process, else one built per process from the settings.
+"""
 
 from __future__ import annotations
 
+import dataclasses
+import threading
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -10,30 +19,65 @@ from prefect import flow, task
 from prefect.cache_policies import NO_CACHE
 
 from flows.answer_questions import QueryEngine
-from flows.evaluation import EvalReport, answer_document, evaluate
 from flows.prefect_server import reap_with_this_process
+from flows.evaluation import EvalJob, EvalReport, answer_document, document_questions, evaluate
+from flows.sessions import api_key, settings_payload
 from schemas.config import Settings, load_settings
-from tasks.evaluate.metrics import Question
+from schemas.ids import stable_hash
+from tasks.llm.client import build_llm_client
 from tasks.tables.io import Workspace
+
+_ENGINES: dict[str, QueryEngine] = {}
+_REGISTERED: dict[str, QueryEngine] = {}
+_LOCK = threading.Lock()
+
+
+def engine_for(session: str, workspace: str, settings: dict[str, Any]) -> QueryEngine:
+    with _LOCK:
+        if session in _REGISTERED:
+            return _REGISTERED[session]
+        key = stable_hash("engine", workspace, settings)
+        if key not in _ENGINES:
+            parsed = Settings.model_validate(settings)
+            target = Workspace.at(workspace)
+            llm = build_llm_client(parsed.llm, api_key(), target.cache_dir / "llm")
+            _ENGINES[key] = QueryEngine(target, parsed, llm=llm)
+        return _ENGINES[key]
 
 
 @task(name="answer_document", cache_policy=NO_CACHE, persist_result=False)
-def answer_document_task(engine: QueryEngine, run_id: str, benchmark: str, doc_id: str, questions: list[Question],
-                         system: str, samples: int) -> dict[str, list[dict]]:
-    return answer_document(engine, run_id, benchmark, doc_id, questions, system, samples)
+def answer_document_task(
+    job: dict[str, Any], doc_id: str, settings: dict[str, Any], session: str
+) -> dict[str, list[dict]]:
+    run = EvalJob(**job)
+    questions = document_questions(Path(run.questions), run.questions_sha256, doc_id, run.limit)
+    engine = engine_for(session, run.workspace, settings)
+    return answer_document(engine, run.run_id, run.benchmark, doc_id, questions, run.system, run.samples)
 
 
 @flow(name="answer_documents", persist_result=False, validate_parameters=False)
-def answer_documents_flow(engine: QueryEngine, run_id: str, benchmark: str, jobs: list[tuple[str, list[Question]]],
-                          system: str, samples: int) -> list[dict[str, list[dict]]]:
+def answer_documents_flow(
+    job: dict[str, Any], doc_ids: list[str], settings: dict[str, Any], session: str
+) -> list[dict[str, list[dict]]]:
     # Documents are answered one after another so latency figures are not inflated by sharing 2 cores.
-    return [answer_document_task.with_options(task_run_name=f"answer[{doc_id}]")(
-        engine, run_id, benchmark, doc_id, questions, system, samples) for doc_id, questions in jobs]
+    return [
+        answer_document_task.with_options(task_run_name=f"answer[{doc_id}]")(job, doc_id, settings, session)
+        for doc_id in doc_ids
+    ]
 
 
-def map_documents_with_prefect(engine, run_id, benchmark, jobs, system, samples):
+def map_documents_with_prefect(
+    job: EvalJob, doc_ids: list[str], engine: QueryEngine, settings: Settings
+) -> list[dict[str, list[dict]]]:
     reap_with_this_process()  # a killed evaluation leaves no Prefect server behind
-    return answer_documents_flow(engine, run_id, benchmark, jobs, system, samples)
+    session = uuid.uuid4().hex  # tasks in this process answer with `engine` (its documents stay loaded)
+    with _LOCK:
+        _REGISTERED[session] = engine
+    try:
+        return answer_documents_flow(dataclasses.asdict(job), doc_ids, settings_payload(settings), session)
+    finally:
+        with _LOCK:
+            _REGISTERED.pop(session, None)
 
 
 def evaluate_with_prefect(workspace: Workspace, questions_path: Path, settings: Settings, **options: Any) -> EvalReport:
@@ -42,10 +86,33 @@ def evaluate_with_prefect(workspace: Workspace, questions_path: Path, settings: 
 
 
 @flow(name="evaluate_benchmark", persist_result=False)
-def evaluate_benchmark(questions: str, workspace: str, system: str = "nkw", config: str | None = None,
-                       limit: int | None = None, samples: int = 1) -> dict[str, Any]:
-    """Deployment entry point: score `system` on a questions file over a built workspace."""
-    settings = load_settings(Path(config) if config else None)
-    report = evaluate(Workspace.at(workspace), Path(questions), settings, system=system, limit=limit, samples=samples,
-                      map_documents=map_documents_with_prefect)
+def evaluate_benchmark(
+    questions: str,
+    workspace: str,
+    system: str = "nkw",
+    config: str | None = None,
+    limit: int | None = None,
+    samples: int = 1,
+    llm_url: str | None = None,
+    model: str | None = None,
+) -> dict[str, Any]:
+    """Deployment entry point: score `system` on a questions file over a built workspace, with the
+    LLM at `llm_url` (or the config file's [llm] section) when one is configured."""
+    settings = load_settings(Path(config) if config else None, {"llm": {"url": llm_url, "model": model}})
+    target = Workspace.at(workspace)
+    llm = build_llm_client(settings.llm, api_key(), target.cache_dir / "llm")
+    try:
+        report = evaluate(
+            target,
+            Path(questions),
+            settings,
+            system=system,
+            limit=limit,
+            samples=samples,
+            engine=QueryEngine(target, settings, llm=llm),
+            map_documents=map_documents_with_prefect,
+        )
+    finally:
+        if llm is not None:
+            llm.close()
     return report.to_json()

@@ -74,6 +74,27 @@ def check_documents(workspace: Workspace, questions: list[Question]) -> None:
                                 "build them first (see `nkw inspect`)")
 
 
+def document_questions(path: Path, sha256: str, doc_id: str, limit: int | None) -> list[Question]:
+    """The questions of one document, read by a task from the questions file it was given by reference."""
+    if sha256_bytes(path.read_bytes()) != sha256:
+        raise QuestionFileError(f"{path} changed while it was being evaluated")
+    return [q for q in load_questions(path)[: limit or None] if q.doc_id == doc_id]
+
+
+@dataclass(frozen=True)
+class EvalJob:
+    """An evaluation run by reference: what a Prefect flow gets instead of questions and an engine."""
+
+    workspace: str
+    questions: str
+    questions_sha256: str
+    limit: int | None
+    run_id: str
+    benchmark: str
+    system: str
+    samples: int
+
+
 def benchmark_name(path: Path) -> str:
     return path.parent.name if path.stem == "questions" else path.stem.replace(".questions", "")
 
@@ -157,7 +178,9 @@ def evaluate(workspace: Workspace, questions_path: Path, settings: Settings, *, 
     if map_documents is None:
         results = [answer_document(engine, run_id, benchmark, d, qs, system, samples) for d, qs in jobs]
     else:
-        results = map_documents(engine, run_id, benchmark, jobs, system, samples)
+        job = EvalJob(str(workspace.root), str(questions_path.resolve()), sha256_bytes(questions_path.read_bytes()),
+                      limit, run_id, benchmark, system, samples)
+        results = map_documents(job, [doc_id for doc_id, _ in jobs], engine, settings)
     frame = pd.DataFrame([row for result in results for row in result["qa_answers"]])
     write_table(workspace, "qa_answers", frame, run_id)
     write_table(workspace, "qa_traces", [row for result in results for row in result["qa_traces"]], run_id)

@@ -50,7 +50,12 @@ def inspect_json(workspace: Workspace) -> dict[str, Any]:
         con.close()
     stages: dict[str, dict[str, Any]] = {name: {"built": 0, "partial": 0, "failed": 0, "seconds": 0.0}
                                          for name in STAGES_BY_NAME}
+    stale: dict[str, dict[str, str]] = {}  # documents whose rows are not all current: stage -> why
     for manifest in list_manifests(workspace):
+        not_current = {name: record.error or record.status for name, record in manifest.stages.items()
+                       if record.status in ("failed", "stale")}
+        if not_current:
+            stale[manifest.doc_id] = not_current
         for name, record in manifest.stages.items():
             counts = stages.setdefault(name, {"built": 0, "failed": 0, "seconds": 0.0})
             counts.setdefault("partial", 0)
@@ -59,8 +64,9 @@ def inspect_json(workspace: Workspace) -> dict[str, Any]:
     hierarchy = {d["doc_id"]: hierarchy_statistics(*(read_frame(workspace, t, d["doc_id"]) for t in HIERARCHY_TABLES))
                  for d in documents}
     return {"workspace": str(workspace.root), "tables": table_rows, "documents": documents,
-            "rows_per_document": per_document, "stages": stages, "failures": failures, "llm_usage": llm_usage,
-            "assets": assets, "hierarchy": hierarchy, "partitions": _partition_check(workspace, checked)}
+            "rows_per_document": per_document, "stages": stages, "stale": stale, "failures": failures,
+            "llm_usage": llm_usage, "assets": assets, "hierarchy": hierarchy,
+            "partitions": _partition_check(workspace, checked)}
 
 
 def _statistics_lines(title: str, per_document: dict[str, dict[str, Any]]) -> list[str]:
@@ -95,14 +101,20 @@ def inspect_text(workspace: Workspace) -> str:
     for document in data["documents"]:
         counts = data["rows_per_document"].get(document["doc_id"], {})
         parts = ", ".join(f"{counts.get(c, 0)} {c}" for c in PER_DOCUMENT_COLUMNS)
+        mark = "  STALE" if document["doc_id"] in data["stale"] else ""
         lines.append(f"  {document['doc_id'][:40]:<40} {document['kind']:<10} {document['language']} "
-                     f"{document['n_words']:>8,} words  {parts}  — {document['title']}")
+                     f"{document['n_words']:>8,} words  {parts}  — {document['title']}{mark}")
+    if data["stale"]:
+        lines += ["", "stale documents (a stage failed; rows of the stages below were withdrawn until a rebuild):"]
+        for doc_id, not_current in data["stale"].items():
+            lines.append(f"  {doc_id[:40]:<40} " + "; ".join(f"{k}: {v[:60]}" for k, v in not_current.items())[:300])
     lines += ["", "stages (documents built / partial / failed, total seconds):"]
     for name, counts in data["stages"].items():
-        if not counts.get("built") and not counts.get("failed") and not counts.get("partial"):
+        if not any(counts.get(k) for k in ("built", "failed", "partial", "stale")):
             continue
+        stale_count = f" {counts['stale']:>4} stale" if counts.get("stale") else ""
         lines.append(f"  {name:<24} {counts.get('built', 0):>4} built {counts.get('partial', 0):>4} partial "
-                     f"{counts.get('failed', 0):>4} failed {counts['seconds']:>9.1f} s")
+                     f"{counts.get('failed', 0):>4} failed{stale_count} {counts['seconds']:>9.1f} s")
     partial = sum(counts.get("partial", 0) for counts in data["stages"].values())
     if partial:
         lines.append(f"  partial: {partial} stage run(s) lost LLM items; "

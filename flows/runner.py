@@ -17,12 +17,14 @@ import pyarrow as pa
 
 from tasks.tables.manifest import (DocumentManifest, StageRecord, is_up_to_date, load_manifest, now_iso, save_manifest,
                             stage_fingerprint)
+from flows.invalidate import invalidate_after_failure
 from flows.stages import SIDE_TABLES, Stage, blocked_by
 from schemas.config import Settings
 from tasks.stage import StageContext
 from tasks.tables.contracts import ContractError, check_contracts
 from tasks.embeddings import Embedder, embedder_identity
 from schemas.ids import stable_hash
+from tasks.ingest.scan import DocumentRef, read_document
 from tasks.stage import RawDocument
 from tasks.llm.prompts import prompts_hash
 from tasks.tables.io import SchemaError, Workspace, read_frame, read_table, to_arrow, write_table
@@ -49,6 +51,8 @@ class DocumentReport:
     doc_id: str
     title: str
     outcomes: list[StageOutcome] = field(default_factory=list)
+    seconds: float = 0.0  # wall time of the whole document, orchestration included
+    n_chars: int = 0
 
     @property
     def failed(self) -> bool:
@@ -86,9 +90,12 @@ class Resources:
 
 
 ProgressFn = Callable[[str, StageOutcome], None]
+# What a build passes around: a reference (the text is read again by the ingest stage), or a
+# document already in memory (tests, single-document callers).
+Document = DocumentRef | RawDocument
 
 
-def fingerprint_for(stage: Stage, raw: RawDocument, manifest: DocumentManifest, settings: Settings,
+def fingerprint_for(stage: Stage, raw: Document, manifest: DocumentManifest, settings: Settings,
                     resources: Resources) -> str:
     if stage.reads_input:
         inputs: dict[str, str | None] = {"raw": raw.fingerprint}
@@ -100,7 +107,7 @@ def fingerprint_for(stage: Stage, raw: RawDocument, manifest: DocumentManifest, 
         prompt_hash=prompts_hash(stage.prompts), backend=resources.backend_identity(stage), inputs=inputs)
 
 
-def pending_stages(workspace: Workspace, raw: RawDocument, stages: list[Stage], settings: Settings,
+def pending_stages(workspace: Workspace, raw: Document, stages: list[Stage], settings: Settings,
                    resources: Resources) -> list[str]:
     """Stages that would run for this document, judged from the manifest alone."""
     manifest = load_manifest(workspace, raw.doc_id)
@@ -113,14 +120,16 @@ def pending_stages(workspace: Workspace, raw: RawDocument, stages: list[Stage], 
     return pending
 
 
-def run_document(workspace: Workspace, raw: RawDocument, stages: list[Stage], settings: Settings,
+def run_document(workspace: Workspace, raw: Document, stages: list[Stage], settings: Settings,
                  resources: Resources, progress: ProgressFn | None = None,
                  stage_runner: Callable[..., StageOutcome] | None = None) -> DocumentReport:
     """Bring every stage of one document up to date; a failed stage blocks only the stages that read
     (directly or through others) what it writes."""
     manifest = load_manifest(workspace, raw.doc_id)
     manifest.input_sha256, manifest.source = raw.content_sha256, raw.owner_key
-    report = DocumentReport(raw.doc_id, raw.title)
+    started = time.perf_counter()
+    report = DocumentReport(raw.doc_id, raw.title,
+                            n_chars=getattr(raw, "n_chars", None) or len(getattr(raw, "text", "")))
     failed: set[str] = set()
     for stage in stages:
         blocker = blocked_by(stages, failed).get(stage.name)
@@ -137,20 +146,25 @@ def run_document(workspace: Workspace, raw: RawDocument, stages: list[Stage], se
                 outcome = runner(workspace, raw, stage, settings, resources, manifest, fingerprint)
             if outcome.status == "failed":
                 failed.add(stage.name)
+                stale = invalidate_after_failure(workspace, manifest, stage)
+                if stale:
+                    outcome.warnings.append(f"stale until rebuilt: {', '.join(stale)}")
         report.outcomes.append(outcome)
         if progress is not None:
             progress(raw.doc_id, outcome)
+    report.seconds = time.perf_counter() - started
     return report
 
 
-def run_stage(workspace: Workspace, raw: RawDocument, stage: Stage, settings: Settings, resources: Resources,
+def run_stage(workspace: Workspace, raw: Document, stage: Stage, settings: Settings, resources: Resources,
               manifest: DocumentManifest, fingerprint: str) -> StageOutcome:
     """Run one stage for one document and commit its outputs, or record why it failed."""
     started = time.perf_counter()
     doc_id = raw.doc_id
     try:
         tables = {name: read_frame(workspace, name, doc_id) for name in sorted(stage.reads)}
-        ctx = StageContext(stage=stage.name, doc_id=doc_id, settings=settings, tables=tables, raw=raw,
+        document = _document_text(raw, settings) if stage.reads_input else None
+        ctx = StageContext(stage=stage.name, doc_id=doc_id, settings=settings, tables=tables, raw=document,
                            embedder=resources.embedder if stage.needs_embedder else None,
                            llm=resources.llm if stage.uses_llm else None)
         produced = stage.run(ctx)
@@ -193,6 +207,11 @@ def run_stage(workspace: Workspace, raw: RawDocument, stage: Stage, settings: Se
 def lost_items(failures: pa.Table) -> int:
     """How many failures rows are items the LLM server never answered."""
     return sum(1 for error in failures.column("error").to_pylist() if str(error).startswith(OUTAGE_PREFIXES))
+
+
+def _document_text(doc: Document, settings: Settings) -> RawDocument:
+    """The text only the ingest stage needs: read from the input file when `doc` is a reference."""
+    return doc if isinstance(doc, RawDocument) else read_document(doc, settings.build.max_document_chars)
 
 
 def _validate_outputs(stage: Stage, produced: dict[str, Any]) -> dict[str, pa.Table]:

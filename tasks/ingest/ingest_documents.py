@@ -98,25 +98,28 @@ def document_from_text(text: str, *, doc_id: str, source: str, title: str | None
 def parse_jsonl(data: str, source: str, max_chars: int) -> Iterable[RawDocument | IngestFailure]:
     """Documents of the shared benchmark format, one per line; a bad line is one failure."""
     for number, line in enumerate(data.splitlines(), start=1):
-        if not line.strip():
-            continue
-        where = f"{source}#line={number}"
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            yield IngestFailure(safe_doc_id(f"{Path(source).stem}-line{number}"), where, f"invalid JSON on line {number}: {exc.msg}")
-            continue
-        if not isinstance(record, dict) or not isinstance(record.get("text"), str):
-            yield IngestFailure(safe_doc_id(f"{Path(source).stem}-line{number}"), where, f"line {number} has no 'text' string")
-            continue
-        raw_id = record.get("doc_id") or record.get("id") or f"{Path(source).stem}-{number}"
-        meta = record.get("meta") if isinstance(record.get("meta"), dict) else {}
-        meta = dict(meta, raw_doc_id=str(raw_id))
-        if record.get("source"):
-            meta["source"] = record["source"]
-        yield document_from_text(
-            record["text"], doc_id=safe_doc_id(str(raw_id)), source=where, title=record.get("title"),
-            language=record.get("language"), kind=record.get("kind"), meta=meta, max_chars=max_chars)
+        if line.strip():
+            yield parse_jsonl_line(line, source, number, max_chars)
+
+
+def parse_jsonl_line(line: str, source: str, number: int, max_chars: int) -> RawDocument | IngestFailure:
+    """One line of a documents.jsonl file as a document, or why it cannot be one."""
+    where = f"{source}#line={number}"
+    try:
+        record = json.loads(line)
+    except json.JSONDecodeError as exc:
+        return IngestFailure(safe_doc_id(f"{Path(source).stem}-line{number}"), where,
+                             f"invalid JSON on line {number}: {exc.msg}")
+    if not isinstance(record, dict) or not isinstance(record.get("text"), str):
+        return IngestFailure(safe_doc_id(f"{Path(source).stem}-line{number}"), where, f"line {number} has no 'text' string")
+    raw_id = record.get("doc_id") or record.get("id") or f"{Path(source).stem}-{number}"
+    meta = record.get("meta") if isinstance(record.get("meta"), dict) else {}
+    meta = dict(meta, raw_doc_id=str(raw_id))
+    if record.get("source"):
+        meta["source"] = record["source"]
+    return document_from_text(
+        record["text"], doc_id=safe_doc_id(str(raw_id)), source=where, title=record.get("title"),
+        language=record.get("language"), kind=record.get("kind"), meta=meta, max_chars=max_chars)
 
 
 def ingest_paths(paths: Iterable[str | Path], *, max_chars: int, known_sources: dict[str, str] | None = None,

@@ -1,40 +1,138 @@
-"""One writer per workspace: an exclusive, non-blocking `flock` on `<workspace>/.lock`.
+"""One writer per workspace: `<workspace>/writer.lock` holds the writer's pid, host and start.
 
-A second build of the same workspace is refused at once with one clear line instead of
-interleaving writes. The lock is released when the holder exits, however it exits (the
-kernel drops it with the file descriptor), so a killed build never leaves a stale lock.
+Acquired with an exclusive create, so two writers can never both succeed. A lock whose pid
+is gone on this host (a killed build) is taken over; a lock from another host is honoured
+(its process cannot be checked from here) and names that host. Readers take no lock: every
+table partition lands by rename, so a reader sees it either before or after a write.
 """
 
 from __future__ import annotations
 
-import fcntl
+import json
 import os
-from contextlib import contextmanager
-from typing import Iterator
+import socket
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
 
 from tasks.tables.io import Workspace
 
+LOCK_NAME = "writer.lock"
+
 
 class WorkspaceLocked(RuntimeError):
-    """Another process is writing this workspace."""
+    """Another writer holds the workspace."""
 
 
-@contextmanager
-def workspace_lock(workspace: Workspace) -> Iterator[None]:
-    """Hold the workspace's writer lock for the duration of the block; WorkspaceLocked if taken."""
-    workspace.root.mkdir(parents=True, exist_ok=True)
-    path = workspace.root / ".lock"
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+@dataclass(frozen=True)
+class LockHolder:
+    pid: int
+    host: str
+    since: str
+    command: str = ""
+
+    def describe(self) -> str:
+        what = f" ({self.command})" if self.command else ""
+        return f"pid {self.pid} on {self.host} since {self.since}{what}"
+
+
+def lock_path(workspace: Workspace) -> Path:
+    return workspace.root / LOCK_NAME
+
+
+def read_holder(workspace: Workspace) -> LockHolder | None:
     try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            holder = os.pread(fd, 64, 0).decode("ascii", "replace").strip() or "another process"
-            raise WorkspaceLocked(
-                f"workspace {workspace.root} is being written by {holder}; wait for that build to finish"
-            ) from None
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"pid {os.getpid()}".encode("ascii"), 0)
-        yield
-    finally:
-        os.close(fd)
+        data = json.loads(lock_path(workspace).read_text(encoding="utf-8"))
+        return LockHolder(
+            int(data["pid"]), str(data["host"]), str(data["since"]), str(data.get("command", ""))
+        )
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError, KeyError, TypeError):
+        return LockHolder(-1, "?", "?", "unreadable lock file")
+
+
+def _alive(pid: int) -> bool:
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # exists, owned by someone else
+    return True
+
+
+def is_stale(holder: LockHolder) -> bool:
+    """A lock left behind by a process that no longer runs on this host."""
+    if holder.pid == -1:
+        return True
+    return holder.host == socket.gethostname() and not _alive(holder.pid)
+
+
+class WriterLock:
+    """`with WriterLock(workspace, "build"):` — fails at once with WorkspaceLocked if held."""
+
+    def __init__(self, workspace: Workspace, command: str = "") -> None:
+        self.workspace = workspace
+        self.command = command
+        self.taken_over: LockHolder | None = None
+        self._held = False
+
+    def acquire(self) -> "WriterLock":
+        self.workspace.root.mkdir(parents=True, exist_ok=True)
+        path = lock_path(self.workspace)
+        payload = json.dumps(self._payload()).encode("utf-8")
+        for _ in range(3):
+            try:
+                handle = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+            except FileExistsError:
+                holder = read_holder(self.workspace)
+                if holder is None:
+                    continue  # released meanwhile
+                if holder.pid == os.getpid() and holder.host == socket.gethostname():
+                    raise WorkspaceLocked(
+                        f"workspace {self.workspace.root} is already being written by this process"
+                    )
+                if not is_stale(holder):
+                    raise WorkspaceLocked(
+                        f"workspace {self.workspace.root} is being written by {holder.describe()}"
+                    )
+                self.taken_over = holder
+                _remove_if_same(path, holder)
+                continue
+            with os.fdopen(handle, "wb") as out:
+                out.write(payload)
+            self._held = True
+            return self
+        raise WorkspaceLocked(f"workspace {self.workspace.root}: could not take the writer lock")
+
+    def release(self) -> None:
+        if self._held:
+            holder = read_holder(self.workspace)
+            if holder is not None and holder.pid == os.getpid():
+                lock_path(self.workspace).unlink(missing_ok=True)
+            self._held = False
+
+    def _payload(self) -> dict[str, Any]:
+        since = datetime.now(timezone.utc).isoformat(timespec="seconds")
+        return {"pid": os.getpid(), "host": socket.gethostname(), "since": since, "command": self.command}
+
+    def __enter__(self) -> "WriterLock":
+        return self.acquire()
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
+
+
+def _remove_if_same(path: Path, holder: LockHolder) -> None:
+    """Remove a stale lock, unless another writer replaced it in the meantime."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if int(data.get("pid", -1)) != holder.pid or data.get("since") != holder.since:
+            return
+    except (OSError, ValueError):
+        pass
+    path.unlink(missing_ok=True)

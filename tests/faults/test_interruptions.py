@@ -16,7 +16,7 @@ from flows.cli import main
 from flows.stages import STAGES
 from tasks.tables import ledger
 from tasks.tables.io import Workspace
-from tasks.tables.lock import workspace_lock
+from tasks.tables.lock import WriterLock
 from tests.conftest import REPO, SCREENPLAY
 from tests.faults.conftest import nkw, table_contents
 from tests.security.conftest import snapshot
@@ -73,7 +73,7 @@ def test_a_second_writer_is_refused_and_changes_nothing(tmp_path, capsys):
     ws = Workspace.at(tmp_path / "ws")
     assert main(["build", str(SCREENPLAY), "-w", str(ws.root), *BUILD, "--until", "split_chunks"]) == 0
     before = snapshot(ws.root)
-    with workspace_lock(ws):  # another build holds the workspace
+    with WriterLock(ws, "build"):  # another build holds the workspace
         capsys.readouterr()
         rc = main(["build", str(SCREENPLAY), "-w", str(ws.root), *BUILD, "--force", "segment_sections"])
         err = capsys.readouterr().err
