@@ -39,6 +39,10 @@ from tasks.ingest import segment_sections
 from tasks.ingest import split_chunks
 
 from tasks.ingest import split_sentences
+
+from tasks.continuity import stages as continuity
+
+from tasks.character_states import track_states
 from tasks.stage import StageContext, StageOutput
 
 
@@ -101,6 +105,25 @@ STAGES: tuple[Stage, ...] = (
     Stage("embed_assets", embed_assets.run,
           reads=("entities", "relations", "atomic_facts", "events", "interactions", "occasions", "episodes", "storylines"),
           writes=("asset_embeddings",), version="1", needs_embedder=True),
+    # Downstream applications (paper §5, appendix D): production continuity and character states.
+    Stage("propose_continuity", continuity.run_propose,
+          reads=("documents", "sections", "entities", "mentions", "occasions", "events", "interactions",
+                 "atomic_facts"),
+          writes=("continuity_counts", "continuity_candidates"), version="1", config="continuity"),
+    Stage("judge_continuity", continuity.run_judge,
+          reads=("documents", "sections", "entities", "mentions", "occasions", "events", "interactions",
+                 "atomic_facts", "continuity_candidates"),
+          writes=("continuity_judgments",), version="1", config="continuity", uses_llm=True,
+          prompts=("judge_continuity/v1",)),
+    Stage("chain_continuity", continuity.run_chains,
+          reads=("documents", "sections", "entities", "mentions", "occasions", "events", "interactions",
+                 "atomic_facts", "continuity_judgments"),
+          writes=("continuity_chains",), version="1", config="continuity", uses_llm=True,
+          prompts=("critique_chain/v1",)),
+    Stage("track_character_states", track_states.run,
+          reads=("documents", "sections", "entities", "mentions", "occasions"),
+          writes=("character_states",), version="1", config="character_states", uses_llm=True,
+          prompts=("extract_states/v1", "critique_states/v1")),
 )
 
 STAGES_BY_NAME = {stage.name: stage for stage in STAGES}

@@ -111,6 +111,20 @@ class InduceStorylinesSettings(Section):
     max_storylines: int = Field(15, ge=1)
 
 
+class ContinuitySettings(Section):
+    max_distance: int = Field(0, ge=0, description="script-order prior k: only pairs at most k scenes apart (0 = any)")
+    min_similarity: float = Field(0.0, ge=0, le=1, description="scene-text similarity prior: weaker pairs are dropped")
+    max_candidates: int = Field(5000, ge=1, description="LLM judgments per document: closest pairs first")
+    min_confidence: float = Field(0.5, ge=0, le=1, description="a judged edge enters the continuity graph at this")
+    chains: Literal["components", "cliques"] = Field("components", description="preliminary chains from the graph")
+
+
+class CharacterStatesSettings(Section):
+    max_rounds: int = Field(3, ge=1, le=6, description="extract -> critic -> revise rounds per scene (LLM)")
+    max_characters_per_scene: int = Field(8, ge=1, description="candidate characters from the graph per scene")
+    max_states_per_character: int = Field(4, ge=1)
+
+
 class RetrievalSettings(Section):
     top_k_chunks: int = Field(5, ge=1)
     candidates: int = Field(40, ge=1, description="candidates per retriever before fusion")
@@ -150,6 +164,8 @@ class Settings(Section):
     relate_episodes: RelateEpisodesSettings = RelateEpisodesSettings()
     break_cycles: BreakCyclesSettings = BreakCyclesSettings()
     induce_storylines: InduceStorylinesSettings = InduceStorylinesSettings()
+    continuity: ContinuitySettings = ContinuitySettings()
+    character_states: CharacterStatesSettings = CharacterStatesSettings()
     retrieval: RetrievalSettings = RetrievalSettings()
     answer: AnswerSettings = AnswerSettings()
 
