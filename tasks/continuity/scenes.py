@@ -13,6 +13,7 @@ import pandas as pd
 from tasks.tables.io import as_list
 
 SETUP_TYPES = ("character", "location", "object")
+CUE_ORDER = ("location", "object", "character")  # a chain's cues: the set first, then props, then cast
 MAX_EVIDENCE_CHARS = 700
 MAX_FACTS = 6
 
@@ -139,7 +140,7 @@ def shared_cues(graph: SceneGraph, section_ids: list[str]) -> tuple[list[str], l
     common = set(scenes[0].grounded)
     for scene in scenes[1:]:
         common &= set(scene.grounded)
-    ordered = sorted(common, key=lambda e: (SETUP_TYPES.index(graph.kind(e)), graph.name(e), e))
+    ordered = sorted(common, key=lambda e: (CUE_ORDER.index(graph.kind(e)), graph.name(e), e))
     cues = [{"entity_id": e, "name": graph.name(e), "type": graph.kind(e),
              "spans": [{"section_id": s.section_id, "surface": s.grounded[e][0], "char_start": s.grounded[e][1],
                         "char_end": s.grounded[e][2]} for s in scenes]} for e in ordered]
