@@ -40,9 +40,9 @@ from tasks.ingest import split_chunks
 
 from tasks.ingest import split_sentences
 
-from tasks.continuity import stages as continuity
+from tasks.continuity import chain_continuity, judge_continuity, propose_continuity
 
-from tasks.character_states import track_states
+from tasks.character_states import track_character_states
 from tasks.stage import StageContext, StageOutput
 
 
@@ -106,21 +106,21 @@ STAGES: tuple[Stage, ...] = (
           reads=("entities", "relations", "atomic_facts", "events", "interactions", "occasions", "episodes", "storylines"),
           writes=("asset_embeddings",), version="1", needs_embedder=True),
     # Downstream applications (paper §5, appendix D): production continuity and character states.
-    Stage("propose_continuity", continuity.run_propose,
+    Stage("propose_continuity", propose_continuity.run,
           reads=("documents", "sections", "entities", "mentions", "occasions", "events", "interactions",
                  "atomic_facts"),
           writes=("continuity_counts", "continuity_candidates"), version="1", config="continuity"),
-    Stage("judge_continuity", continuity.run_judge,
+    Stage("judge_continuity", judge_continuity.run,
           reads=("documents", "sections", "entities", "mentions", "occasions", "events", "interactions",
                  "atomic_facts", "continuity_candidates"),
           writes=("continuity_judgments",), version="1", config="continuity", uses_llm=True,
           prompts=("judge_continuity/v1",)),
-    Stage("chain_continuity", continuity.run_chains,
+    Stage("chain_continuity", chain_continuity.run,
           reads=("documents", "sections", "entities", "mentions", "occasions", "events", "interactions",
                  "atomic_facts", "continuity_judgments"),
           writes=("continuity_chains",), version="1", config="continuity", uses_llm=True,
           prompts=("critique_chain/v1",)),
-    Stage("track_character_states", track_states.run,
+    Stage("track_character_states", track_character_states.run,
           reads=("documents", "sections", "entities", "mentions", "occasions"),
           writes=("character_states",), version="1", config="character_states", uses_llm=True,
           prompts=("extract_states/v1", "critique_states/v1")),

@@ -112,6 +112,8 @@ class InduceStorylinesSettings(Section):
 
 
 class ContinuitySettings(Section):
+    max_entity_share: float = Field(0.25, ge=0, le=1, description="characters/objects in more than this share of "
+                                    "scenes do not make a candidate on their own (0 = every shared entity does)")
     max_distance: int = Field(0, ge=0, description="script-order prior k: only pairs at most k scenes apart (0 = any)")
     min_similarity: float = Field(0.0, ge=0, le=1, description="scene-text similarity prior: weaker pairs are dropped")
     max_candidates: int = Field(5000, ge=1, description="LLM judgments per document: closest pairs first")

@@ -21,10 +21,11 @@ CONTINUITY_METHODS = ("llm", "offline_rule")
 
 register(TableSpec(
     name="continuity_counts",
-    grain="one row per document: scenes, all scene pairs and the candidate pairs the scene-entity graph proposed",
+    grain="one row per document: scenes, all scene pairs, pairs sharing any entity, and the candidate pairs",
     key=("doc_id",),
     schema=schema(("doc_id", STR), ("n_scenes", INT), ("all_pairs", INT), ("entity_pairs", INT),
-                  ("candidates", INT), ("max_distance", INT), ("min_similarity", FLOAT)),
+                  ("hub_entities", INT), ("candidates", INT), ("max_entity_share", FLOAT), ("max_distance", INT),
+                  ("min_similarity", FLOAT)),
     not_null=("doc_id", "n_scenes", "all_pairs", "entity_pairs", "candidates"),
     invariants=(("candidates are a subset of all pairs",
                  "SELECT * FROM {t} WHERE candidates > entity_pairs OR entity_pairs > all_pairs "
