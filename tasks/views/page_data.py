@@ -81,9 +81,26 @@ def storyline_dag(bundle: Bundle) -> dict[str, Any]:
     return {"episodes": episodes, "edges": edges, "storylines": lines}
 
 
+def layout(graph: nx.Graph) -> dict[str, tuple[float, float]]:
+    """Positions in [-1, 1]: a seeded spring layout of the connected entities above, isolated ones in rows below."""
+    linked = [n for n in graph.nodes if graph.degree(n) > 0]
+    alone = sorted((n for n in graph.nodes if graph.degree(n) == 0), key=lambda n: graph.nodes[n]["label"])
+    positions: dict[str, tuple[float, float]] = {}
+    if linked:
+        sub = graph.subgraph(linked)
+        spring = nx.spring_layout(sub, seed=7, k=2.0 / max(1.0, len(linked) ** 0.5), iterations=100)
+        top = 0.75 if alone else 1.0
+        positions.update({n: (float(x), float(-1 + (y + 1) * (top + 1) / 2)) for n, (x, y) in spring.items()})
+    per_row = 12
+    for i, node in enumerate(alone):
+        row, column = divmod(i, per_row)
+        positions[node] = (-1 + 2 * (column + 0.5) / per_row, 0.85 + 0.1 * row)
+    return positions
+
+
 def entity_view(bundle: Bundle) -> dict[str, Any]:
     graph = entity_graph(bundle)
-    positions = nx.spring_layout(graph, seed=7) if graph.number_of_nodes() else {}
+    positions = layout(graph)
     facts: dict[str, list[str]] = defaultdict(list)
     frame = bundle["atomic_facts"]
     for row in frame.sort_values(["entity_id", "char_start"]).itertuples(index=False) if len(frame) else ():

@@ -59,16 +59,36 @@ def test_page_renders_in_chromium_with_the_tables_counts(page: Path, sample_work
     assert png_bytes > 1000  # the swimlane PNG export produced an image
 
 
-def test_swimlane_png_export_is_an_image(page: Path, tmp_path: Path):
+PROBE = """document.body.setAttribute("data-png",swimlanePng());
+document.getElementById("sort").value="count";document.getElementById("sort").dispatchEvent(new Event("change"));
+document.body.setAttribute("data-order",Array.prototype.map.call(body.querySelectorAll("tr.char-row"),
+function(r){return r.getAttribute("data-entity");}).join(","));
+var box=filter.querySelector("input[value=character]");box.checked=false;box.dispatchEvent(new Event("change"));
+document.body.setAttribute("data-hidden",String(gsvg.querySelectorAll("circle.node[style*=none]").length));
+gsvg.querySelector("circle.node[data-entity=%s]").dispatchEvent(new MouseEvent("click"));
+document.body.setAttribute("data-rendered","1");"""
+
+
+def test_png_export_sorting_filter_and_profile_in_the_browser(page: Path, sample_workspace, tmp_path: Path):
+    entities = read_frame(sample_workspace, "entities", DOC)
+    profiles = read_frame(sample_workspace, "entity_profiles", DOC).merge(entities, on="entity_id")
+    tom = profiles[profiles["name"] == "Tom Hale"].iloc[0]
     probe = tmp_path / "probe.html"
-    probe.write_text(page.read_text(encoding="utf-8").replace(
-        'document.body.setAttribute("data-rendered","1");',
-        'document.body.setAttribute("data-png",swimlanePng());document.body.setAttribute("data-rendered","1");'),
-        encoding="utf-8")
+    probe.write_text(page.read_text(encoding="utf-8").replace('document.body.setAttribute("data-rendered","1");',
+                                                              PROBE % tom.entity_id), encoding="utf-8")
     dom = dump_dom(probe, "", tmp_path)
     data = base64.b64decode(re.search(r'data-png="data:image/png;base64,([^"]+)"', dom).group(1))
     width, height, distinct = png_pixels(data)
     assert width == 170 + 16 * 12 + 10 and height == 24 + 8 * 12 + 10 and distinct > 3
+    # Rows sorted by frequency: scenes per character, most first.
+    mentions = read_frame(sample_workspace, "mentions", DOC)
+    order = re.search(r'data-order="([^"]+)"', dom).group(1).split(",")
+    scenes = mentions.groupby("entity_id")["section_id"].nunique()
+    assert [scenes[e] for e in order] == sorted((scenes[e] for e in order), reverse=True)
+    hidden = int(re.search(r'data-hidden="(\d+)"', dom).group(1))
+    assert hidden == (entities["entity_type"] == "character").sum()
+    panel = re.search(r'<div id="profile"[^>]*>(.*?)</div></div></section>', dom, re.DOTALL).group(1)
+    assert "Tom Hale" in panel and tom.summary[:40].replace("&", "&amp;") in panel
 
 
 @pytest.mark.parametrize("fmt", ["graphml", "gexf"])
