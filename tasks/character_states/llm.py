@@ -30,8 +30,14 @@ def _resolve(name: str, characters: list[Character]) -> str | None:
     return None
 
 
-def _rows(graph: SceneGraph, scene: Scene, characters: list[Character], reply: StatesReply, round_: int,
-          per_character: int) -> list[dict[str, Any]]:
+def _rows(
+    graph: SceneGraph,
+    scene: Scene,
+    characters: list[Character],
+    reply: StatesReply,
+    round_: int,
+    per_character: int,
+) -> list[dict[str, Any]]:
     rows: dict[str, dict[str, Any]] = {}
     counts: dict[str, int] = {}
     for item in reply.states:
@@ -40,22 +46,44 @@ def _rows(graph: SceneGraph, scene: Scene, characters: list[Character], reply: S
         if entity_id is None or found is None or counts.get(entity_id, 0) >= per_character:
             continue
         start, end = scene.char_start + found[0], scene.char_start + found[1]
-        state_id = make_id("cstate", graph.doc_id, scene.section_id, entity_id, start, end, item.state.strip())
+        state_id = make_id(
+            "cstate", graph.doc_id, scene.section_id, entity_id, start, end, item.state.strip()
+        )
         counts[entity_id] = counts.get(entity_id, 0) + 1
-        rows[state_id] = {"state_id": state_id, "doc_id": graph.doc_id, "section_id": scene.section_id,
-                          "entity_id": entity_id, "state": item.state.strip(), "state_kind": item.kind,
-                          "evidence": scene.text[found[0]:found[1]], "char_start": start, "char_end": end,
-                          "round": round_, "accepted": False, "method": METHOD}
+        rows[state_id] = {
+            "state_id": state_id,
+            "doc_id": graph.doc_id,
+            "section_id": scene.section_id,
+            "entity_id": entity_id,
+            "state": item.state.strip(),
+            "state_kind": item.kind,
+            "evidence": scene.text[found[0] : found[1]],
+            "char_start": start,
+            "char_end": end,
+            "round": round_,
+            "accepted": False,
+            "method": METHOD,
+        }
     return list(rows.values())
 
 
 def _listing(rows: list[dict[str, Any]], graph: SceneGraph) -> str:
-    return "\n".join(f"- {graph.name(r['entity_id'])} [{r['state_kind']}]: {r['state']} (\"{r['evidence']}\")"
-                     for r in rows) or "(no grounded states)"
+    return (
+        "\n".join(
+            f'- {graph.name(r["entity_id"])} [{r["state_kind"]}]: {r["state"]} ("{r["evidence"]}")'
+            for r in rows
+        )
+        or "(no grounded states)"
+    )
 
 
-def llm_states(ctx: StageContext, graph: SceneGraph, plan: list[tuple[Scene, list[Character]]], max_rounds: int,
-               per_character: int) -> dict[str, list[dict[str, Any]]]:
+def llm_states(
+    ctx: StageContext,
+    graph: SceneGraph,
+    plan: list[tuple[Scene, list[Character]]],
+    max_rounds: int,
+    per_character: int,
+) -> dict[str, list[dict[str, Any]]]:
     """States, llm_calls and failures of the planned scenes."""
     title = ctx.document.title
     open_scenes = {scene.section_id: (scene, characters) for scene, characters in plan}
@@ -69,9 +97,18 @@ def llm_states(ctx: StageContext, graph: SceneGraph, plan: list[tuple[Scene, lis
             break
         items = []
         for section_id, (scene, characters) in open_scenes.items():
-            items.append((f"{section_id}#extract{round_}", {
-                "document_title": title, "heading": scene.heading, "scene": scene.text[:MAX_SCENE_CHARS],
-                "characters": ", ".join(c.name for c in characters), "feedback": feedback[section_id]}))
+            items.append(
+                (
+                    f"{section_id}#extract{round_}",
+                    {
+                        "document_title": title,
+                        "heading": scene.heading,
+                        "scene": scene.text[:MAX_SCENE_CHARS],
+                        "characters": ", ".join(c.name for c in characters),
+                        "feedback": feedback[section_id],
+                    },
+                )
+            )
         extracted = run_structured(ctx, EXTRACT_PROMPT, items, StatesReply)
         calls.extend(extracted.calls)
         failures.extend(extracted.failures)
@@ -83,9 +120,17 @@ def llm_states(ctx: StageContext, graph: SceneGraph, plan: list[tuple[Scene, lis
                 del open_scenes[section_id]
                 continue
             last[section_id] = _rows(graph, scene, characters, reply, round_, per_character)
-            judged_items.append((f"{section_id}#critic{round_}", {
-                "heading": scene.heading, "scene": scene.text[:MAX_SCENE_CHARS],
-                "characters": ", ".join(c.name for c in characters), "states": _listing(last[section_id], graph)}))
+            judged_items.append(
+                (
+                    f"{section_id}#critic{round_}",
+                    {
+                        "heading": scene.heading,
+                        "scene": scene.text[:MAX_SCENE_CHARS],
+                        "characters": ", ".join(c.name for c in characters),
+                        "states": _listing(last[section_id], graph),
+                    },
+                )
+            )
         critiques = run_structured(ctx, CRITIC_PROMPT, judged_items, StatesCritique)
         calls.extend(critiques.calls)
         failures.extend(critiques.failures)
@@ -96,6 +141,10 @@ def llm_states(ctx: StageContext, graph: SceneGraph, plan: list[tuple[Scene, lis
                 done.extend({**row, "accepted": accepted} for row in last[section_id])
                 del open_scenes[section_id]
             else:
-                feedback[section_id] = ("Previous pass:\n" + _listing(last[section_id], graph) + "\nReviewer: "
-                                        + ("; ".join(critique.problems) or "revise for coverage and grounding"))
+                feedback[section_id] = (
+                    "Previous pass:\n"
+                    + _listing(last[section_id], graph)
+                    + "\nReviewer: "
+                    + ("; ".join(critique.problems) or "revise for coverage and grounding")
+                )
     return {"character_states": done, "llm_calls": calls, "failures": failures}

@@ -21,12 +21,77 @@ MAX_STATE_CHARS = 200
 MAX_EVIDENCE_CHARS = 400
 SENTENCE = re.compile(r"[^.!?。！？]+[.!?。！？]*")
 KIND_STEMS = {
-    "posture": ("sit", "sat", "stand", "stood", "kneel", "knelt", "lean", "lie", "lies", "lying", "lay", "crouch",
-                "slump", "hunch", "perch", "sprawl", "坐", "站", "躺", "靠", "蹲", "跪", "趴"),
-    "expression": ("smil", "grin", "frown", "stare", "glare", "cry", "cries", "weep", "laugh", "sigh", "blush",
-                   "wince", "nod", "shrug", "scowl", "gaze", "笑", "哭", "皱眉", "盯", "叹", "一脸", "瞪", "泪", "愣"),
-    "tone": ("shout", "whisper", "mutter", "yell", "scream", "murmur", "snap", "sob", "v.o", "o.s", "o.c",
-             "喊", "叫", "低声", "大声", "吼", "嘟囔"),
+    "posture": (
+        "sit",
+        "sat",
+        "stand",
+        "stood",
+        "kneel",
+        "knelt",
+        "lean",
+        "lie",
+        "lies",
+        "lying",
+        "lay",
+        "crouch",
+        "slump",
+        "hunch",
+        "perch",
+        "sprawl",
+        "坐",
+        "站",
+        "躺",
+        "靠",
+        "蹲",
+        "跪",
+        "趴",
+    ),
+    "expression": (
+        "smil",
+        "grin",
+        "frown",
+        "stare",
+        "glare",
+        "cry",
+        "cries",
+        "weep",
+        "laugh",
+        "sigh",
+        "blush",
+        "wince",
+        "nod",
+        "shrug",
+        "scowl",
+        "gaze",
+        "笑",
+        "哭",
+        "皱眉",
+        "盯",
+        "叹",
+        "一脸",
+        "瞪",
+        "泪",
+        "愣",
+    ),
+    "tone": (
+        "shout",
+        "whisper",
+        "mutter",
+        "yell",
+        "scream",
+        "murmur",
+        "snap",
+        "sob",
+        "v.o",
+        "o.s",
+        "o.c",
+        "喊",
+        "叫",
+        "低声",
+        "大声",
+        "吼",
+        "嘟囔",
+    ),
     "appearance": ("wear", "wore", "dressed", "soaked", "drenched", "bloodied", "穿", "戴", "湿透"),
 }
 EXTENSIONS = {"V.O.": "heard in voice-over", "O.S.": "heard off screen", "O.C.": "heard off camera"}
@@ -40,12 +105,14 @@ class Character:
 
 
 def state_kind(text: str, default: str = "action") -> str:
-    """The observable kind of a state from its words (posture, expression, tone, appearance) else `default`."""
+    """The observable kind of a state from its words (posture, expression, tone, look) else `default`."""
     lowered = text.lower()
     words = re.findall(r"[a-z.']+", lowered)
     for kind, stems in KIND_STEMS.items():
         for stem in stems:
-            if (stem.isascii() and any(w.startswith(stem) for w in words)) or (not stem.isascii() and stem in text):
+            if (stem.isascii() and any(w.startswith(stem) for w in words)) or (
+                not stem.isascii() and stem in text
+            ):
                 return kind
     return default
 
@@ -60,8 +127,13 @@ def candidates(graph: SceneGraph, scene: Scene, mentions: dict[str, Counter], li
         row = graph.entities[entity_id]
         names = {graph.name(entity_id), *as_list(row.get("aliases")), scene.grounded[entity_id][0]}
         names |= {n.split()[0] for n in list(names) if n.split() and len(n.split()[0]) > 2}
-        out.append(Character(entity_id, graph.name(entity_id),
-                             tuple(sorted({n for n in names if n and n.strip()}, key=lambda n: (-len(n), n)))))
+        out.append(
+            Character(
+                entity_id,
+                graph.name(entity_id),
+                tuple(sorted({n for n in names if n and n.strip()}, key=lambda n: (-len(n), n))),
+            )
+        )
     return out
 
 
@@ -86,8 +158,9 @@ def _owner(speaker: str | None, patterns: dict[str, re.Pattern[str]]) -> tuple[s
     return None, 0
 
 
-def scene_states(graph: SceneGraph, scene: Scene, text: str, language: str, characters: list[Character],
-                 per_character: int) -> list[dict[str, Any]]:
+def scene_states(
+    graph: SceneGraph, scene: Scene, text: str, language: str, characters: list[Character], per_character: int
+) -> list[dict[str, Any]]:
     """Observable states of the candidate characters in one scene, in source order."""
     patterns = {c.entity_id: _pattern(c, language) for c in characters}
     end = scene.char_start + len(scene.text)
@@ -101,15 +174,29 @@ def scene_states(graph: SceneGraph, scene: Scene, text: str, language: str, char
             continue
         counts[entity_id] += 1
         stop = min(stop, start + MAX_EVIDENCE_CHARS)
-        rows.append({"state_id": make_id("cstate", graph.doc_id, scene.section_id, entity_id, start, stop),
-                     "doc_id": graph.doc_id, "section_id": scene.section_id, "entity_id": entity_id,
-                     "state": state[:MAX_STATE_CHARS], "state_kind": kind, "evidence": text[start:stop],
-                     "char_start": start, "char_end": stop, "round": 1, "accepted": True, "method": METHOD})
+        rows.append(
+            {
+                "state_id": make_id("cstate", graph.doc_id, scene.section_id, entity_id, start, stop),
+                "doc_id": graph.doc_id,
+                "section_id": scene.section_id,
+                "entity_id": entity_id,
+                "state": state[:MAX_STATE_CHARS],
+                "state_kind": kind,
+                "evidence": text[start:stop],
+                "char_start": start,
+                "char_end": stop,
+                "round": 1,
+                "accepted": True,
+                "method": METHOD,
+            }
+        )
     return rows
 
 
-def _block_states(block: Block, text: str, patterns: dict[str, re.Pattern[str]], language: str) -> list[tuple]:
-    body = text[block.start:block.end]
+def _block_states(
+    block: Block, text: str, patterns: dict[str, re.Pattern[str]], language: str
+) -> list[tuple]:
+    body = text[block.start : block.end]
     if block.kind == "action":
         out = []
         for match in SENTENCE.finditer(body):
@@ -118,7 +205,9 @@ def _block_states(block: Block, text: str, patterns: dict[str, re.Pattern[str]],
             if owner is None:
                 continue
             start = block.start + match.start() + (len(match.group(0)) - len(match.group(0).lstrip()))
-            out.append((start, start + len(sentence), owner, " ".join(sentence.split()), state_kind(sentence)))
+            out.append(
+                (start, start + len(sentence), owner, " ".join(sentence.split()), state_kind(sentence))
+            )
         return out
     if block.kind == "parenthetical":
         owner, _ = _owner(block.speaker, patterns)
@@ -130,15 +219,23 @@ def _block_states(block: Block, text: str, patterns: dict[str, re.Pattern[str]],
             return []
         if language == "zh":
             manner = (block.speaker or "")[name_end:].strip()
-            return [(block.start, block.end, owner, manner, state_kind(manner, "expression"))] if manner else []
+            return (
+                [(block.start, block.end, owner, manner, state_kind(manner, "expression"))] if manner else []
+            )
         extension = (block.extension or "").upper()
         label = next((v for k, v in EXTENSIONS.items() if k in extension), None)
         return [(block.start, block.end, owner, label, "tone")] if label else []
     return []
 
 
-def offline_states(graph: SceneGraph, text: str, language: str, mentions: dict[str, Counter],
-                   max_characters: int, per_character: int) -> list[dict[str, Any]]:
+def offline_states(
+    graph: SceneGraph,
+    text: str,
+    language: str,
+    mentions: dict[str, Counter],
+    max_characters: int,
+    per_character: int,
+) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
     for scene in graph.scenes:
         characters = candidates(graph, scene, mentions, max_characters)

@@ -24,15 +24,28 @@ def run(ctx: StageContext) -> StageOutput:
         mentions[section_id][entity_id] += 1
     document = ctx.document
     if ctx.llm is None:
-        rows = offline_states(graph, document.text, document.language, mentions,
-                              settings.max_characters_per_scene, settings.max_states_per_character)
+        rows = offline_states(
+            graph,
+            document.text,
+            document.language,
+            mentions,
+            settings.max_characters_per_scene,
+            settings.max_states_per_character,
+        )
         return {"character_states": sorted(rows, key=lambda r: (r["char_start"], r["state_id"]))}
-    plan = [(scene, chosen) for scene in graph.scenes
-            if (chosen := candidates(graph, scene, mentions, settings.max_characters_per_scene))]
+    plan = [
+        (scene, chosen)
+        for scene in graph.scenes
+        if (chosen := candidates(graph, scene, mentions, settings.max_characters_per_scene))
+    ]
     produced = llm_states(ctx, graph, plan, settings.max_rounds, settings.max_states_per_character)
-    output: StageOutput = {"character_states": sorted(produced["character_states"],
-                                                      key=lambda r: (r["char_start"], r["state_id"])),
-                           "llm_calls": produced["llm_calls"], "failures": produced["failures"]}
+    output: StageOutput = {
+        "character_states": sorted(
+            produced["character_states"], key=lambda r: (r["char_start"], r["state_id"])
+        ),
+        "llm_calls": produced["llm_calls"],
+        "failures": produced["failures"],
+    }
     if produced["failures"]:
         output["_warnings"] = [f"{len(produced['failures'])} state requests failed in the LLM; see failures"]
     return output

@@ -50,8 +50,9 @@ def entity_pairs(graph: SceneGraph, skip: set[str] = frozenset()) -> dict[tuple[
     return shared
 
 
-def candidate_rows(graph: SceneGraph, language: str, settings: ContinuitySettings) -> tuple[list[dict[str, Any]],
-                                                                                             dict[str, Any]]:
+def candidate_rows(
+    graph: SceneGraph, language: str, settings: ContinuitySettings
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """Candidate rows (script order) and the document's counts row."""
     hubs = hub_entities(graph, settings.max_entity_share)
     shared = entity_pairs(graph, hubs)
@@ -68,16 +69,40 @@ def candidate_rows(graph: SceneGraph, language: str, settings: ContinuitySetting
         entity_ids = entity_ids | ((left.linked & right.linked) & hubs)
         ordered = sorted(entity_ids, key=lambda e: (graph.kind(e), graph.name(e), e))
         # The occasions that link a shared entity to a scene where no mention grounds it.
-        occasions = sorted({o for e in ordered for scene in (left, right) if e not in scene.grounded
-                            for o in scene.via_occasion.get(e, [])})
-        rows.append({"candidate_id": make_id("ccand", graph.doc_id, left.section_id, right.section_id),
-                     "doc_id": graph.doc_id, "scene_a": left.section_id, "scene_b": right.section_id,
-                     "ordinal_a": left.ordinal, "ordinal_b": right.ordinal, "shared_entity_ids": ordered,
-                     "shared_types": sorted({graph.kind(e) for e in ordered}), "via_occasion_ids": occasions,
-                     "distance": b - a, "similarity": similarity})
+        occasions = sorted(
+            {
+                o
+                for e in ordered
+                for scene in (left, right)
+                if e not in scene.grounded
+                for o in scene.via_occasion.get(e, [])
+            }
+        )
+        rows.append(
+            {
+                "candidate_id": make_id("ccand", graph.doc_id, left.section_id, right.section_id),
+                "doc_id": graph.doc_id,
+                "scene_a": left.section_id,
+                "scene_b": right.section_id,
+                "ordinal_a": left.ordinal,
+                "ordinal_b": right.ordinal,
+                "shared_entity_ids": ordered,
+                "shared_types": sorted({graph.kind(e) for e in ordered}),
+                "via_occasion_ids": occasions,
+                "distance": b - a,
+                "similarity": similarity,
+            }
+        )
     n = len(graph.scenes)
-    counts = {"doc_id": graph.doc_id, "n_scenes": n, "all_pairs": n * (n - 1) // 2,
-              "entity_pairs": len(entity_pairs(graph)) if hubs else len(shared), "hub_entities": len(hubs),
-              "candidates": len(rows), "max_entity_share": settings.max_entity_share, "max_distance": settings.max_distance or None,
-              "min_similarity": settings.min_similarity}
+    counts = {
+        "doc_id": graph.doc_id,
+        "n_scenes": n,
+        "all_pairs": n * (n - 1) // 2,
+        "entity_pairs": len(entity_pairs(graph)) if hubs else len(shared),
+        "hub_entities": len(hubs),
+        "candidates": len(rows),
+        "max_entity_share": settings.max_entity_share,
+        "max_distance": settings.max_distance or None,
+        "min_similarity": settings.min_similarity,
+    }
     return rows, counts

@@ -19,7 +19,9 @@ def continuity_graph(judgments: Iterable[dict[str, Any]], min_confidence: float)
     graph = nx.Graph()
     for j in judgments:
         if j["is_continuity"] and float(j["confidence"]) >= min_confidence:
-            graph.add_edge(j["scene_a"], j["scene_b"], judgment_id=j["judgment_id"], confidence=float(j["confidence"]))
+            graph.add_edge(
+                j["scene_a"], j["scene_b"], judgment_id=j["judgment_id"], confidence=float(j["confidence"])
+            )
     return graph
 
 
@@ -52,18 +54,29 @@ def offline_critique(scenes: SceneGraph, section_ids: list[str], graph: nx.Graph
     pairs = max(1, len(section_ids) - 1)
     coherence = round(1 - len(weak) / pairs, 3)
     shared, _ = shared_cues(scenes, section_ids)
-    edges = [graph.edges[a, b]["confidence"] for a, b in zip(section_ids, section_ids[1:]) if graph.has_edge(a, b)]
+    edges = [
+        graph.edges[a, b]["confidence"] for a, b in zip(section_ids, section_ids[1:]) if graph.has_edge(a, b)
+    ]
     if coherence == 0:
         decision, rationale = "drop", "no neighbouring scenes have a direct continuity edge"
     elif weak or not shared:
         decision = "split"
-        rationale = (f"{len(weak)} neighbouring pair(s) lack a direct edge" if weak
-                     else "no character, location or object is grounded in every scene")
+        rationale = (
+            f"{len(weak)} neighbouring pair(s) lack a direct edge"
+            if weak
+            else "no character, location or object is grounded in every scene"
+        )
     else:
         decision = "keep"
         rationale = f"every neighbouring pair is judged continuous; all scenes share {scenes.name(shared[0])}"
-    return {"coherence_score": coherence, "confidence": round(sum(edges) / len(edges), 3) if edges else 0.0,
-            "decision": decision, "weak_edges": weak, "suggested_splits": [], "rationale": rationale}
+    return {
+        "coherence_score": coherence,
+        "confidence": round(sum(edges) / len(edges), 3) if edges else 0.0,
+        "decision": decision,
+        "weak_edges": weak,
+        "suggested_splits": [],
+        "rationale": rationale,
+    }
 
 
 def split_groups(section_ids: list[str], critique: dict[str, Any]) -> list[list[str]]:
@@ -104,20 +117,42 @@ def grounded_runs(scenes: SceneGraph, section_ids: list[str]) -> list[list[str]]
     return runs
 
 
-def chain_row(scenes: SceneGraph, kind: str, ordinal: int, section_ids: list[str], judgments: list[dict[str, Any]],
-              critique: dict[str, Any], method: str, preliminary_id: str | None) -> dict[str, Any]:
+def chain_row(
+    scenes: SceneGraph,
+    kind: str,
+    ordinal: int,
+    section_ids: list[str],
+    judgments: list[dict[str, Any]],
+    critique: dict[str, Any],
+    method: str,
+    preliminary_id: str | None,
+) -> dict[str, Any]:
     shared, cues = shared_cues(scenes, section_ids)
-    return {"chain_id": make_id("chain", scenes.doc_id, kind, *section_ids), "doc_id": scenes.doc_id, "kind": kind,
-            "ordinal": ordinal, "section_ids": list(section_ids), "shared_entity_ids": shared,
-            "cues_json": json.dumps(cues, ensure_ascii=False, sort_keys=True),
-            "judgment_ids": [j["judgment_id"] for j in chain_judgments(section_ids, judgments)],
-            "decision": critique["decision"], "coherence_score": critique["coherence_score"],
-            "confidence": critique["confidence"], "weak_edges": [f"{a}|{b}" for a, b in critique["weak_edges"]],
-            "rationale": critique["rationale"], "preliminary_id": preliminary_id, "method": method}
+    return {
+        "chain_id": make_id("chain", scenes.doc_id, kind, *section_ids),
+        "doc_id": scenes.doc_id,
+        "kind": kind,
+        "ordinal": ordinal,
+        "section_ids": list(section_ids),
+        "shared_entity_ids": shared,
+        "cues_json": json.dumps(cues, ensure_ascii=False, sort_keys=True),
+        "judgment_ids": [j["judgment_id"] for j in chain_judgments(section_ids, judgments)],
+        "decision": critique["decision"],
+        "coherence_score": critique["coherence_score"],
+        "confidence": critique["confidence"],
+        "weak_edges": [f"{a}|{b}" for a, b in critique["weak_edges"]],
+        "rationale": critique["rationale"],
+        "preliminary_id": preliminary_id,
+        "method": method,
+    }
 
 
-def final_chains(scenes: SceneGraph, preliminary: list[dict[str, Any]], critiques: dict[str, dict[str, Any]],
-                 judgments: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def final_chains(
+    scenes: SceneGraph,
+    preliminary: list[dict[str, Any]],
+    critiques: dict[str, dict[str, Any]],
+    judgments: list[dict[str, Any]],
+) -> list[dict[str, Any]]:
     """Final chains from the critiqued preliminary ones; every final chain shares a grounded cue."""
     rows: list[dict[str, Any]] = []
     seen: set[tuple[str, ...]] = set()
@@ -130,9 +165,22 @@ def final_chains(scenes: SceneGraph, preliminary: list[dict[str, Any]], critique
                 if tuple(run) in seen:
                     continue
                 seen.add(tuple(run))
-                verdict = {**critique, "decision": "keep" if run == chain["section_ids"] else critique["decision"]}
+                verdict = {
+                    **critique,
+                    "decision": "keep" if run == chain["section_ids"] else critique["decision"],
+                }
                 if verdict["decision"] == "drop":
                     continue
-                rows.append(chain_row(scenes, "final", len(rows), run, judgments, verdict, chain["method"],
-                                      chain["chain_id"]))
+                rows.append(
+                    chain_row(
+                        scenes,
+                        "final",
+                        len(rows),
+                        run,
+                        judgments,
+                        verdict,
+                        chain["method"],
+                        chain["chain_id"],
+                    )
+                )
     return rows

@@ -15,9 +15,25 @@ from tasks.llm.items import LLMBatch, run_structured
 from tasks.stage import StageContext
 
 PROMPT_ID = "judge_continuity/v1"
-LIGHT = {"NIGHT": "night", "MIDNIGHT": "night", "LATE NIGHT": "night", "DAY": "day", "MORNING": "day",
-         "AFTERNOON": "day", "NOON": "day", "DUSK": "dusk", "EVENING": "dusk", "SUNSET": "dusk", "DAWN": "dawn",
-         "SUNRISE": "dawn", "夜": "night", "日": "day", "晨": "dawn", "黄昏": "dusk", "傍晚": "dusk"}
+LIGHT = {
+    "NIGHT": "night",
+    "MIDNIGHT": "night",
+    "LATE NIGHT": "night",
+    "DAY": "day",
+    "MORNING": "day",
+    "AFTERNOON": "day",
+    "NOON": "day",
+    "DUSK": "dusk",
+    "EVENING": "dusk",
+    "SUNSET": "dusk",
+    "DAWN": "dawn",
+    "SUNRISE": "dawn",
+    "夜": "night",
+    "日": "day",
+    "晨": "dawn",
+    "黄昏": "dusk",
+    "傍晚": "dusk",
+}
 
 
 def light(scene: Scene) -> str | None:
@@ -55,21 +71,40 @@ def rule_judgment(graph: SceneGraph, a: Scene, b: Scene, shared: list[str]) -> d
     else:
         confidence = 0.2 if blockers else 0.3
         reason = blockers[0] if blockers else "no shared source-grounded location"
-    return {"is_continuity": is_continuity, "confidence": round(confidence, 3), "support": support[:8],
-            "blockers": blockers[:8], "reason": reason}
+    return {
+        "is_continuity": is_continuity,
+        "confidence": round(confidence, 3),
+        "support": support[:8],
+        "blockers": blockers[:8],
+        "reason": reason,
+    }
 
 
-def judgment_row(doc_id: str, candidate: dict[str, Any], verdict: dict[str, Any], method: str) -> dict[str, Any]:
-    return {"judgment_id": make_id("cjudge", doc_id, candidate["candidate_id"]), "doc_id": doc_id,
-            "candidate_id": candidate["candidate_id"], "scene_a": candidate["scene_a"],
-            "scene_b": candidate["scene_b"], **verdict, "method": method}
+def judgment_row(
+    doc_id: str, candidate: dict[str, Any], verdict: dict[str, Any], method: str
+) -> dict[str, Any]:
+    return {
+        "judgment_id": make_id("cjudge", doc_id, candidate["candidate_id"]),
+        "doc_id": doc_id,
+        "candidate_id": candidate["candidate_id"],
+        "scene_a": candidate["scene_a"],
+        "scene_b": candidate["scene_b"],
+        **verdict,
+        "method": method,
+    }
 
 
 def offline_judgments(graph: SceneGraph, candidates: list[dict[str, Any]]) -> list[dict[str, Any]]:
     by_id = graph.by_id
-    return [judgment_row(graph.doc_id, c, rule_judgment(graph, by_id[c["scene_a"]], by_id[c["scene_b"]],
-                                                        list(c["shared_entity_ids"])), "offline_rule")
-            for c in candidates]
+    return [
+        judgment_row(
+            graph.doc_id,
+            c,
+            rule_judgment(graph, by_id[c["scene_a"]], by_id[c["scene_b"]], list(c["shared_entity_ids"])),
+            "offline_rule",
+        )
+        for c in candidates
+    ]
 
 
 def judgment_item(graph: SceneGraph, document_title: str, candidate: dict[str, Any]) -> dict[str, str]:
@@ -79,8 +114,12 @@ def judgment_item(graph: SceneGraph, document_title: str, candidate: dict[str, A
     shared = list(candidate["shared_entity_ids"])
     lines = []
     for entity_id in shared:
-        where = [f"scene {s.index + 1}: \"{s.grounded[entity_id][0]}\"" if entity_id in s.grounded
-                 else f"scene {s.index + 1}: via occasion" for s in (a, b)]
+        where = [
+            f'scene {s.index + 1}: "{s.grounded[entity_id][0]}"'
+            if entity_id in s.grounded
+            else f"scene {s.index + 1}: via occasion"
+            for s in (a, b)
+        ]
         lines.append(f"- {graph.name(entity_id)} ({graph.kind(entity_id)}): {'; '.join(where)}")
     values = {"document_title": document_title, "shared": "\n".join(lines) or "-"}
     for prefix, scene in (("a", a), ("b", b)):
@@ -88,8 +127,9 @@ def judgment_item(graph: SceneGraph, document_title: str, candidate: dict[str, A
     return values
 
 
-def llm_judgments(ctx: StageContext, graph: SceneGraph, candidates: list[dict[str, Any]]
-                  ) -> tuple[list[dict[str, Any]], LLMBatch[ContinuityJudgment]]:
+def llm_judgments(
+    ctx: StageContext, graph: SceneGraph, candidates: list[dict[str, Any]]
+) -> tuple[list[dict[str, Any]], LLMBatch[ContinuityJudgment]]:
     """One pairwise request per candidate; candidates whose request failed are in the batch's failures."""
     items = [(c["candidate_id"], judgment_item(graph, ctx.document.title, c)) for c in candidates]
     batch = run_structured(ctx, PROMPT_ID, items, ContinuityJudgment)
@@ -97,9 +137,12 @@ def llm_judgments(ctx: StageContext, graph: SceneGraph, candidates: list[dict[st
     for candidate in candidates:
         reply = batch.values.get(candidate["candidate_id"])
         if reply is not None:
-            verdict = {"is_continuity": reply.is_continuity, "confidence": float(reply.confidence),
-                       "support": [s.strip() for s in reply.support if s.strip()][:8],
-                       "blockers": [s.strip() for s in reply.blockers if s.strip()][:8],
-                       "reason": reply.reason.strip()}
+            verdict = {
+                "is_continuity": reply.is_continuity,
+                "confidence": float(reply.confidence),
+                "support": [s.strip() for s in reply.support if s.strip()][:8],
+                "blockers": [s.strip() for s in reply.blockers if s.strip()][:8],
+                "reason": reply.reason.strip(),
+            }
             rows.append(judgment_row(graph.doc_id, candidate, verdict, "llm"))
     return rows, batch

@@ -11,5 +11,8 @@ from tasks.stage import StageContext, StageOutput
 def run(ctx: StageContext) -> StageOutput:
     """Candidate scene pairs sharing an entity, and the document's all-pairs / candidate counts."""
     rows, counts = candidate_rows(stage_scenes(ctx), ctx.document.language, ctx.settings.continuity)
-    return {"continuity_candidates": rows, "continuity_counts": [counts],
-            "_details": {k: counts[k] for k in ("n_scenes", "all_pairs", "candidates")}}
+    return {
+        "continuity_candidates": rows,
+        "continuity_counts": [counts],
+        "_details": {k: counts[k] for k in ("n_scenes", "all_pairs", "candidates")},
+    }

@@ -31,9 +31,13 @@ class Scene:
     text: str
     # entity id -> first grounded mention in this scene: (surface, absolute char_start, char_end)
     grounded: dict[str, tuple[str, int, int]] = field(default_factory=dict)
-    via_occasion: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))  # entity -> occasion ids
+    via_occasion: dict[str, list[str]] = field(
+        default_factory=lambda: defaultdict(list)
+    )  # entity -> occasion ids
     facts: list[str] = field(default_factory=list)
-    changes: list[tuple[str, set[str]]] = field(default_factory=list)  # state-change events: (text, entity ids)
+    changes: list[tuple[str, set[str]]] = field(
+        default_factory=list
+    )  # state-change events: (text, entity ids)
 
     @property
     def linked(self) -> set[str]:
@@ -68,13 +72,27 @@ def scene_graph(doc_id: str, tables: dict[str, pd.DataFrame]) -> SceneGraph:
     chosen = sections[sections["section_kind"] == "scene"]
     if chosen.empty:
         chosen = sections[sections["section_kind"] != "preamble"]
-    scenes = [Scene(r["section_id"], i, int(r["ordinal"]), _str(r["heading"]), _str(r["location"]),
-                    _str(r["time_of_day"]), _str(r["interior"]), int(r["char_start"]), _str(r["text"]))
-              for i, r in enumerate(chosen.to_dict("records"))]
+    scenes = [
+        Scene(
+            r["section_id"],
+            i,
+            int(r["ordinal"]),
+            _str(r["heading"]),
+            _str(r["location"]),
+            _str(r["time_of_day"]),
+            _str(r["interior"]),
+            int(r["char_start"]),
+            _str(r["text"]),
+        )
+        for i, r in enumerate(chosen.to_dict("records"))
+    ]
     by_id = {s.section_id: s for s in scenes}
     entities_frame = tables["entities"]
-    entities = {r["entity_id"]: r for r in entities_frame.to_dict("records")
-                if r["entity_type"] in SETUP_TYPES and not r.get("is_proxy")}
+    entities = {
+        r["entity_id"]: r
+        for r in entities_frame.to_dict("records")
+        if r["entity_type"] in SETUP_TYPES and not r.get("is_proxy")
+    }
     mentions = tables["mentions"]
     if len(mentions):
         ordered = mentions.sort_values(["section_id", "char_start", "mention_id"])
@@ -96,7 +114,11 @@ def scene_graph(doc_id: str, tables: dict[str, pd.DataFrame]) -> SceneGraph:
 
 def _attach_facts(by_id: dict[str, Scene], tables: dict[str, pd.DataFrame]) -> None:
     """Short event, interaction and fact descriptions per scene, in source order."""
-    for name, column in (("events", "description"), ("interactions", "description"), ("atomic_facts", "text")):
+    for name, column in (
+        ("events", "description"),
+        ("interactions", "description"),
+        ("atomic_facts", "text"),
+    ):
         frame = tables.get(name)
         if frame is None or frame.empty:
             continue
@@ -122,9 +144,12 @@ def packet(scene: Scene, graph: SceneGraph, shared: list[str]) -> dict[str, str]
     """One scene's source-grounded packet: title/source, evidence, entities by type, facts."""
     names: dict[str, list[str]] = {t: [] for t in SETUP_TYPES}
     for entity_id in sorted(scene.linked, key=graph.name):
-        names[graph.kind(entity_id)].append(graph.name(entity_id) + ("" if entity_id in scene.grounded else " (occasion)"))
+        names[graph.kind(entity_id)].append(
+            graph.name(entity_id) + ("" if entity_id in scene.grounded else " (occasion)")
+        )
     return {
-        "title": f"{scene.heading} (scene {scene.index + 1}, chars {scene.char_start}-{scene.char_start + len(scene.text)})",
+        "title": f"{scene.heading} (scene {scene.index + 1}, "
+        f"chars {scene.char_start}-{scene.char_start + len(scene.text)})",
         "evidence": evidence_lines(scene, shared, graph) or "-",
         "characters": ", ".join(names["character"]) or "-",
         "locations": ", ".join(names["location"]) or "-",
@@ -141,7 +166,21 @@ def shared_cues(graph: SceneGraph, section_ids: list[str]) -> tuple[list[str], l
     for scene in scenes[1:]:
         common &= set(scene.grounded)
     ordered = sorted(common, key=lambda e: (CUE_ORDER.index(graph.kind(e)), graph.name(e), e))
-    cues = [{"entity_id": e, "name": graph.name(e), "type": graph.kind(e),
-             "spans": [{"section_id": s.section_id, "surface": s.grounded[e][0], "char_start": s.grounded[e][1],
-                        "char_end": s.grounded[e][2]} for s in scenes]} for e in ordered]
+    cues = [
+        {
+            "entity_id": e,
+            "name": graph.name(e),
+            "type": graph.kind(e),
+            "spans": [
+                {
+                    "section_id": s.section_id,
+                    "surface": s.grounded[e][0],
+                    "char_start": s.grounded[e][1],
+                    "char_end": s.grounded[e][2],
+                }
+                for s in scenes
+            ],
+        }
+        for e in ordered
+    ]
     return ordered, cues

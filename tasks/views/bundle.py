@@ -11,9 +11,22 @@ import pandas as pd
 
 from tasks.tables.io import Workspace, as_list, read_frame
 
-VIEW_TABLES = ("documents", "sections", "entities", "mentions", "relations", "atomic_facts", "entity_profiles",
-               "episodes", "episode_relations", "storylines", "continuity_counts", "continuity_chains",
-               "character_states", "occasions")
+VIEW_TABLES = (
+    "documents",
+    "sections",
+    "entities",
+    "mentions",
+    "relations",
+    "atomic_facts",
+    "entity_profiles",
+    "episodes",
+    "episode_relations",
+    "storylines",
+    "continuity_counts",
+    "continuity_chains",
+    "character_states",
+    "occasions",
+)
 
 
 @dataclass
@@ -49,16 +62,29 @@ def _clean(value: Any) -> Any:
 def entity_graph(bundle: Bundle) -> nx.Graph:
     """Canonical entities (name, type, degree, mentions, profile) joined by their relations."""
     graph = nx.Graph(name=f"{bundle.doc_id} entity graph")
-    profiles = dict(zip(bundle["entity_profiles"].get("entity_id", []), bundle["entity_profiles"].get("summary", [])))
+    profiles = dict(
+        zip(bundle["entity_profiles"].get("entity_id", []), bundle["entity_profiles"].get("summary", []))
+    )
     for row in bundle["entities"].to_dict("records"):
-        graph.add_node(row["entity_id"], label=str(row["name"]), entity_type=str(row["entity_type"]),
-                       degree=int(row["degree"]), n_mentions=int(row["n_mentions"]),
-                       aliases=_clean(row.get("aliases")), profile=str(profiles.get(row["entity_id"], "")))
+        graph.add_node(
+            row["entity_id"],
+            label=str(row["name"]),
+            entity_type=str(row["entity_type"]),
+            degree=int(row["degree"]),
+            n_mentions=int(row["n_mentions"]),
+            aliases=_clean(row.get("aliases")),
+            profile=str(profiles.get(row["entity_id"], "")),
+        )
     for row in bundle["relations"].to_dict("records"):
         if row["source_entity_id"] in graph and row["target_entity_id"] in graph:
-            graph.add_edge(row["source_entity_id"], row["target_entity_id"], relation_id=row["relation_id"],
-                           description=_clean(row.get("description")), keywords=_clean(row.get("keywords")),
-                           weight=float(row["weight"]))
+            graph.add_edge(
+                row["source_entity_id"],
+                row["target_entity_id"],
+                relation_id=row["relation_id"],
+                description=_clean(row.get("description")),
+                keywords=_clean(row.get("keywords")),
+                weight=float(row["weight"]),
+            )
     return graph
 
 
@@ -70,14 +96,25 @@ def episode_dag(bundle: Bundle) -> nx.DiGraph:
         for episode_id in as_list(row["episode_ids"]):
             storylines.setdefault(episode_id, []).append(f"{row['origin'] or 'storyline'}:{row['name']}")
     for row in bundle["episodes"].to_dict("records"):
-        graph.add_node(row["episode_id"], label=str(row["title"]), summary=str(row["summary"]),
-                       ordinal=int(row["ordinal"]), first_ordinal=int(row["first_ordinal"]),
-                       last_ordinal=int(row["last_ordinal"]), storylines="|".join(storylines.get(row["episode_id"], [])))
+        graph.add_node(
+            row["episode_id"],
+            label=str(row["title"]),
+            summary=str(row["summary"]),
+            ordinal=int(row["ordinal"]),
+            first_ordinal=int(row["first_ordinal"]),
+            last_ordinal=int(row["last_ordinal"]),
+            storylines="|".join(storylines.get(row["episode_id"], [])),
+        )
     relations = bundle["episode_relations"]
     if len(relations):
         for row in relations[relations["status"] == "kept"].to_dict("records"):
             if row["source_episode_id"] in graph and row["target_episode_id"] in graph:
-                graph.add_edge(row["source_episode_id"], row["target_episode_id"], relation_id=row["relation_id"],
-                               relation_type=str(row["relation_type"]), confidence=float(row["confidence"]),
-                               weight=float(row["weight"]))
+                graph.add_edge(
+                    row["source_episode_id"],
+                    row["target_episode_id"],
+                    relation_id=row["relation_id"],
+                    relation_type=str(row["relation_type"]),
+                    confidence=float(row["confidence"]),
+                    weight=float(row["weight"]),
+                )
     return graph

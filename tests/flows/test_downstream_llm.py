@@ -26,20 +26,46 @@ from tests.fixtures.openai_server import FakeOpenAIServer
 from tests.fixtures.pipeline_llm import pipeline_responder
 
 DOC = "the_lighthouse_key"
-STAGES = [STAGES_BY_NAME[name] for name in ("propose_continuity", "judge_continuity", "chain_continuity",
-                                             "track_character_states")]
-TABLES = ("sections", "entities", "mentions", "occasions", "events", "interactions", "atomic_facts", "documents",
-          "continuity_candidates", "continuity_judgments", "continuity_chains", "character_states", "failures",
-          "llm_calls")
+STAGES = [
+    STAGES_BY_NAME[name]
+    for name in ("propose_continuity", "judge_continuity", "chain_continuity", "track_character_states")
+]
+TABLES = (
+    "sections",
+    "entities",
+    "mentions",
+    "occasions",
+    "events",
+    "interactions",
+    "atomic_facts",
+    "documents",
+    "continuity_candidates",
+    "continuity_judgments",
+    "continuity_chains",
+    "character_states",
+    "failures",
+    "llm_calls",
+)
 
 
-def _run(source: Workspace, target: Workspace, server: FakeOpenAIServer) -> tuple[dict[str, pd.DataFrame], object]:
+def _run(
+    source: Workspace, target: Workspace, server: FakeOpenAIServer
+) -> tuple[dict[str, pd.DataFrame], object]:
     shutil.copytree(source.root, target.root)
     llm = fast_llm_settings(server.url, timeout_s=0.5, deadline_s=5.0, max_retries=1, concurrency=8)
-    settings = load_settings(overrides={"embed_texts": {"backend": "hashing"}}).model_copy(update={"llm": llm})
+    settings = load_settings(overrides={"embed_texts": {"backend": "hashing"}}).model_copy(
+        update={"llm": llm}
+    )
     with OpenAICompatibleClient(llm, cache=None, sleep=lambda _s: None) as client:
-        report = build([str(SCREENPLAY)], target, settings, stages=STAGES, resources=make_resources(settings, llm=client),
-                       use_prefect=False, quiet=True)
+        report = build(
+            [str(SCREENPLAY)],
+            target,
+            settings,
+            stages=STAGES,
+            resources=make_resources(settings, llm=client),
+            use_prefect=False,
+            quiet=True,
+        )
     return {name: read_frame(target, name, DOC) for name in TABLES}, report
 
 
@@ -71,7 +97,9 @@ def test_the_llm_path_fills_every_downstream_table(runs):
     finals = chains[chains["kind"] == "final"]
     assert len(finals) > 0 and (chains["method"] == "llm").all()
     for chain in finals.itertuples():
-        assert len(chain.shared_entity_ids) > 0 and len(json.loads(chain.cues_json)) == len(chain.shared_entity_ids)
+        assert len(chain.shared_entity_ids) > 0 and len(json.loads(chain.cues_json)) == len(
+            chain.shared_entity_ids
+        )
     states = tables["character_states"]
     assert len(states) > 0 and (states["method"] == "llm").all() and set(states["round"]) == {1, 2}
 

@@ -42,10 +42,15 @@ def test_page_renders_in_chromium_with_the_tables_counts(page: Path, sample_work
     sections = read_frame(sample_workspace, "sections", DOC)
     scenes = set(sections.loc[sections["section_kind"] == "scene", "section_id"])
     entities = read_frame(sample_workspace, "entities", DOC)
-    characters = set(entities.loc[(entities["entity_type"] == "character") & ~entities["is_proxy"], "entity_id"])
+    characters = set(
+        entities.loc[(entities["entity_type"] == "character") & ~entities["is_proxy"], "entity_id"]
+    )
     mentions = read_frame(sample_workspace, "mentions", DOC)
-    present = set(mentions.loc[mentions["section_id"].isin(scenes) & mentions["entity_id"].isin(characters),
-                               "entity_id"])
+    present = set(
+        mentions.loc[
+            mentions["section_id"].isin(scenes) & mentions["entity_id"].isin(characters), "entity_id"
+        ]
+    )
     chains = read_frame(sample_workspace, "continuity_chains", DOC)
     assert count(dom, r'class="char-row"') == len(present) == 8
     assert count(dom, r'class="scene-col"') == len(scenes) == 16
@@ -60,10 +65,11 @@ def test_page_renders_in_chromium_with_the_tables_counts(page: Path, sample_work
 
 
 PROBE = """document.body.setAttribute("data-png",swimlanePng());
-document.getElementById("sort").value="count";document.getElementById("sort").dispatchEvent(new Event("change"));
+var sort=document.getElementById("sort");sort.value="count";sort.dispatchEvent(new Event("change"));
 document.body.setAttribute("data-order",Array.prototype.map.call(body.querySelectorAll("tr.char-row"),
 function(r){return r.getAttribute("data-entity");}).join(","));
-var box=filter.querySelector("input[value=character]");box.checked=false;box.dispatchEvent(new Event("change"));
+var box=filter.querySelector("input[value=character]");box.checked=false;
+box.dispatchEvent(new Event("change"));
 document.body.setAttribute("data-hidden",String(gsvg.querySelectorAll("circle.node[style*=none]").length));
 gsvg.querySelector("circle.node[data-entity=%s]").dispatchEvent(new MouseEvent("click"));
 document.body.setAttribute("data-rendered","1");"""
@@ -74,8 +80,12 @@ def test_png_export_sorting_filter_and_profile_in_the_browser(page: Path, sample
     profiles = read_frame(sample_workspace, "entity_profiles", DOC).merge(entities, on="entity_id")
     tom = profiles[profiles["name"] == "Tom Hale"].iloc[0]
     probe = tmp_path / "probe.html"
-    probe.write_text(page.read_text(encoding="utf-8").replace('document.body.setAttribute("data-rendered","1");',
-                                                              PROBE % tom.entity_id), encoding="utf-8")
+    probe.write_text(
+        page.read_text(encoding="utf-8").replace(
+            'document.body.setAttribute("data-rendered","1");', PROBE % tom.entity_id
+        ),
+        encoding="utf-8",
+    )
     dom = dump_dom(probe, "", tmp_path)
     data = base64.b64decode(re.search(r'data-png="data:image/png;base64,([^"]+)"', dom).group(1))
     width, height, distinct = png_pixels(data)
@@ -94,13 +104,30 @@ def test_png_export_sorting_filter_and_profile_in_the_browser(page: Path, sample
 @pytest.mark.parametrize("fmt", ["graphml", "gexf"])
 def test_export_round_trips_through_networkx(sample_workspace, tmp_path: Path, fmt: str):
     out = tmp_path / f"graph.{fmt}"
-    assert main(["export", "--workspace", str(sample_workspace.root), "--doc", DOC, "--format", fmt,
-                 "--out", str(out)]) == 0
+    assert (
+        main(
+            [
+                "export",
+                "--workspace",
+                str(sample_workspace.root),
+                "--doc",
+                DOC,
+                "--format",
+                fmt,
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
     bundle = load_bundle(sample_workspace, DOC)
     reader = nx.read_graphml if fmt == "graphml" else nx.read_gexf
     for part, original in (("entities", entity_graph(bundle)), ("episodes", episode_dag(bundle))):
         loaded = reader(tmp_path / f"graph.{part}.{fmt}")
-        assert set(loaded.nodes) == set(original.nodes) and loaded.number_of_edges() == original.number_of_edges()
+        assert (
+            set(loaded.nodes) == set(original.nodes)
+            and loaded.number_of_edges() == original.number_of_edges()
+        )
         assert loaded.is_directed() == original.is_directed()
         for node, data in original.nodes(data=True):
             assert loaded.nodes[node]["label"] == data["label"]
@@ -113,8 +140,22 @@ def test_export_round_trips_through_networkx(sample_workspace, tmp_path: Path, f
 
 def test_csv_export_and_unknown_document(sample_workspace, tmp_path: Path, capsys):
     out = tmp_path / "graph.csv"
-    assert main(["export", "--workspace", str(sample_workspace.root), "--doc", DOC, "--format", "csv",
-                 "--out", str(out)]) == 0
+    assert (
+        main(
+            [
+                "export",
+                "--workspace",
+                str(sample_workspace.root),
+                "--doc",
+                DOC,
+                "--format",
+                "csv",
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
     bundle = load_bundle(sample_workspace, DOC)
     with open(tmp_path / "graph.entities.nodes.csv", encoding="utf-8") as handle:
         rows = list(csv.DictReader(handle))
@@ -122,5 +163,8 @@ def test_csv_export_and_unknown_document(sample_workspace, tmp_path: Path, capsy
     with open(tmp_path / "graph.episodes.edges.csv", encoding="utf-8") as handle:
         edges = list(csv.DictReader(handle))
     assert len(edges) == episode_dag(bundle).number_of_edges()
-    assert main(["view", "--workspace", str(sample_workspace.root), "--doc", "nope", "--out", str(tmp_path)]) == 2
+    assert (
+        main(["view", "--workspace", str(sample_workspace.root), "--doc", "nope", "--out", str(tmp_path)])
+        == 2
+    )
     assert "no document 'nope'" in capsys.readouterr().err

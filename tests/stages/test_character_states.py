@@ -40,14 +40,21 @@ def _assert_spans(states: pd.DataFrame, sections: pd.DataFrame, text: str) -> No
     for row in states.itertuples():
         section = bounds.loc[row.section_id]
         assert section.char_start <= row.char_start < row.char_end <= section.char_end, row.state_id
-        assert text[row.char_start:row.char_end] == row.evidence
+        assert text[row.char_start : row.char_end] == row.evidence
 
 
-@pytest.mark.parametrize("text, kind", [
-    ("Ellis sits in the corner.", "posture"), ("Nia stares at the drawer.", "expression"),
-    ("She whispers it.", "tone"), ("He wears a waxed jacket.", "appearance"), ("Tom takes the key.", "action"),
-    ("程勇坐在店里抽烟", "posture"), ("一脸颓势", "expression"),
-])
+@pytest.mark.parametrize(
+    "text, kind",
+    [
+        ("Ellis sits in the corner.", "posture"),
+        ("Nia stares at the drawer.", "expression"),
+        ("She whispers it.", "tone"),
+        ("He wears a waxed jacket.", "appearance"),
+        ("Tom takes the key.", "action"),
+        ("程勇坐在店里抽烟", "posture"),
+        ("一脸颓势", "expression"),
+    ],
+)
 def test_state_kinds(text: str, kind: str) -> None:
     assert state_kind(text) == kind
 
@@ -87,11 +94,20 @@ def _llm_states(source, tmp_path: Path, **states_settings) -> tuple[pd.DataFrame
     shutil.copytree(source.root, workspace.root)
     with FakeOpenAIServer(model_names=(TEST_MODEL,), responder=pipeline_responder) as server:
         llm = fast_llm_settings(server.url, max_retries=1)
-        settings = load_settings(overrides={"embed_texts": {"backend": "hashing"}, "character_states": states_settings})
+        settings = load_settings(
+            overrides={"embed_texts": {"backend": "hashing"}, "character_states": states_settings}
+        )
         settings = settings.model_copy(update={"llm": llm})
         with OpenAICompatibleClient(llm, cache=None, sleep=lambda _s: None) as client:
-            report = build([str(SCREENPLAY)], workspace, settings, stages=[STAGES_BY_NAME["track_character_states"]],
-                           resources=make_resources(settings, llm=client), use_prefect=False, quiet=True)
+            report = build(
+                [str(SCREENPLAY)],
+                workspace,
+                settings,
+                stages=[STAGES_BY_NAME["track_character_states"]],
+                resources=make_resources(settings, llm=client),
+                use_prefect=False,
+                quiet=True,
+            )
     assert not any(o.status == "failed" for d in report.documents for o in d.outcomes)
     return read_frame(workspace, "character_states", DOC), read_frame(workspace, "llm_calls", DOC), workspace
 

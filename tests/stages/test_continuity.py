@@ -21,8 +21,16 @@ DOC = "the_lighthouse_key"
 
 @pytest.fixture(scope="module")
 def tables(sample_workspace) -> dict[str, pd.DataFrame]:
-    names = ("sections", "entities", "mentions", "continuity_counts", "continuity_candidates",
-             "continuity_judgments", "continuity_chains", "failures")
+    names = (
+        "sections",
+        "entities",
+        "mentions",
+        "continuity_counts",
+        "continuity_candidates",
+        "continuity_judgments",
+        "continuity_chains",
+        "failures",
+    )
     return {name: read_frame(sample_workspace, name, DOC) for name in names}
 
 
@@ -36,11 +44,15 @@ def test_candidates_come_from_shared_entities_and_counts_are_recorded(tables):
     linked = tables["mentions"].groupby("section_id")["entity_id"].apply(set).to_dict()
     for row in candidates.itertuples():
         assert row.ordinal_a < row.ordinal_b and len(row.shared_entity_ids) > 0
-        grounded = set(row.shared_entity_ids) & linked.get(row.scene_a, set()) & linked.get(row.scene_b, set())
+        grounded = (
+            set(row.shared_entity_ids) & linked.get(row.scene_a, set()) & linked.get(row.scene_b, set())
+        )
         assert grounded or len(row.via_occasion_ids) > 0, row.candidate_id
     # A pair of scenes sharing nothing is never a candidate: scene 13 (stairwell, Tom and Skipper alone)
     # and scene 4 (the van: Tom and Nia) share Tom; the preamble is never a scene.
-    assert not set(candidates["scene_a"]) & set(tables["sections"].query("section_kind == 'preamble'")["section_id"])
+    assert not set(candidates["scene_a"]) & set(
+        tables["sections"].query("section_kind == 'preamble'")["section_id"]
+    )
 
 
 def test_every_candidate_has_one_offline_rule_judgment(tables):
@@ -52,7 +64,9 @@ def test_every_candidate_has_one_offline_rule_judgment(tables):
     pairs = {(headings[a], headings[b]) for a, b in zip(positive["scene_a"], positive["scene_b"])}
     # Same set at compatible times of day; HARBOUR OFFICE - DAY (scene 8) is blocked by the lighting change.
     assert pairs == {("LIGHTHOUSE LAMP ROOM", "LIGHTHOUSE LAMP ROOM"), ("HARBOUR OFFICE", "HARBOUR OFFICE")}
-    blocked = judgments[judgments["blockers"].map(lambda b: any("time of day differs: NIGHT vs DAY" in x for x in b))]
+    blocked = judgments[
+        judgments["blockers"].map(lambda b: any("time of day differs: NIGHT vs DAY" in x for x in b))
+    ]
     assert len(blocked) > 0 and not blocked["is_continuity"].any()
 
 
@@ -64,15 +78,21 @@ def test_final_chains_share_a_grounded_cue_in_every_scene(sample_workspace, tabl
     sections = tables["sections"].set_index("section_id")
     judgment_ids = set(tables["continuity_judgments"]["judgment_id"])
     for chain in finals.itertuples():
-        assert chain.decision == "keep" and chain.method == "offline_rule" and set(chain.judgment_ids) <= judgment_ids
+        assert (
+            chain.decision == "keep"
+            and chain.method == "offline_rule"
+            and set(chain.judgment_ids) <= judgment_ids
+        )
         cues = json.loads(chain.cues_json)
-        assert [c["entity_id"] for c in cues] == list(chain.shared_entity_ids) and cues[0]["type"] == "location"
+        assert [c["entity_id"] for c in cues] == list(chain.shared_entity_ids) and cues[0][
+            "type"
+        ] == "location"
         for cue in cues:
             assert [s["section_id"] for s in cue["spans"]] == list(chain.section_ids)
             for span in cue["spans"]:
                 section = sections.loc[span["section_id"]]
                 assert section.char_start <= span["char_start"] < span["char_end"] <= section.char_end
-                assert text[span["char_start"]:span["char_end"]] == span["surface"]
+                assert text[span["char_start"] : span["char_end"]] == span["surface"]
     assert tables["failures"].empty
 
 
@@ -82,17 +102,33 @@ def _graph(*scenes: Scene, kinds: dict[str, str]) -> SceneGraph:
 
 
 def _scene(index: int, time: str, interior: str, grounded: list[str], location: str = "") -> Scene:
-    return Scene(f"s{index}", index, index, f"{interior}. {location} - {time}", location, time, interior, 0, "",
-                 grounded={e: (e, 0, len(e)) for e in grounded})
+    return Scene(
+        f"s{index}",
+        index,
+        index,
+        f"{interior}. {location} - {time}",
+        location,
+        time,
+        interior,
+        0,
+        "",
+        grounded={e: (e, 0, len(e)) for e in grounded},
+    )
 
 
 def test_rule_needs_a_shared_location_and_compatible_setup():
     kinds = {"office": "location", "lamp": "object", "ann": "character"}
-    night, midnight = _scene(0, "NIGHT", "INT", ["office", "lamp", "ann"]), _scene(1, "MIDNIGHT", "INT", ["office", "lamp"])
+    night, midnight = (
+        _scene(0, "NIGHT", "INT", ["office", "lamp", "ann"]),
+        _scene(1, "MIDNIGHT", "INT", ["office", "lamp"]),
+    )
     graph = _graph(night, midnight, kinds=kinds)
     verdict = rule_judgment(graph, night, midnight, ["office", "lamp", "ann"])
     assert verdict["is_continuity"] and verdict["confidence"] == 0.7 and verdict["blockers"] == []
-    assert "both scenes are set at Office" in verdict["support"] and "Lamp appears in both scenes" in verdict["support"]
+    assert (
+        "both scenes are set at Office" in verdict["support"]
+        and "Lamp appears in both scenes" in verdict["support"]
+    )
     day = _scene(2, "DAY", "EXT", ["office"])
     verdict = rule_judgment(graph, night, day, ["office"])
     assert not verdict["is_continuity"] and len(verdict["blockers"]) == 2
