@@ -125,8 +125,8 @@ def candidates(graph: SceneGraph, scene: Scene, mentions: dict[str, Counter], li
     out = []
     for entity_id in chosen[:limit]:
         row = graph.entities[entity_id]
-        names = {graph.name(entity_id), *as_list(row.get("aliases")), scene.grounded[entity_id][0]}
-        names |= {n.split()[0] for n in list(names) if n.split() and len(n.split()[0]) > 2}
+        # Its name, aliases and the surfaces its mentions have in this scene (TOM, Tom, Mrs. Hale ...).
+        names = {graph.name(entity_id), *as_list(row.get("aliases")), *scene.surfaces.get(entity_id, ())}
         out.append(
             Character(
                 entity_id,

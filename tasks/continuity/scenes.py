@@ -31,6 +31,7 @@ class Scene:
     text: str
     # entity id -> first grounded mention in this scene: (surface, absolute char_start, char_end)
     grounded: dict[str, tuple[str, int, int]] = field(default_factory=dict)
+    surfaces: dict[str, set[str]] = field(default_factory=dict)  # entity -> every mention surface in the scene
     via_occasion: dict[str, list[str]] = field(
         default_factory=lambda: defaultdict(list)
     )  # entity -> occasion ids
@@ -98,7 +99,10 @@ def scene_graph(doc_id: str, tables: dict[str, pd.DataFrame]) -> SceneGraph:
         ordered = mentions.sort_values(["section_id", "char_start", "mention_id"])
         for m in ordered.itertuples(index=False):
             scene = by_id.get(m.section_id)
-            if scene is not None and m.entity_id in entities and m.entity_id not in scene.grounded:
+            if scene is None or m.entity_id not in entities:
+                continue
+            scene.surfaces.setdefault(m.entity_id, set()).add(str(m.surface))
+            if m.entity_id not in scene.grounded:
                 scene.grounded[m.entity_id] = (str(m.surface), int(m.char_start), int(m.char_end))
     occasions = tables.get("occasions")
     if occasions is not None and len(occasions):
