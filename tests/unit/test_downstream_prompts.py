@@ -1,5 +1,5 @@
-"""The downstream prompts exist in English and Chinese with the same placeholders, and render
-with the values the stages send."""
+"""The downstream prompts exist in English and Chinese with the same placeholders (the LLM-path
+tests render the English ones with the values the stages send)."""
 
 from __future__ import annotations
 
