@@ -1,4 +1,4 @@
-"""The `nkw` command line: build, remove, ask, eval, sql, inspect, llm check.
+"""The `nkw` command line: build, remove, ask, eval, sql, inspect, view, export, llm check.
 
 User mistakes end with one clear line on stderr and a non-zero exit, never a traceback
 (`--debug` shows one). Interactive commands (ask, sql, inspect) never start Prefect.
@@ -277,6 +277,29 @@ def cmd_inspect(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_view(args: argparse.Namespace) -> int:
+    from flows.views import MissingDocument, view_document
+
+    try:
+        path = view_document(_workspace(args), args.doc, Path(args.out))
+    except MissingDocument as exc:
+        raise UserError(str(exc)) from None
+    print(f"wrote {path}")
+    return 0
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    from flows.views import MissingDocument, export_document
+
+    try:
+        paths = export_document(_workspace(args), args.doc, args.format, Path(args.out))
+    except MissingDocument as exc:
+        raise UserError(str(exc)) from None
+    for path in paths:
+        print(f"wrote {path}")
+    return 0
+
+
 def cmd_llm_check(args: argparse.Namespace) -> int:
     from tasks.llm.client import check_server
 
@@ -383,6 +406,21 @@ def build_parser() -> argparse.ArgumentParser:
     inspect.add_argument("--json", action="store_true")
     inspect.add_argument("--debug", action="store_true")
     inspect.set_defaults(func=cmd_inspect)
+
+    view = commands.add_parser("view", help="write a self-contained HTML view of one document's bundle")
+    view.add_argument("--workspace", "-w", required=True)
+    view.add_argument("--doc", required=True, help="document id")
+    view.add_argument("--out", required=True, help="output directory (gets <doc>.html)")
+    view.add_argument("--debug", action="store_true")
+    view.set_defaults(func=cmd_view)
+
+    export = commands.add_parser("export", help="the entity graph and episode DAG as GraphML, GEXF or CSV")
+    export.add_argument("--workspace", "-w", required=True)
+    export.add_argument("--doc", required=True, help="document id")
+    export.add_argument("--format", choices=["graphml", "gexf", "csv"], required=True)
+    export.add_argument("--out", required=True, help="output file; its stem gets .entities / .episodes")
+    export.add_argument("--debug", action="store_true")
+    export.set_defaults(func=cmd_export)
 
     llm = commands.add_parser("llm", help="LLM server utilities")
     llm_commands = llm.add_subparsers(dest="llm_command", required=True, metavar="SUBCOMMAND")

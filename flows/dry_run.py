@@ -29,6 +29,9 @@ ASSUMPTIONS = {
     "episodes_per_section": 0.6,
     "completion_per_chunk_token": 0.6,
     "shortcut_share_of_pairs": 0.3,
+    "candidate_share_of_scene_pairs": 0.15,  # 0.035-0.20 measured on the STAGE dev screenplays
+    "chains_per_section": 0.4,
+    "state_rounds_per_section": 1.5,
 }
 
 
@@ -82,7 +85,10 @@ def estimate_stage(stage: Stage, corpus: Corpus, settings: Settings) -> dict[str
     per_call_input = {"extract_graph": chunk, "extract_narrative": chunk,
                       "extract_facts": chunk * min(4, settings.extract_facts.max_chunks_per_entity),
                       "canonicalize_entities": 200, "assemble_episodes": 400, "relate_episodes": 300,
-                      "break_cycles": 400, "induce_storylines": 600}
+                      "break_cycles": 400, "induce_storylines": 600, "judge_continuity": 700,
+                      "chain_continuity": 1200, "track_character_states": 900}
+    per_document = corpus.sections / max(1, corpus.documents)
+    scene_pairs = corpus.documents * per_document * (per_document - 1) / 2
     calls = {
         "extract_graph": corpus.chunks * (2 if settings.extract_graph.gleaning else 1),
         "extract_narrative": corpus.chunks,
@@ -93,6 +99,10 @@ def estimate_stage(stage: Stage, corpus: Corpus, settings: Settings) -> dict[str
         "break_cycles": min(settings.break_cycles.max_adjudications * corpus.documents, pairs * a["shortcut_share_of_pairs"])
         if settings.break_cycles.mode == "saber" else 0,
         "induce_storylines": corpus.documents * settings.induce_storylines.max_storylines * 2,
+        "judge_continuity": min(settings.continuity.max_candidates * corpus.documents,
+                                scene_pairs * a["candidate_share_of_scene_pairs"]),
+        "chain_continuity": corpus.sections * a["chains_per_section"],
+        "track_character_states": corpus.sections * a["state_rounds_per_section"] * 2,  # extract + critic
     }.get(stage.name)
     if calls is None:
         return {"stage": stage.name, "calls": None, "prompt_tokens": None, "completion_tokens": None}

@@ -17,6 +17,8 @@ from tasks.hierarchy import assemble_episodes, break_cycles, induce_storylines, 
 from tasks.index import embed_assets, embed_texts, index_terms
 from tasks.ingest import ingest_documents, segment_sections, split_chunks, split_sentences
 from tasks.narrative import extract_narrative
+from tasks.character_states import track_character_states
+from tasks.continuity import chain_continuity, judge_continuity, propose_continuity
 from tasks.stage import StageContext, StageOutput
 
 
@@ -90,6 +92,25 @@ STAGES: tuple[Stage, ...] = (
     Stage("embed_assets", embed_assets.run,
           reads=("documents", "entities", "relations", "atomic_facts", "events", "interactions", "occasions", "episodes", "storylines"),
           writes=("asset_embeddings",), version="1", needs_embedder=True),
+    # Downstream applications (paper §5, appendix D): production continuity and character states.
+    Stage("propose_continuity", propose_continuity.run,
+          reads=("documents", "sections", "entities", "mentions", "occasions", "events", "interactions",
+                 "atomic_facts"),
+          writes=("continuity_counts", "continuity_candidates"), version="1", config="continuity"),
+    Stage("judge_continuity", judge_continuity.run,
+          reads=("documents", "sections", "entities", "mentions", "occasions", "events", "interactions",
+                 "atomic_facts", "continuity_candidates"),
+          writes=("continuity_judgments",), version="1", config="continuity", uses_llm=True,
+          prompts=("judge_continuity/v1",)),
+    Stage("chain_continuity", chain_continuity.run,
+          reads=("documents", "sections", "entities", "mentions", "occasions", "events", "interactions",
+                 "atomic_facts", "continuity_judgments"),
+          writes=("continuity_chains",), version="1", config="continuity", uses_llm=True,
+          prompts=("critique_chain/v1",)),
+    Stage("track_character_states", track_character_states.run,
+          reads=("documents", "sections", "entities", "mentions", "occasions"),
+          writes=("character_states",), version="1", config="character_states", uses_llm=True,
+          prompts=("extract_states/v1", "critique_states/v1")),
 )
 
 STAGES_BY_NAME = {stage.name: stage for stage in STAGES}

@@ -111,6 +111,22 @@ class InduceStorylinesSettings(Section):
     max_storylines: int = Field(15, ge=1)
 
 
+class ContinuitySettings(Section):
+    max_entity_share: float = Field(0.25, ge=0, le=1, description="characters/objects in more than this "
+                                    "share of scenes do not make a candidate alone (0 = every entity does)")
+    max_distance: int = Field(0, ge=0, description="script-order prior k: pairs <= k scenes apart (0 = any)")
+    min_similarity: float = Field(0.0, ge=0, le=1, description="scene-text similarity prior (0 = off)")
+    max_candidates: int = Field(5000, ge=1, description="LLM judgments per document: closest pairs first")
+    min_confidence: float = Field(0.5, ge=0, le=1, description="judged edges this sure enter the graph")
+    chains: Literal["components", "cliques"] = Field("components", description="preliminary chains")
+
+
+class CharacterStatesSettings(Section):
+    max_rounds: int = Field(3, ge=1, le=6, description="extract -> critic -> revise rounds per scene (LLM)")
+    max_characters_per_scene: int = Field(8, ge=1, description="candidate characters per scene")
+    max_states_per_character: int = Field(4, ge=1)
+
+
 class RetrievalSettings(Section):
     top_k_chunks: int = Field(5, ge=1)
     candidates: int = Field(40, ge=1, description="candidates per retriever before fusion")
@@ -158,6 +174,8 @@ class Settings(Section):
     relate_episodes: RelateEpisodesSettings = RelateEpisodesSettings()
     break_cycles: BreakCyclesSettings = BreakCyclesSettings()
     induce_storylines: InduceStorylinesSettings = InduceStorylinesSettings()
+    continuity: ContinuitySettings = ContinuitySettings()
+    character_states: CharacterStatesSettings = CharacterStatesSettings()
     retrieval: RetrievalSettings = RetrievalSettings()
     answer: AnswerSettings = AnswerSettings()
     sql: SqlSettings = SqlSettings()

@@ -1,4 +1,5 @@
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -39,32 +40,42 @@ def test_select_stages():
         select_stages(["nope"])
 
 
+PROMPT_NAME = re.compile(r"^(PROMPT_ID|[A-Z_]+_PROMPT)$")
+PROMPT_VALUE = re.compile(r"^[a-z_]+/v\d+$")
+
+
 def _prompt_ids_in_code() -> dict[str, str]:
-    """Every module-level PROMPT_ID under tasks/ (build stages and query time) -> its module."""
+    """Prompt ids the build code sends (module-level PROMPT_ID / *_PROMPT constants) -> package."""
+    tasks_dir = Path(__file__).resolve().parents[3] / "tasks"
     found = {}
-    for path in (Path(__file__).resolve().parents[3] / "tasks").rglob("*.py"):
+    for path in tasks_dir.rglob("*.py"):
+        package = path.relative_to(tasks_dir).parts[0]
+        if package in ("query", "evaluate"):
+            continue
         for node in ast.parse(path.read_text(encoding="utf-8")).body:
-            if isinstance(node, ast.Assign) and any(getattr(t, "id", "") == "PROMPT_ID" for t in node.targets):
-                found[ast.literal_eval(node.value)] = str(path)
+            if isinstance(node, ast.Assign) and any(PROMPT_NAME.match(getattr(t, "id", "")) for t in node.targets):
+                value = ast.literal_eval(node.value)
+                if isinstance(value, str) and PROMPT_VALUE.match(value):
+                    found[value] = package
     return found
 
 
 def test_stage_prompts_are_the_ones_the_code_sends():
     in_code = _prompt_ids_in_code()
     declared = {prompt for stage in STAGES for prompt in stage.prompts}
-    stage_names = {stage.name for stage in STAGES}
-    sent_by_stages = {prompt for prompt in in_code if prompt.split("/")[0] in stage_names}
-    assert declared == sent_by_stages
+    assert declared == set(in_code)
     for stage in STAGES:
-        assert all(p.split("/")[0] == stage.name for p in stage.prompts), stage.name
+        package = stage.run.__module__.split(".")[1]
+        assert all(in_code[p] == package for p in stage.prompts), stage.name
         assert stage.uses_llm == bool(stage.prompts), stage.name
 
 
 def test_a_failed_stage_blocks_only_what_reads_its_output():
     stages = list(STAGES)
     blocked = blocked_by(stages, {"extract_facts"})
-    # embed_assets reads atomic_facts; the hierarchy stages never read what extract_facts writes.
-    assert blocked == {"embed_assets": "extract_facts"}
+    # embed_assets and continuity read atomic_facts; hierarchy and character states never do.
+    assert blocked == dict.fromkeys(["embed_assets", "propose_continuity", "judge_continuity",
+                                     "chain_continuity"], "extract_facts")
     transitive = blocked_by(stages, {"extract_graph"})
     assert transitive["canonicalize_entities"] == "extract_graph"
     assert transitive["induce_storylines"] == "extract_graph"  # through entities and episodes

@@ -1,0 +1,150 @@
+"""LLM character states (paper appendix D.2): per scene, extract -> critic -> revise rounds
+until the critic accepts or `max_rounds` is reached. Every round is one batch over the scenes
+still open. A state must name a candidate character and quote the scene (else it is dropped);
+a scene's rows are the states of its last round, with that round and whether it was accepted.
+A failed request ends its scene with a `failures` row (and the previous round's states)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from schemas.ids import make_id
+from schemas.responses.continuity import StatesCritique, StatesReply
+from tasks.character_states.offline import Character
+from tasks.continuity.scenes import Scene, SceneGraph
+from tasks.llm.items import run_structured
+from tasks.narrative.inputs import locate_quote
+from tasks.stage import StageContext
+
+EXTRACT_PROMPT = "extract_states/v1"
+CRITIC_PROMPT = "critique_states/v1"
+METHOD = "llm"
+MAX_SCENE_CHARS = 6000
+
+
+def _resolve(name: str, characters: list[Character]) -> str | None:
+    key = name.strip().lower()
+    for character in characters:
+        if key in {s.lower() for s in character.surfaces}:
+            return character.entity_id
+    return None
+
+
+def _rows(
+    graph: SceneGraph,
+    scene: Scene,
+    characters: list[Character],
+    reply: StatesReply,
+    round_: int,
+    per_character: int,
+) -> list[dict[str, Any]]:
+    rows: dict[str, dict[str, Any]] = {}
+    counts: dict[str, int] = {}
+    for item in reply.states:
+        entity_id = _resolve(item.character, characters)
+        found = locate_quote(scene.text, item.evidence) if entity_id else None
+        if entity_id is None or found is None or counts.get(entity_id, 0) >= per_character:
+            continue
+        start, end = scene.char_start + found[0], scene.char_start + found[1]
+        state_id = make_id(
+            "cstate", graph.doc_id, scene.section_id, entity_id, start, end, item.state.strip()
+        )
+        counts[entity_id] = counts.get(entity_id, 0) + 1
+        rows[state_id] = {
+            "state_id": state_id,
+            "doc_id": graph.doc_id,
+            "section_id": scene.section_id,
+            "entity_id": entity_id,
+            "state": item.state.strip(),
+            "state_kind": item.kind,
+            "evidence": scene.text[found[0] : found[1]],
+            "char_start": start,
+            "char_end": end,
+            "round": round_,
+            "accepted": False,
+            "method": METHOD,
+        }
+    return list(rows.values())
+
+
+def _listing(rows: list[dict[str, Any]], graph: SceneGraph) -> str:
+    return (
+        "\n".join(
+            f'- {graph.name(r["entity_id"])} [{r["state_kind"]}]: {r["state"]} ("{r["evidence"]}")'
+            for r in rows
+        )
+        or "(no grounded states)"
+    )
+
+
+def llm_states(
+    ctx: StageContext,
+    graph: SceneGraph,
+    plan: list[tuple[Scene, list[Character]]],
+    max_rounds: int,
+    per_character: int,
+) -> dict[str, list[dict[str, Any]]]:
+    """States, llm_calls and failures of the planned scenes."""
+    title = ctx.document.title
+    open_scenes = {scene.section_id: (scene, characters) for scene, characters in plan}
+    feedback: dict[str, str] = {s: "(first pass)" for s in open_scenes}
+    last: dict[str, list[dict[str, Any]]] = {}
+    done: list[dict[str, Any]] = []
+    calls: list[dict[str, Any]] = []
+    failures: list[dict[str, str]] = []
+    for round_ in range(1, max_rounds + 1):
+        if not open_scenes:
+            break
+        items = []
+        for section_id, (scene, characters) in open_scenes.items():
+            items.append(
+                (
+                    f"{section_id}#extract{round_}",
+                    {
+                        "document_title": title,
+                        "heading": scene.heading,
+                        "scene": scene.text[:MAX_SCENE_CHARS],
+                        "characters": ", ".join(c.name for c in characters),
+                        "feedback": feedback[section_id],
+                    },
+                )
+            )
+        extracted = run_structured(ctx, EXTRACT_PROMPT, items, StatesReply)
+        calls.extend(extracted.calls)
+        failures.extend(extracted.failures)
+        judged_items = []
+        for section_id, (scene, characters) in list(open_scenes.items()):
+            reply = extracted.values.get(f"{section_id}#extract{round_}")
+            if reply is None:
+                done.extend(last.get(section_id, []))
+                del open_scenes[section_id]
+                continue
+            last[section_id] = _rows(graph, scene, characters, reply, round_, per_character)
+            judged_items.append(
+                (
+                    f"{section_id}#critic{round_}",
+                    {
+                        "heading": scene.heading,
+                        "scene": scene.text[:MAX_SCENE_CHARS],
+                        "characters": ", ".join(c.name for c in characters),
+                        "states": _listing(last[section_id], graph),
+                    },
+                )
+            )
+        critiques = run_structured(ctx, CRITIC_PROMPT, judged_items, StatesCritique)
+        calls.extend(critiques.calls)
+        failures.extend(critiques.failures)
+        for section_id in list(open_scenes):
+            critique = critiques.values.get(f"{section_id}#critic{round_}")
+            if critique is None or critique.accept or round_ == max_rounds:
+                accepted = bool(critique is not None and critique.accept)
+                done.extend({**row, "accepted": accepted} for row in last[section_id])
+                del open_scenes[section_id]
+            else:
+                feedback[section_id] = (
+                    "Previous pass:\n"
+                    + _listing(last[section_id], graph)
+                    + "\nReviewer: "
+                    + ("; ".join(critique.problems) or "revise for coverage and grounding")
+                )
+    return {"character_states": done, "llm_calls": calls, "failures": failures}
