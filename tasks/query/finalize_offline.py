@@ -8,12 +8,16 @@ the finalizer's choice rule. Answers are labelled offline.
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from tasks.query.answer_nkw import FinalAnswer
 from tasks.query.evidence_board import EvidenceBoard
 from tasks.query.plan import QueryIntents
 from tasks.query.question_form import answer_cue_bonus
+from tasks.query.short_answer import Candidate, EntityFinder, short_answer
+from tasks.query.store.document_store import NarrativeStore
 from tasks.text import content_words
 from tasks.query.tools.env import ToolEnv
 
@@ -71,6 +75,90 @@ def rank_sentences(env: ToolEnv, question: str, intents: QueryIntents, board: Ev
     return [(candidates[i][0], float(scores[i])) for i in order]
 
 
+_FINDERS: dict[int, tuple[NarrativeStore, EntityFinder]] = {}
+SHORT_CANDIDATES = 6
+
+
+def entity_finder(store: NarrativeStore) -> EntityFinder | None:
+    """Entities named in a text, by the graph's names and aliases (longest first), with canonical names."""
+    if not store.has_graph:
+        return None
+    cached = _FINDERS.get(id(store))
+    if cached is not None and cached[0] is store:
+        return cached[1]
+    lexicon = [(name, entity_id) for name, entity_id in store.name_lexicon if len(name) >= 2]
+    ids = dict(lexicon)
+    latin = [re.escape(n) for n, _ in lexicon if not re.search(r"[\u4e00-\u9fff]", n)]
+    pattern = re.compile(r"(?<!\w)(?:%s)(?!\w)" % "|".join(latin), re.IGNORECASE) if latin else None
+
+    def find(text: str) -> list[tuple[int, int, str, str]]:
+        if pattern is None:
+            return []
+        found = []
+        for match in pattern.finditer(text):
+            entity = store.entities_by_id.get(ids.get(match.group(0).lower(), ""))
+            if entity is not None:
+                found.append((match.start(), match.end(), str(entity["name"]), str(entity["entity_type"])))
+        return found
+
+    if len(_FINDERS) > 64:
+        _FINDERS.clear()
+    _FINDERS[id(store)] = (store, find)
+    return find
+
+
+CONTEXT_WEIGHT = 0.3
+PRONOUN_START = re.compile(r"^\W*(?:he|she|they)\b", re.IGNORECASE)
+
+
+def _context_terms(env: ToolEnv, position: int, window: int = 2) -> set[str]:
+    """Terms of a sentence, its neighbours in the same section and the section heading."""
+    sentences = env.store.source.sentences
+    section_id = sentences.iloc[position]["section_id"]
+    lo, hi = max(0, position - window), min(len(sentences), position + window + 1)
+    near = sentences.iloc[lo:hi]
+    texts = near.loc[near["section_id"] == section_id, "text"].tolist()
+    heading, _ = env.store.section_heading(section_id)
+    return content_words(" ".join([*texts, heading or ""]))
+
+
+def _actor(env: ToolEnv, position: int, find: EntityFinder | None) -> str | None:
+    """The character a sentence-initial pronoun stands for: the last one named before it in the scene."""
+    sentences = env.store.source.sentences
+    if find is None or not PRONOUN_START.match(str(sentences.iloc[position]["text"])):
+        return None
+    section_id = sentences.iloc[position]["section_id"]
+    for back in range(position - 1, max(-1, position - 6), -1):
+        row = sentences.iloc[back]
+        if row["section_id"] != section_id:
+            break
+        characters = [f for f in find(str(row["text"])) if f[3] == "character"]
+        if characters:
+            return min(characters)[2]
+    return None
+
+
+def short_candidates(env: ToolEnv, question: str, ranked: list[tuple[int, float]],
+                     find: EntityFinder | None) -> list[Candidate]:
+    """The best sentences for a short answer: answer score plus how much of the question their scene
+    context (neighbours and heading) covers, best first."""
+    sentences = env.store.source.sentences
+    keys = content_words(question)
+    pool = []
+    for position, score in ranked[: 4 * SHORT_CANDIDATES]:
+        context = len(keys & _context_terms(env, position)) / len(keys) if keys else 0.0
+        pool.append((position, score + CONTEXT_WEIGHT * context))
+    pool.sort(key=lambda item: (-item[1], item[0]))
+    found = []
+    for position, score in pool[:SHORT_CANDIDATES]:
+        row = sentences.iloc[position]
+        section = env.store.sections_by_id.get(row["section_id"], {})
+        text = lambda value: value if isinstance(value, str) and value.strip() else None  # noqa: E731
+        found.append(Candidate(str(row["text"]), row["section_id"], float(score), text(row.get("speaker")),
+                               text(section.get("location")), text(section.get("time_of_day")), _actor(env, position, find)))
+    return found
+
+
 def offline_finalizer(env: ToolEnv, question: str, options: list[str] | None, intents: QueryIntents,
                       board: EvidenceBoard, skills: list[str]) -> FinalAnswer:
     ranked = rank_sentences(env, question, intents, board)
@@ -78,8 +166,13 @@ def offline_finalizer(env: ToolEnv, question: str, options: list[str] | None, in
     quotes = [(sentences.iloc[p]["section_id"], sentences.iloc[p]["text"]) for p, _ in ranked[:2]]
     notes = ["offline: extractive answer from the evidence board (no LLM)"]
     if not options:
-        text = quotes[0][1] if quotes else "No answer found in the assembled evidence."
-        return FinalAnswer(text, quotes=quotes, notes=notes)
+        find = entity_finder(env.store)
+        short = short_answer(question, intents.form, short_candidates(env, question, ranked, find), find)
+        if short is None:
+            return FinalAnswer("No answer found in the assembled evidence.", quotes=quotes, notes=notes)
+        quotes = [(short.section_id, short.quote)] + [q for q in quotes if q[1] != short.quote][:1]
+        notes.append(short.note())
+        return FinalAnswer(short.text, quotes=quotes, notes=notes, kind=short.kind if short.typed else "sentence")
     from tasks.query.options.admission import EvidenceSnippet, admit_options, asks_for_exception, choose_option
 
     vectors = env.store.source.sentence_vectors
