@@ -163,13 +163,13 @@ def _why(candidate: Candidate, keys: set[str]) -> tuple[str, str] | None:
 
 
 def _feeling(candidate: Candidate, keys: set[str]) -> tuple[str, str] | None:
-    for match in FEELING_VERB.finditer(candidate.text):
-        word = match.group(1).lower()
-        if word in FEELINGS or word.endswith(("ful", "ous", "ed")) and term_key(word) not in keys:
-            return word, "the feeling named after the linking verb"
     for word in _words(candidate.text):
         if word.lower() in FEELINGS and term_key(word) not in keys:
             return word.lower(), "a feeling word in the supporting sentence"
+    for match in FEELING_VERB.finditer(candidate.text):
+        word = match.group(1).lower()
+        if word not in STOPWORDS_EN and not word.endswith("ing") and term_key(word) not in keys:
+            return word, "the state named after the linking verb"
     return None
 
 
@@ -253,12 +253,20 @@ def _span(question: str, form: QuestionForm, candidate: Candidate, keys: set[str
 
 
 def short_answer(question: str, form: QuestionForm, candidates: Sequence[Candidate],
-                 find: EntityFinder | None = None) -> ShortAnswer | None:
+                 find: EntityFinder | None = None, who: tuple[str, Candidate | None] | None = None) -> ShortAnswer | None:
     """The typed phrase from the best sentence that has one (within SPAN_MARGIN of the best score),
-    else the best sentence itself; None without candidates."""
+    else the best sentence itself; None without candidates. `who` is the graph's answer to a
+    who-question (the character acting on the question's things, and the sentence saying so), if any."""
     if not candidates:
         return None
     best = candidates[0]
+    if who and form.wh == "who":
+        name, support = who
+        key = name.lower().split()[0]
+        support = support or next((c for c in candidates if key in c.text.lower()
+                                   or (c.actor or "").lower() == name.lower()), best)
+        return ShortAnswer(name, "who", True, support.text, support.section_id,
+                           "the character named last before the question's things in the scenes naming them all (graph)")
     if CJK_CHAR.search(question) or form.wh in ("yesno", "other"):
         reason = "Chinese question" if CJK_CHAR.search(question) else f"a {form.wh} question has no typed slot"
         return ShortAnswer(best.text, "sentence", False, best.text, best.section_id, reason)
