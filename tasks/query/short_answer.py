@@ -11,7 +11,7 @@ say. When no typed span is found the answer is the whole sentence, and the resul
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable, Sequence
 
 from tasks.query.options.rules import term_key
@@ -46,6 +46,7 @@ PLACE = re.compile(r"\b(?:in|at|on|into|inside|under|behind|near|beside|by|acros
                    r"within|beneath|towards?)\s+(?:the|a|an|his|her|their|its|my|our)?\s*[^,.;:!?]+", re.IGNORECASE)
 CLAUSE_END = re.compile(r"[.;:!?]|,\s*(?:and|but|or|so|while|when|then|which|who)\b|\s(?:but|and then)\s")
 SPEECH = re.compile(r"\b(?:say|says|said|tell|tells|told|ask|asks|asked|reply|replied|shout|shouted|call|called)\b")
+LEADING_WH = re.compile(r"^\W*(why|how|who|whom|whose|when|where|which|what)\b")
 ACTION = re.compile(r"^what\s+(?:did|does|do|will|would|had|has|could)\s+(.+?)\s+do\b", re.IGNORECASE)
 
 
@@ -219,6 +220,9 @@ def _span(question: str, form: QuestionForm, candidate: Candidate, keys: set[str
           find: EntityFinder | None) -> tuple[str, str, str] | None:
     """(phrase, kind, method) of the asked type in one sentence, or None."""
     lowered = question.lower().strip()
+    lead = LEADING_WH.match(lowered)  # "What did she do when ..." asks what, not when
+    if lead:
+        form = replace(form, wh={"whom": "who", "whose": "who"}.get(lead.group(1), lead.group(1)))
     if form.wh == "who" or re.match(r"(?:which|what)\s+(?:character|person|man|woman|girl|boy)\b", lowered):
         found = _who(question, candidate, keys, find)
         return (found[0], "who", found[1]) if found else None
