@@ -35,7 +35,9 @@ def main() -> None:
     parser.add_argument("--workspace", required=True)
     parser.add_argument("--questions", required=True)
     parser.add_argument("--system", default="nkw", choices=["nkw", "hybrid"])
-    parser.add_argument("--per-question", action="store_true", help="one line per question with the chosen option")
+    parser.add_argument(
+        "--per-question", action="store_true", help="one line per question with the chosen option"
+    )
     args = parser.parse_args()
     engine = QueryEngine(Workspace.at(args.workspace), load_settings())
     questions = [q for q in load_questions(Path(args.questions)) if q.options and q.gold_option is not None]
@@ -46,12 +48,17 @@ def main() -> None:
         correct += right
         chosen[answer.chosen_option] += 1
         if args.per_question:
-            print(f"{question.qid}\tgold {chr(65 + question.gold_option)}\tchose {chr(65 + answer.chosen_option)}"
-                  f"\t{'right' if right else 'wrong'}\t{answer.notes[1] if len(answer.notes) > 1 else ''}", flush=True)
+            print(
+                f"{question.qid}\tgold {chr(65 + question.gold_option)}\tchose {chr(65 + answer.chosen_option)}"
+                f"\t{'right' if right else 'wrong'}\t{answer.notes[1] if len(answer.notes) > 1 else ''}",
+                flush=True,
+            )
     low, high = wilson(correct, len(questions))
-    print(f"{args.system}: {correct}/{len(questions)} = {correct / max(1, len(questions)):.3f} "
-          f"(95% Wilson interval {low:.3f}-{high:.3f}; chance 1/options); chosen positions "
-          + ", ".join(f"{chr(65 + k)} {v}" for k, v in sorted(chosen.items())))
+    print(
+        f"{args.system}: {correct}/{len(questions)} = {correct / max(1, len(questions)):.3f} "
+        f"(95% Wilson interval {low:.3f}-{high:.3f}; chance 1/options); chosen positions "
+        + ", ".join(f"{chr(65 + k)} {v}" for k, v in sorted(chosen.items()))
+    )
 
 
 if __name__ == "__main__":

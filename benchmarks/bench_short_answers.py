@@ -55,23 +55,34 @@ def main() -> None:
         answer = engine.ask(question.doc_id, question.question)
         gold = gold_section_ids(question, engine.index(question.doc_id).sections)
         sentence = best_sentence[-1]
-        rows.append({"qtype": question.qtype or "(none)", "kind": answer.answer_kind,
-                     "rouge_sentence": best_rouge(sentence, question.references) or 0.0,
-                     "rouge_short": best_rouge(answer.answer, question.references) or 0.0,
-                     "exact_sentence": exact(sentence, question.references),
-                     "exact_short": exact(answer.answer, question.references),
-                     "recall": evidence_recall(gold, answer.evidence_section_ids)})
+        rows.append(
+            {
+                "qtype": question.qtype or "(none)",
+                "kind": answer.answer_kind,
+                "rouge_sentence": best_rouge(sentence, question.references) or 0.0,
+                "rouge_short": best_rouge(answer.answer, question.references) or 0.0,
+                "exact_sentence": exact(sentence, question.references),
+                "exact_short": exact(answer.answer, question.references),
+                "recall": evidence_recall(gold, answer.evidence_section_ids),
+            }
+        )
     finalize_offline.rank_sentences = ranker
     groups = defaultdict(list)
     for row in rows:
         groups["ALL"].append(row)
         groups[row["qtype"]].append(row)
-    print(f"{len(rows)} free-text questions from {Path(args.questions).parent.name} (every {args.every}); offline")
-    print(f"{'qtype':<22} {'n':>4} {'ROUGE-L sent':>13} {'ROUGE-L short':>14} {'EM sent':>8} {'EM short':>9} {'recall':>7}")
+    print(
+        f"{len(rows)} free-text questions from {Path(args.questions).parent.name} (every {args.every}); offline"
+    )
+    print(
+        f"{'qtype':<22} {'n':>4} {'ROUGE-L sent':>13} {'ROUGE-L short':>14} {'EM sent':>8} {'EM short':>9} {'recall':>7}"
+    )
     for name, group in sorted(groups.items(), key=lambda item: (item[0] != "ALL", item[0])):
         mean = lambda key: np.mean([r[key] for r in group if r[key] is not None] or [np.nan])  # noqa: E731
-        print(f"{name[:22]:<22} {len(group):>4} {mean('rouge_sentence'):>13.3f} {mean('rouge_short'):>14.3f} "
-              f"{mean('exact_sentence'):>8.3f} {mean('exact_short'):>9.3f} {mean('recall'):>7.3f}")
+        print(
+            f"{name[:22]:<22} {len(group):>4} {mean('rouge_sentence'):>13.3f} {mean('rouge_short'):>14.3f} "
+            f"{mean('exact_sentence'):>8.3f} {mean('exact_short'):>9.3f} {mean('recall'):>7.3f}"
+        )
     kinds = defaultdict(int)
     for row in rows:
         kinds[row["kind"] or "?"] += 1

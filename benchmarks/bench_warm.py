@@ -28,7 +28,9 @@ CLI = [sys.executable, "-m", "flows.cli"]
 
 def _questions(path: Path, limit: int) -> list[dict]:
     rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-    return [{"doc": r["doc_id"], "question": r["question"], "options": r.get("options")} for r in rows][:limit]
+    return [{"doc": r["doc_id"], "question": r["question"], "options": r.get("options")} for r in rows][
+        :limit
+    ]
 
 
 def _percentiles(seconds: list[float]) -> str:
@@ -52,11 +54,21 @@ def cold(workspace: Path, questions: list[dict]) -> list[float]:
 def batch(workspace: Path, questions: list[dict], folder: Path) -> tuple[float, int]:
     """One `nkw ask --questions FILE` process for every question: (wall seconds, questions)."""
     path = folder / "batch.jsonl"
-    path.write_text("\n".join(json.dumps({"doc_id": q["doc"], "question": q["question"], "options": q["options"]})
-                              for q in questions) + "\n", encoding="utf-8")
+    path.write_text(
+        "\n".join(
+            json.dumps({"doc_id": q["doc"], "question": q["question"], "options": q["options"]})
+            for q in questions
+        )
+        + "\n",
+        encoding="utf-8",
+    )
     started = time.perf_counter()
-    subprocess.run([*CLI, "ask", "-w", str(workspace), "--questions", str(path), "--json"], cwd=REPO, check=True,
-                   capture_output=True)
+    subprocess.run(
+        [*CLI, "ask", "-w", str(workspace), "--questions", str(path), "--json"],
+        cwd=REPO,
+        check=True,
+        capture_output=True,
+    )
     return time.perf_counter() - started, len(questions)
 
 
@@ -70,8 +82,12 @@ def warm(workspace: Path, questions: list[dict]) -> tuple[float, list[float]]:
     """(startup seconds until /health answers, seconds per POST /ask) against one `nkw serve`."""
     port = _free_port()
     started = time.perf_counter()
-    server = subprocess.Popen([*CLI, "serve", "-w", str(workspace), "--port", str(port)], cwd=REPO,
-                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    server = subprocess.Popen(
+        [*CLI, "serve", "-w", str(workspace), "--port", str(port)],
+        cwd=REPO,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     base = f"http://127.0.0.1:{port}"
     try:
         while True:
@@ -85,7 +101,9 @@ def warm(workspace: Path, questions: list[dict]) -> tuple[float, list[float]]:
         startup = time.perf_counter() - started
         times = []
         for item in questions:
-            body = json.dumps({"doc": item["doc"], "question": item["question"], "options": item["options"]}).encode()
+            body = json.dumps(
+                {"doc": item["doc"], "question": item["question"], "options": item["options"]}
+            ).encode()
             request = urllib.request.Request(f"{base}/ask", body, {"content-type": "application/json"})
             began = time.perf_counter()
             json.loads(urllib.request.urlopen(request, timeout=120).read())
@@ -101,7 +119,9 @@ def main() -> None:
     parser.add_argument("--workspace")
     parser.add_argument("--questions", nargs="*")
     parser.add_argument("--cold", type=int, default=5, help="questions asked through fresh processes")
-    parser.add_argument("--warm", type=int, default=20, help="questions asked through the server and the batch")
+    parser.add_argument(
+        "--warm", type=int, default=20, help="questions asked through the server and the batch"
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
         if args.workspace:
@@ -109,9 +129,20 @@ def main() -> None:
             paths = [Path(q) for q in args.questions]
         else:
             workspace = Path(folder) / "ws"
-            subprocess.run([*CLI, "build", str(SAMPLES / "the_lighthouse_key.txt"),
-                            str(SAMPLES / "the_fisherman_and_his_wife.txt"), "-w", str(workspace), "--quiet",
-                            "--no-prefect"], cwd=REPO, check=True)
+            subprocess.run(
+                [
+                    *CLI,
+                    "build",
+                    str(SAMPLES / "the_lighthouse_key.txt"),
+                    str(SAMPLES / "the_fisherman_and_his_wife.txt"),
+                    "-w",
+                    str(workspace),
+                    "--quiet",
+                    "--no-prefect",
+                ],
+                cwd=REPO,
+                check=True,
+            )
             paths = sorted(SAMPLES.glob("*.questions.jsonl"))
         questions = [q for path in paths for q in _questions(path, 10_000)]
         startup, served = warm(workspace, questions[: args.warm])
@@ -120,8 +151,10 @@ def main() -> None:
     print(f"workspace {workspace.name}: {len(questions)} questions available")
     print(f"cold  fresh `nkw ask` per question      {_percentiles(fresh)}")
     print(f"warm  `nkw serve` POST /ask             {_percentiles(served)}   startup {startup:.1f} s")
-    print(f"batch `nkw ask --questions FILE`        {batch_seconds / batch_n * 1000:8.0f} ms per question "
-          f"(wall {batch_seconds:.1f} s for {batch_n}, one load)")
+    print(
+        f"batch `nkw ask --questions FILE`        {batch_seconds / batch_n * 1000:8.0f} ms per question "
+        f"(wall {batch_seconds:.1f} s for {batch_n}, one load)"
+    )
 
 
 if __name__ == "__main__":

@@ -34,12 +34,17 @@ def read_question_batch(path: Path) -> list[tuple[str | None, str, list[str] | N
         options = record.get("options")
         doc = record.get("doc_id", record.get("doc"))
         if not isinstance(question, str) or not question.strip():
-            raise QuestionBatchError(f"{path.name} line {number}: no \"question\" text")
-        if options is not None and (not isinstance(options, list) or len(options) < 2
-                                    or not all(isinstance(o, str) and o.strip() for o in options)):
-            raise QuestionBatchError(f"{path.name} line {number}: \"options\" must be a list of at least two texts")
+            raise QuestionBatchError(f'{path.name} line {number}: no "question" text')
+        if options is not None and (
+            not isinstance(options, list)
+            or len(options) < 2
+            or not all(isinstance(o, str) and o.strip() for o in options)
+        ):
+            raise QuestionBatchError(
+                f'{path.name} line {number}: "options" must be a list of at least two texts'
+            )
         if doc is not None and not isinstance(doc, str):
-            raise QuestionBatchError(f"{path.name} line {number}: \"doc_id\" must be text")
+            raise QuestionBatchError(f'{path.name} line {number}: "doc_id" must be text')
         items.append((doc, question.strip(), [o.strip() for o in options] if options else None))
     if not items:
         raise QuestionBatchError(f"{path} has no questions")

@@ -33,7 +33,9 @@ class AskRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     question: str = Field(min_length=1, max_length=MAX_QUESTION_CHARS)
-    doc: str | None = Field(default=None, description="document id; optional when the workspace holds one document")
+    doc: str | None = Field(
+        default=None, description="document id; optional when the workspace holds one document"
+    )
     options: list[str] | None = Field(default=None, max_length=MAX_OPTIONS)
     system: Literal["nkw", "hybrid"] = "nkw"
 
@@ -83,8 +85,15 @@ def list_documents(workspace: Workspace) -> list[dict[str, Any]]:
     return frame.sort_values("doc_id").to_dict("records") if len(frame) else []
 
 
-def create_app(workspace: Workspace, settings: Settings, engine: QueryEngine | None = None, *,
-               concurrency: int = 2, queue: int = 16, preload: bool = True) -> FastAPI:
+def create_app(
+    workspace: Workspace,
+    settings: Settings,
+    engine: QueryEngine | None = None,
+    *,
+    concurrency: int = 2,
+    queue: int = 16,
+    preload: bool = True,
+) -> FastAPI:
     """The API app; documents (and the embedder) load at startup when `preload`, else on first use."""
     engine = engine or QueryEngine(workspace, settings)
     gate = Gate(concurrency, queue)
@@ -118,8 +127,14 @@ def create_app(workspace: Workspace, settings: Settings, engine: QueryEngine | N
 
     @app.get("/health")
     def health() -> dict[str, Any]:
-        return {"status": "ok", "workspace": workspace.root.name, "documents": len(state["documents"]),
-                "loaded": sorted(state["loaded"]), "concurrency": max(1, concurrency), "offline": engine.llm is None}
+        return {
+            "status": "ok",
+            "workspace": workspace.root.name,
+            "documents": len(state["documents"]),
+            "loaded": sorted(state["loaded"]),
+            "concurrency": max(1, concurrency),
+            "offline": engine.llm is None,
+        }
 
     @app.get("/documents")
     def documents() -> list[dict[str, Any]]:
@@ -136,7 +151,9 @@ def create_app(workspace: Workspace, settings: Settings, engine: QueryEngine | N
         doc_id = request.doc
         if doc_id is None:
             if len(known) != 1:
-                raise HTTPException(400, "this workspace holds several documents; give \"doc\" (see GET /documents)")
+                raise HTTPException(
+                    400, 'this workspace holds several documents; give "doc" (see GET /documents)'
+                )
             doc_id = next(iter(known))
         if doc_id not in known:
             raise HTTPException(404, f"document {doc_id!r} is not in this workspace (see GET /documents)")

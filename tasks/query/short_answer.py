@@ -22,30 +22,51 @@ from tasks.text import CJK_CHAR, STOPWORDS_EN, content_words
 EntityFinder = Callable[[str], list[tuple[int, int, str, str]]]
 MAX_WORDS = 14
 SPAN_MARGIN = 0.12  # a lower-ranked sentence may give the span when its score is this close to the best
-CAUSE_CUE = re.compile(r"\b(?:because of|because|since|so that|in order to|in order that|for fear that|"
-                       r"as a result of|due to)\b|,\s*for\b|,\s*as\b", re.IGNORECASE)
-PURPOSE = re.compile(r"\bto\s+(?!the\b|a\b|an\b|his\b|her\b|their\b|my\b|its\b|our\b|your\b|him\b|them\b|me\b|us\b)"
-                     r"[a-z]+\b", re.IGNORECASE)
+CAUSE_CUE = re.compile(
+    r"\b(?:because of|because|since|so that|in order to|in order that|for fear that|"
+    r"as a result of|due to)\b|,\s*for\b|,\s*as\b",
+    re.IGNORECASE,
+)
+PURPOSE = re.compile(
+    r"\bto\s+(?!the\b|a\b|an\b|his\b|her\b|their\b|my\b|its\b|our\b|your\b|him\b|them\b|me\b|us\b)"
+    r"[a-z]+\b",
+    re.IGNORECASE,
+)
 MEANS = re.compile(r"\bby\s+\w+ing\b|\bwith\s+(?:the|a|an|his|her|their)\b", re.IGNORECASE)
-FEELING_VERB = re.compile(r"\b(?:felt|feel|feels|was|were|became|become|grew|looked|seemed)\s+"
-                          r"(?:very\s+|so\s+|quite\s+|rather\s+|much\s+|most\s+|too\s+)?([a-z]+)", re.IGNORECASE)
-FEELINGS = frozenset("""happy sad angry afraid frightened scared terrified delighted glad sorry ashamed surprised astonished
-amazed grateful thankful jealous envious proud lonely worried anxious joyful furious pleased miserable unhappy stupefied
-curious excited disappointed upset nervous hopeful relieved content satisfied embarrassed confused puzzled annoyed cross
-shocked horrified sorrowful merry cheerful overjoyed uneasy troubled distressed vexed eager fond heartbroken greedy
-bewildered alarmed hurt calm""".split())
-TIME_WORDS = (r"morning|evening|night|midnight|dawn|dusk|noon|afternoon|daybreak|sunrise|sunset|day|week|month|year|"
-              r"spring|summer|autumn|winter|monday|tuesday|wednesday|thursday|friday|saturday|sunday|christmas|today|"
-              r"tonight|tomorrow|yesterday")
+FEELING_VERB = re.compile(
+    r"\b(?:felt|feel|feels|was|were|became|become|grew|looked|seemed)\s+"
+    r"(?:very\s+|so\s+|quite\s+|rather\s+|much\s+|most\s+|too\s+)?([a-z]+)",
+    re.IGNORECASE,
+)
+FEELINGS = frozenset(
+    """happy sad angry afraid frightened scared terrified delighted glad sorry ashamed surprised astonished
+amazed grateful thankful jealous envious proud lonely worried anxious joyful furious pleased
+miserable unhappy stupefied curious excited disappointed upset nervous hopeful relieved content
+satisfied embarrassed confused puzzled annoyed cross shocked horrified sorrowful merry cheerful
+overjoyed uneasy troubled distressed vexed eager fond heartbroken greedy bewildered alarmed hurt
+calm""".split()
+)
+TIME_WORDS = (
+    r"morning|evening|night|midnight|dawn|dusk|noon|afternoon|daybreak|sunrise|sunset|day|week|month|year|"
+    r"spring|summer|autumn|winter|monday|tuesday|wednesday|thursday|friday|saturday|sunday|christmas|today|"
+    r"tonight|tomorrow|yesterday"
+)
 TIME_EXPRESSION = re.compile(
     rf"\b(?:(?:\w+|\d+)\s+(?:years?|days?|weeks?|months?|hours?|minutes?)\s+(?:later|after|before|ago)"
     rf"|(?:at|in|on|during|by|before|after|until|one|that|the|next|every|each|all)\s+(?:the\s+)?"
     rf"(?:next|following|same|first|last|very|early|late|whole)?\s*(?:{TIME_WORDS})\b"
-    rf"|\d{{1,2}}(?::\d\d)?\s*(?:a\.?m\.?|p\.?m\.?|o'clock)|(?:when|after|before|until|while)\s+[^,.;!?]+)", re.IGNORECASE)
-PLACE = re.compile(r"\b(?:in|at|on|into|inside|under|behind|near|beside|by|across|through|over|onto|to|from|outside|"
-                   r"within|beneath|towards?)\s+(?:the|a|an|his|her|their|its|my|our)?\s*[^,.;:!?]+", re.IGNORECASE)
+    rf"|\d{{1,2}}(?::\d\d)?\s*(?:a\.?m\.?|p\.?m\.?|o'clock)|(?:when|after|before|until|while)\s+[^,.;!?]+)",
+    re.IGNORECASE,
+)
+PLACE = re.compile(
+    r"\b(?:in|at|on|into|inside|under|behind|near|beside|by|across|through|over|onto|to|from|outside|"
+    r"within|beneath|towards?)\s+(?:the|a|an|his|her|their|its|my|our)?\s*[^,.;:!?]+",
+    re.IGNORECASE,
+)
 CLAUSE_END = re.compile(r"[.;:!?]|,\s*(?:and|but|or|so|while|when|then|which|who)\b|\s(?:but|and then)\s")
-SPEECH = re.compile(r"\b(?:say|says|said|tell|tells|told|ask|asks|asked|reply|replied|shout|shouted|call|called)\b")
+SPEECH = re.compile(
+    r"\b(?:say|says|said|tell|tells|told|ask|asks|asked|reply|replied|shout|shouted|call|called)\b"
+)
 LEADING_WH = re.compile(r"^\W*(why|how|who|whom|whose|when|where|which|what)\b")
 ACTION = re.compile(r"^what\s+(?:did|does|do|will|would|had|has|could)\s+(.+?)\s+do\b", re.IGNORECASE)
 
@@ -58,7 +79,9 @@ class Candidate:
     speaker: str | None = None
     location: str | None = None  # the scene's location, when the section has one
     time_of_day: str | None = None
-    actor: str | None = None  # who a leading pronoun stands for (the last character named before it in the scene)
+    actor: str | None = (
+        None  # who a leading pronoun stands for (the last character named before it in the scene)
+    )
 
 
 @dataclass(frozen=True)
@@ -98,16 +121,28 @@ def _novel(phrase: str, keys: set[str]) -> float:
     return sum(1 for w in words if term_key(w) not in keys) / len(words)
 
 
-def _who(question: str, candidate: Candidate, keys: set[str], find: EntityFinder | None) -> tuple[str, str] | None:
+def _who(
+    question: str, candidate: Candidate, keys: set[str], find: EntityFinder | None
+) -> tuple[str, str] | None:
     lowered = question.lower()
     first_person = re.search(r"\b(?:I|me|my)\b", candidate.text)
-    if candidate.speaker and (SPEECH.search(lowered) or first_person) and candidate.speaker.lower() not in lowered:
+    if (
+        candidate.speaker
+        and (SPEECH.search(lowered) or first_person)
+        and candidate.speaker.lower() not in lowered
+    ):
         return candidate.speaker, "the speaker of the supporting line"
     if candidate.actor and candidate.actor.lower() not in lowered:
-        return candidate.actor, "the character the sentence's pronoun refers to (last named before it in the scene)"
+        return (
+            candidate.actor,
+            "the character the sentence's pronoun refers to (last named before it in the scene)",
+        )
     found = find(candidate.text) if find is not None else []
-    named = [(start, name, kind) for start, _, name, kind in found
-             if name.lower() not in lowered and not (_question_keys(name) & keys and kind != "character")]
+    named = [
+        (start, name, kind)
+        for start, _, name, kind in found
+        if name.lower() not in lowered and not (_question_keys(name) & keys and kind != "character")
+    ]
     for preferred in ("character", "group", "role"):
         pool = [n for n in named if n[2] == preferred]
         if pool:
@@ -120,7 +155,9 @@ def _who(question: str, candidate: Candidate, keys: set[str], find: EntityFinder
     return (names[0], "a capitalised name in the supporting sentence") if names else None
 
 
-def _where(candidate: Candidate, keys: set[str], find: EntityFinder | None, lowered_q: str) -> tuple[str, str] | None:
+def _where(
+    candidate: Candidate, keys: set[str], find: EntityFinder | None, lowered_q: str
+) -> tuple[str, str] | None:
     for start, _, name, kind in sorted(find(candidate.text) if find is not None else []):
         if kind == "location" and name.lower() not in lowered_q:
             return name, "a location entity in the supporting sentence"
@@ -146,20 +183,22 @@ def _when(candidate: Candidate, keys: set[str]) -> tuple[str, str] | None:
 def _why(candidate: Candidate, keys: set[str]) -> tuple[str, str] | None:
     text = candidate.text
     for match in CAUSE_CUE.finditer(text):
-        phrase = _clip(text[match.end():])
+        phrase = _clip(text[match.end() :])
         if len(phrase.split()) >= 2 and _novel(phrase, keys) > 0:
             cue = match.group(0).strip(" ,")
-            return (f"{cue} {phrase}" if cue.lower() in ("in order to", "so that") else phrase,
-                    f"the clause after \"{cue}\"")
+            return (
+                f"{cue} {phrase}" if cue.lower() in ("in order to", "so that") else phrase,
+                f'the clause after "{cue}"',
+            )
     so = re.search(r",?\s+so\s+(?!that\b)", text)
-    if so and _novel(text[so.end():], keys) < _novel(text[: so.start()], keys):
+    if so and _novel(text[so.end() :], keys) < _novel(text[: so.start()], keys):
         phrase = _clip(re.split(r"[.;:!?]", text[: so.start()])[-1])
         if len(phrase.split()) >= 2:
-            return phrase, "the clause before \"so\""
+            return phrase, 'the clause before "so"'
     for match in PURPOSE.finditer(text):
-        phrase = _clip(text[match.start():])
+        phrase = _clip(text[match.start() :])
         if len(phrase.split()) >= 2 and _novel(phrase, keys) >= 0.5:
-            return phrase, "the purpose clause (\"to ...\")"
+            return phrase, 'the purpose clause ("to ...")'
     return None
 
 
@@ -177,9 +216,11 @@ def _feeling(candidate: Candidate, keys: set[str]) -> tuple[str, str] | None:
 def _action(subject: str, candidate: Candidate, keys: set[str]) -> tuple[str, str] | None:
     """The clause after the actor (by name, or a pronoun standing for it)."""
     heads = [w for w in _words(subject) if w.lower() not in STOPWORDS_EN] or _words(subject)
-    pattern = re.compile(r"\b(?:%s|he|she|they)\b" % "|".join(re.escape(h) for h in heads[-1:]), re.IGNORECASE)
+    pattern = re.compile(
+        r"\b(?:%s|he|she|they)\b" % "|".join(re.escape(h) for h in heads[-1:]), re.IGNORECASE
+    )
     for match in pattern.finditer(candidate.text):
-        phrase = _clip(candidate.text[match.end():])
+        phrase = _clip(candidate.text[match.end() :])
         words = phrase.split()
         if len(words) >= 2 and _novel(phrase, keys) >= 0.34:
             return phrase, "the actor's action clause"
@@ -192,7 +233,7 @@ def _remainder(candidate: Candidate, keys: set[str]) -> tuple[str, str] | None:
     runs: list[list[str]] = [[]]
     for token in tokens:
         if re.fullmatch(r"[^\sA-Za-z0-9]", token):
-            if token in ".;:!?\"“”":
+            if token in '.;:!?"“”':
                 runs.append([])
             elif runs[-1]:
                 runs[-1].append(token)
@@ -206,7 +247,9 @@ def _remainder(candidate: Candidate, keys: set[str]) -> tuple[str, str] | None:
         content = [w for w in run if re.match(r"\w", w) and w.lower() not in STOPWORDS_EN]
         while run and (run[-1].lower() in STOPWORDS_EN or not re.match(r"\w", run[-1])):
             run = run[:-1]
-        while run and (not re.match(r"\w", run[0]) or run[0].lower() in ("and", "but", "or", "that", "which")):
+        while run and (
+            not re.match(r"\w", run[0]) or run[0].lower() in ("and", "but", "or", "that", "which")
+        ):
             run = run[1:]
         if content and run and (best is None or len(content) > best[0]):
             best = (len(content), run)
@@ -216,8 +259,9 @@ def _remainder(candidate: Candidate, keys: set[str]) -> tuple[str, str] | None:
     return phrase, "the part of the sentence the question does not already say"
 
 
-def _span(question: str, form: QuestionForm, candidate: Candidate, keys: set[str],
-          find: EntityFinder | None) -> tuple[str, str, str] | None:
+def _span(
+    question: str, form: QuestionForm, candidate: Candidate, keys: set[str], find: EntityFinder | None
+) -> tuple[str, str, str] | None:
     """(phrase, kind, method) of the asked type in one sentence, or None."""
     lowered = question.lower().strip()
     lead = LEADING_WH.match(lowered)  # "What did she do when ..." asks what, not when
@@ -242,22 +286,32 @@ def _span(question: str, form: QuestionForm, candidate: Candidate, keys: set[str
         if not re.match(r"how (?:many|much|long|old|far|often)\b", lowered):
             match = MEANS.search(candidate.text)
             if match:
-                phrase = _clip(candidate.text[match.start():])
+                phrase = _clip(candidate.text[match.start() :])
                 if _novel(phrase, keys) > 0:
-                    return phrase, "how", "the means (\"by ...\" / \"with ...\")"
+                    return phrase, "how", 'the means ("by ..." / "with ...")'
     action = ACTION.match(lowered)
     if action:
         found = _action(action.group(1), candidate, keys)
         if found:
             return found[0], "action", found[1]
-    if form.wh in ("what", "which", "how"):
+    if form.wh in ("what", "which") and re.match(
+        r"what (?:did|does|do|was|were|is|are)\b.*\b(?:find|found|give|gave|"
+        r"get|got|see|saw|hear|heard|want|wanted|wish|wished|ask|asked|name)\b",
+        lowered,
+    ):
+        # An object asked for by a verb the sentence repeats: what follows the question's words.
         found = _remainder(candidate, keys)
-        return (found[0], "what", found[1]) if found else None
+        return (found[0], "what", found[1]) if found and len(found[0].split()) >= 2 else None
     return None
 
 
-def short_answer(question: str, form: QuestionForm, candidates: Sequence[Candidate],
-                 find: EntityFinder | None = None, who: tuple[str, Candidate | None] | None = None) -> ShortAnswer | None:
+def short_answer(
+    question: str,
+    form: QuestionForm,
+    candidates: Sequence[Candidate],
+    find: EntityFinder | None = None,
+    who: tuple[str, Candidate | None] | None = None,
+) -> ShortAnswer | None:
     """The typed phrase from the best sentence that has one (within SPAN_MARGIN of the best score),
     else the best sentence itself; None without candidates. `who` is the graph's answer to a
     who-question (the character acting on the question's things, and the sentence saying so), if any."""
@@ -267,12 +321,21 @@ def short_answer(question: str, form: QuestionForm, candidates: Sequence[Candida
     if who and form.wh == "who":
         name, support = who
         key = name.lower().split()[0]
-        support = support or next((c for c in candidates if key in c.text.lower()
-                                   or (c.actor or "").lower() == name.lower()), best)
-        return ShortAnswer(name, "who", True, support.text, support.section_id,
-                           "the character named last before the question's things in the scenes naming them all (graph)")
+        support = support or next(
+            (c for c in candidates if key in c.text.lower() or (c.actor or "").lower() == name.lower()), best
+        )
+        return ShortAnswer(
+            name,
+            "who",
+            True,
+            support.text,
+            support.section_id,
+            "the character named last before the question's things in the scenes naming them all (graph)",
+        )
     if CJK_CHAR.search(question) or form.wh in ("yesno", "other"):
-        reason = "Chinese question" if CJK_CHAR.search(question) else f"a {form.wh} question has no typed slot"
+        reason = (
+            "Chinese question" if CJK_CHAR.search(question) else f"a {form.wh} question has no typed slot"
+        )
         return ShortAnswer(best.text, "sentence", False, best.text, best.section_id, reason)
     keys = _question_keys(question) | {term_key(w) for w in content_words(question)}
     for candidate in candidates:
@@ -282,4 +345,6 @@ def short_answer(question: str, form: QuestionForm, candidates: Sequence[Candida
         if found:
             phrase, kind, method = found
             return ShortAnswer(phrase, kind, True, candidate.text, candidate.section_id, method)
-    return ShortAnswer(best.text, "sentence", False, best.text, best.section_id, f"no {form.wh} span in the best sentences")
+    return ShortAnswer(
+        best.text, "sentence", False, best.text, best.section_id, f"no {form.wh} span in the best sentences"
+    )

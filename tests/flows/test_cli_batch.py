@@ -16,18 +16,52 @@ def run(capsys, *argv: str) -> tuple[int, str, str]:
 
 def test_ask_questions_file_answers_each_line_once_loaded(capsys, tmp_path, sample_workspace):
     questions = tmp_path / "q.txt"
-    questions.write_text("# a comment\nWho hides the brass key in the van?\n\n"
-                         + json.dumps({"question": "What did the fisherman catch?", "doc_id": "the_fisherman_and_his_wife",
-                                       "options": ["A golden ring", "A talking flounder"]}) + "\n", encoding="utf-8")
+    questions.write_text(
+        "# a comment\nWho hides the brass key in the van?\n\n"
+        + json.dumps(
+            {
+                "question": "What did the fisherman catch?",
+                "doc_id": "the_fisherman_and_his_wife",
+                "options": ["A golden ring", "A talking flounder"],
+            }
+        )
+        + "\n",
+        encoding="utf-8",
+    )
     ws = str(sample_workspace.root)
-    code, out, _ = run(capsys, "ask", "-w", ws, "--embeddings", "hashing", "--doc", "the_lighthouse_key",
-                       "--questions", str(questions), "--json")
+    code, out, _ = run(
+        capsys,
+        "ask",
+        "-w",
+        ws,
+        "--embeddings",
+        "hashing",
+        "--doc",
+        "the_lighthouse_key",
+        "--questions",
+        str(questions),
+        "--json",
+    )
     lines = [json.loads(line) for line in out.splitlines()]
     assert code == 0 and [a["doc_id"] for a in lines] == ["the_lighthouse_key", "the_fisherman_and_his_wife"]
     assert lines[1]["answer"] in ("A golden ring", "A talking flounder") and lines[0]["is_offline"]
-    code, out, _ = run(capsys, "ask", "-w", ws, "--embeddings", "hashing", "--doc", "the_lighthouse_key",
-                       "--questions", str(questions))
-    assert code == 0 and "Q1: Who hides the brass key in the van?" in out and "Q2: What did the fisherman catch?" in out
+    code, out, _ = run(
+        capsys,
+        "ask",
+        "-w",
+        ws,
+        "--embeddings",
+        "hashing",
+        "--doc",
+        "the_lighthouse_key",
+        "--questions",
+        str(questions),
+    )
+    assert (
+        code == 0
+        and "Q1: Who hides the brass key in the van?" in out
+        and "Q2: What did the fisherman catch?" in out
+    )
 
 
 def test_ask_questions_file_errors_are_one_line(capsys, tmp_path, sample_workspace):
@@ -36,11 +70,15 @@ def test_ask_questions_file_errors_are_one_line(capsys, tmp_path, sample_workspa
     bad.write_text('{"question": "Who?"}\n{"question": \n', encoding="utf-8")
     code, _, err = run(capsys, "ask", "-w", ws, "--doc", "the_lighthouse_key", "--questions", str(bad))
     assert code == 2 and "line 2" in err and "Traceback" not in err
-    code, _, err = run(capsys, "ask", "-w", ws, "--doc", "the_lighthouse_key", "--questions", str(tmp_path / "none.txt"))
+    code, _, err = run(
+        capsys, "ask", "-w", ws, "--doc", "the_lighthouse_key", "--questions", str(tmp_path / "none.txt")
+    )
     assert code == 2 and "cannot read" in err
     code, _, err = run(capsys, "ask", "-w", ws, "--doc", "the_lighthouse_key")
     assert code == 2 and "--questions" in err
-    code, _, err = run(capsys, "ask", "-w", ws, "--doc", "the_lighthouse_key", "Who?", "--questions", str(bad))
+    code, _, err = run(
+        capsys, "ask", "-w", ws, "--doc", "the_lighthouse_key", "Who?", "--questions", str(bad)
+    )
     assert code == 2 and "one QUESTION" in err
     options = tmp_path / "opts.jsonl"
     options.write_text('{"question": "Who?", "options": ["one"]}\n', encoding="utf-8")

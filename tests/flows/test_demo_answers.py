@@ -18,7 +18,9 @@ def ask(capsys, workspace, doc: str, question: str, *extra: str) -> tuple[int, s
 
 
 def test_demo_who_question_names_the_character(capsys, sample_workspace):
-    code, out = ask(capsys, sample_workspace, "the_lighthouse_key", "Who hides the brass key in the van?", "--json")
+    code, out = ask(
+        capsys, sample_workspace, "the_lighthouse_key", "Who hides the brass key in the van?", "--json"
+    )
     answer = json.loads(out)
     assert code == 0 and answer["answer"] == "Tom Hale" and answer["answer_kind"] == "who"
     assert answer["citations"][0]["heading"] == "INT./EXT. VAN - DAY"
@@ -31,12 +33,20 @@ def test_demo_who_question_names_the_character(capsys, sample_workspace):
 
 def test_demo_multiple_choice_picks_the_flounder_with_per_option_records(capsys, sample_workspace):
     options = [arg for option in DEMO_OPTIONS for arg in ("--option", option)]
-    code, out = ask(capsys, sample_workspace, "the_fisherman_and_his_wife", "What did the fisherman catch?", *options,
-                    "--json")
+    code, out = ask(
+        capsys,
+        sample_workspace,
+        "the_fisherman_and_his_wife",
+        "What did the fisherman catch?",
+        *options,
+        "--json",
+    )
     answer = json.loads(out)
     assert code == 0 and answer["answer"] == "A talking flounder" and answer["chosen_option"] == 1
     assert answer["answer_kind"] == "option" and len(answer["option_scores"]) == 4
     option_notes = [n for n in answer["notes"] if n.startswith("option ")]
     assert [n[:8] for n in option_notes] == ["option A", "option B", "option C", "option D"]
-    assert sum(n.strip().startswith("evidence [") for n in answer["notes"]) == 4  # one quoted sentence per option
+    assert (
+        sum(n.strip().startswith("evidence [") for n in answer["notes"]) == 4
+    )  # one quoted sentence per option
     assert max(answer["option_scores"]) == answer["option_scores"][1]

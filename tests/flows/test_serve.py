@@ -37,30 +37,43 @@ def test_health_and_documents_after_preload(client):
 
 def test_ask_returns_the_ask_json_and_reuses_the_loaded_bundle(client, engine):
     store = engine.store("the_lighthouse_key")
-    response = client.post("/ask", json={"doc": "the_lighthouse_key", "question": "Who hides the brass key in the van?"})
+    response = client.post(
+        "/ask", json={"doc": "the_lighthouse_key", "question": "Who hides the brass key in the van?"}
+    )
     assert response.status_code == 200
     body = response.json()
     assert body["is_offline"] is True and body["mode"].startswith("offline") and body["answer"]
     assert body["citations"] and body["evidence"] and body["answer_kind"]
     assert engine.store("the_lighthouse_key") is store  # nothing was loaded again
     options = ["A golden ring", "A talking flounder", "An old boot", "A silver fish"]
-    body = client.post("/ask", json={"doc": "the_fisherman_and_his_wife", "question": "What did the fisherman catch?",
-                                     "options": options}).json()
+    body = client.post(
+        "/ask",
+        json={
+            "doc": "the_fisherman_and_his_wife",
+            "question": "What did the fisherman catch?",
+            "options": options,
+        },
+    ).json()
     assert body["options"] == options and body["answer"] == options[body["chosen_option"]]
-    hybrid = client.post("/ask", json={"doc": "the_lighthouse_key", "question": "Where is the key?", "system": "hybrid"})
+    hybrid = client.post(
+        "/ask", json={"doc": "the_lighthouse_key", "question": "Where is the key?", "system": "hybrid"}
+    )
     assert hybrid.status_code == 200 and hybrid.json()["system"] == "hybrid"
 
 
-@pytest.mark.parametrize("payload, status, words", [
-    ({"question": "Who?"}, 400, "several documents"),
-    ({"doc": "missing", "question": "Who?"}, 404, "not in this workspace"),
-    ({"doc": "the_lighthouse_key"}, 422, "question"),
-    ({"doc": "the_lighthouse_key", "question": "   "}, 422, "blank"),
-    ({"doc": "the_lighthouse_key", "question": "Who?", "options": ["only one"]}, 422, "two options"),
-    ({"doc": "the_lighthouse_key", "question": "Who?", "system": "gpt"}, 422, "system"),
-    ({"doc": "the_lighthouse_key", "question": "Who?", "colour": "red"}, 422, "colour"),
-    ({"doc": "the_lighthouse_key", "question": "x" * 5000}, 422, "question"),
-])
+@pytest.mark.parametrize(
+    "payload, status, words",
+    [
+        ({"question": "Who?"}, 400, "several documents"),
+        ({"doc": "missing", "question": "Who?"}, 404, "not in this workspace"),
+        ({"doc": "the_lighthouse_key"}, 422, "question"),
+        ({"doc": "the_lighthouse_key", "question": "   "}, 422, "blank"),
+        ({"doc": "the_lighthouse_key", "question": "Who?", "options": ["only one"]}, 422, "two options"),
+        ({"doc": "the_lighthouse_key", "question": "Who?", "system": "gpt"}, 422, "system"),
+        ({"doc": "the_lighthouse_key", "question": "Who?", "colour": "red"}, 422, "colour"),
+        ({"doc": "the_lighthouse_key", "question": "x" * 5000}, 422, "question"),
+    ],
+)
 def test_bad_input_is_a_clear_4xx(client, payload, status, words):
     response = client.post("/ask", json=payload)
     assert response.status_code == status
@@ -85,7 +98,11 @@ def test_concurrent_questions_share_one_engine(client, engine):
     results: list[int] = []
 
     def ask() -> None:
-        results.append(client.post("/ask", json={"doc": "the_lighthouse_key", "question": "Why is the lamp lit?"}).status_code)
+        results.append(
+            client.post(
+                "/ask", json={"doc": "the_lighthouse_key", "question": "Why is the lamp lit?"}
+            ).status_code
+        )
 
     threads = [threading.Thread(target=ask) for _ in range(4)]
     for thread in threads:

@@ -95,7 +95,9 @@ def distinctive_terms(question: str, options: Sequence[str]) -> list[set[str]]:
     option_terms = [terms_of(o) for o in options]
     found = []
     for i, own in enumerate(option_terms):
-        shared = set().union(*(t for j, t in enumerate(option_terms) if j != i)) if len(options) > 1 else set()
+        shared = (
+            set().union(*(t for j, t in enumerate(option_terms) if j != i)) if len(options) > 1 else set()
+        )
         found.append((own - question_terms - shared) or (own - question_terms) or own)
     return found
 
@@ -105,12 +107,21 @@ def _zscore(values: np.ndarray) -> np.ndarray:
     return (values - values.mean(axis=0)) / np.where(std > 1e-9, std, 1.0)
 
 
-def score_options(question: str, options: Sequence[str], sentences: pd.DataFrame, vectors: np.ndarray,
-                  terms: SentenceTerms, embed: Embed | None) -> list[OptionEvidence]:
+def score_options(
+    question: str,
+    options: Sequence[str],
+    sentences: pd.DataFrame,
+    vectors: np.ndarray,
+    terms: SentenceTerms,
+    embed: Embed | None,
+) -> list[OptionEvidence]:
     """One record per option, in option order."""
     n, k = len(sentences), len(options)
     if n == 0 or k == 0:
-        return [OptionEvidence(i, 0.0, "insufficient", 0.0, 0.0, (), (), "no evidence sentences") for i in range(k)]
+        return [
+            OptionEvidence(i, 0.0, "insufficient", 0.0, 0.0, (), (), "no evidence sentences")
+            for i in range(k)
+        ]
     dense = np.zeros((n, k))
     if embed is not None and vectors.ndim == 2 and vectors.shape[1] > 1:
         queries = np.asarray(embed([f"{question} {o}".strip() for o in options]), dtype=np.float64)
@@ -131,23 +142,41 @@ def score_options(question: str, options: Sequence[str], sentences: pd.DataFrame
         score = lexical_part + DENSE_TIE * dense_part
         best = top[0]
         matched = set(distinctive[i]) & terms.windows[best]
-        verdict, reason = _verdict(option, texts[best], matched, float(lexical[best, i]), float(relevance[best]),
-                                   dense_part)
+        verdict, reason = _verdict(
+            option, texts[best], matched, float(lexical[best, i]), float(relevance[best]), dense_part
+        )
         if verdict == "contradiction":
             score -= CONTRADICTION_PENALTY * lexical_part
-        records.append(OptionEvidence(i, round(score, 6), verdict, round(dense_part, 4), round(lexical_part, 4),
-                                      tuple(top), tuple(sorted(distinctive[i])), reason))
+        records.append(
+            OptionEvidence(
+                i,
+                round(score, 6),
+                verdict,
+                round(dense_part, 4),
+                round(lexical_part, 4),
+                tuple(top),
+                tuple(sorted(distinctive[i])),
+                reason,
+            )
+        )
     return records
 
 
-def _verdict(option: str, sentence: str, matched: set[str], cover: float, relevance: float,
-             dense: float) -> tuple[str, str]:
+def _verdict(
+    option: str, sentence: str, matched: set[str], cover: float, relevance: float, dense: float
+) -> tuple[str, str]:
     if cover >= CONTRADICTION_COVERAGE and has_negation(option) != negated_near(sentence, matched):
         return "contradiction", "its best evidence states the option's terms with the opposite polarity"
     if cover >= DIRECT_COVERAGE and relevance >= DIRECT_RELEVANCE:
-        return "direct_support", f"its evidence states {cover:.0%} of the option's own terms beside the question's"
+        return (
+            "direct_support",
+            f"its evidence states {cover:.0%} of the option's own terms beside the question's",
+        )
     if cover > 0 or dense > 1.5:
-        return "inference", f"partial support: {cover:.0%} of its own terms, similarity {dense:+.1f} sd above the text"
+        return (
+            "inference",
+            f"partial support: {cover:.0%} of its own terms, similarity {dense:+.1f} sd above the text",
+        )
     return "insufficient", f"none of its own terms near the question; similarity {dense:+.1f} sd"
 
 
@@ -161,4 +190,7 @@ def choose(records: Sequence[OptionEvidence], exception: bool = False) -> tuple[
     margin = abs(pick.score - runner.score) if runner is not None else 0.0
     letter = chr(65 + pick.option_index)
     kind = "exception question: the option its own evidence supports least" if exception else "best supported"
-    return pick.option_index, f"chose {letter} ({kind}; {pick.verdict}, score {pick.score:.2f}, margin {margin:.2f})"
+    return (
+        pick.option_index,
+        f"chose {letter} ({kind}; {pick.verdict}, score {pick.score:.2f}, margin {margin:.2f})",
+    )
