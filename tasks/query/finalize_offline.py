@@ -1,9 +1,12 @@
 """The offline finalizer: answers from the assembled evidence board without an LLM.
 
-Free-text questions get the source sentence that best fits the question's form, scored
-against the question and boosted by the board's structured support (facts, units and
-entities grounded in the same passage); multiple choice goes through option admission and
-the finalizer's choice rule. Answers are labelled offline.
+Free-text questions: the evidence sentences are ranked by how well they fit the question's form
+(scored against the question, boosted by the board's structured support), then a short answer of
+the asked type is cut from the best of them (tasks.query.short_answer), with the graph answering
+who-questions about things; the sentence itself is the answer when no typed span is found.
+Multiple choice: each option is scored against evidence retrieved for that option over the whole
+document (tasks.query.options.option_evidence), with per-option evidence and verdicts in the notes.
+Answers are labelled offline.
 """
 
 from __future__ import annotations
