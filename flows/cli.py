@@ -1,4 +1,4 @@
-"""The `nkw` command line: build, remove, ask, eval, sql, inspect, view, export, llm check.
+"""The `nkw` command line: build, remove, ask, serve, eval, sql, inspect, view, export, llm check.
 
 User mistakes end with one clear line on stderr and a non-zero exit, never a traceback
 (`--debug` shows one). Interactive commands (ask, sql, inspect) never start Prefect.
@@ -177,39 +177,87 @@ def cmd_remove(args: argparse.Namespace) -> int:
 
 def cmd_ask(args: argparse.Namespace) -> int:
     from flows.answer_questions import QueryEngine
+    from flows.question_batch import QuestionBatchError, read_question_batch
     from flows.question_checks import build_gaps, question_problem
     from tasks.query.store.doc_index import DocumentNotBuilt
 
-    problem = question_problem(args.question)
-    if problem:
+    if bool(args.question) == bool(args.questions):
+        raise UserError("give one QUESTION, or --questions FILE (one question per line, or JSON lines)")
+    if args.questions and args.option:
+        raise UserError("--option goes with a single QUESTION; in --questions FILE give \"options\" per JSON line")
+    if args.question and (problem := question_problem(args.question)):
         raise UserError(f"{problem}; ask a question in words")
     if any(not (option or "").strip() for option in args.option or []):
         raise UserError("an --option is empty")
     settings = _settings(args)
     workspace = _workspace(args)
-    doc_id = args.doc or cli_output.only_document(workspace)
-    if doc_id is None:
+    default_doc = args.doc or cli_output.only_document(workspace)
+    try:
+        batch = read_question_batch(Path(args.questions)) if args.questions else None
+    except QuestionBatchError as exc:
+        raise UserError(str(exc)) from None
+    items = batch or [(None, args.question, args.option or None)]
+    if any((doc or default_doc) is None for doc, _, _ in items):
         if not cli_output.document_ids(workspace):
             raise UserError(f"workspace {args.workspace} holds no documents; "
                             "build one with `nkw build PATH -w ...`")
         raise UserError("this workspace holds several documents; choose one with --doc (see `nkw inspect`)")
     llm = _llm_client(settings, workspace)
-    engine = QueryEngine(workspace, settings, llm=llm)
+    engine = QueryEngine(workspace, settings, llm=llm)  # one load of the model and bundles for every question
+    failed = 0
     try:
-        answer = engine.ask(doc_id, args.question, args.option or None, args.system)
-    except DocumentNotBuilt as exc:
-        raise UserError(str(exc)) from None
+        for number, (doc, question, options) in enumerate(items, start=1):
+            doc_id = doc or default_doc
+            problem = question_problem(question)
+            try:
+                if problem:
+                    raise ValueError(f"{problem}; ask a question in words")
+                answer = engine.ask(doc_id, question, options, args.system)
+            except (DocumentNotBuilt, ValueError) as exc:
+                if batch is None:
+                    raise UserError(str(exc)) from None
+                failed += 1
+                print(json.dumps({"question": question, "error": str(exc)}, ensure_ascii=False) if args.json
+                      else f"error: question {number}: {exc}", flush=True)
+                continue
+            gaps = build_gaps(workspace, doc_id)
+            if gaps:
+                print(f"warning: {gaps}", file=sys.stderr)
+            if args.json:
+                payload = {**answer.to_json(), **({"warning": gaps} if gaps else {})}
+                text = json.dumps(payload, ensure_ascii=False, indent=None if batch else 1)
+            else:
+                text = cli_output.answer_text(answer, show_trace=args.trace)
+                if batch:
+                    text = f"Q{number}: {question}\n{text}\n"
+            print(text, flush=True)
     finally:
         if llm is not None:
             llm.close()
-    gaps = build_gaps(workspace, doc_id)
-    if gaps:
-        print(f"warning: {gaps}", file=sys.stderr)
-    if args.json:
-        payload = {**answer.to_json(), **({"warning": gaps} if gaps else {})}
-        print(json.dumps(payload, ensure_ascii=False, indent=1))
-    else:
-        print(cli_output.answer_text(answer, show_trace=args.trace))
+    return EXIT_FAILED if failed else 0
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from flows.answer_questions import QueryEngine
+    from flows.serve import create_app
+
+    if args.serve_concurrency < 1 or args.queue < 0:
+        raise UserError("--concurrency must be at least 1 and --queue at least 0")
+    settings = _settings(args)
+    workspace = _workspace(args)
+    if args.host not in ("127.0.0.1", "localhost", "::1"):
+        print(f"notice: serving on {args.host}: reachable from other machines; there is no authentication",
+              file=sys.stderr)
+    llm = _llm_client(settings, workspace)
+    engine = QueryEngine(workspace, settings, llm=llm)
+    app = create_app(workspace, settings, engine, concurrency=args.serve_concurrency, queue=args.queue)
+    try:
+        uvicorn.run(app, host=args.host, port=args.port, log_level="info" if args.verbose else "warning")
+    finally:
+        if llm is not None:
+            llm.close()
     return 0
 
 
@@ -370,8 +418,11 @@ def build_parser() -> argparse.ArgumentParser:
     remove.set_defaults(func=cmd_remove)
 
     ask = commands.add_parser("ask", help="answer a question with cited sections")
-    ask.add_argument("question")
+    ask.add_argument("question", nargs="?", help="the question (or use --questions FILE)")
     _common(ask)
+    ask.add_argument("--questions", metavar="FILE",
+                     help="answer every question in FILE with one load: a question per line, or JSON lines with "
+                          "question, doc_id and options")
     ask.add_argument("--doc", help="document id (optional when the workspace holds one document)")
     ask.add_argument("--option", action="append", help="a multiple-choice option (repeat for each)")
     ask.add_argument("--system", default="nkw", choices=["nkw", "hybrid"], help="answering system (default nkw)")
@@ -391,6 +442,14 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--no-prefect", action="store_true", help="run in-process without Prefect")
     evaluate.add_argument("--json", action="store_true")
     evaluate.set_defaults(func=cmd_eval)
+
+    serve = commands.add_parser("serve", help="local HTTP API: POST /ask, GET /documents, GET /health")
+    _common(serve)
+    serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine only)")
+    serve.add_argument("--port", type=int, default=8765)
+    serve.add_argument("--concurrency", type=int, default=2, dest="serve_concurrency", help="questions answered at the same time (default 2)")
+    serve.add_argument("--queue", type=int, default=16, help="questions allowed to wait before 503 busy (default 16)")
+    serve.set_defaults(func=cmd_serve)
 
     sql = commands.add_parser("sql", help="read-only DuckDB SQL over the workspace tables")
     sql.add_argument("query")

@@ -69,6 +69,11 @@ def format_table(table: pa.Table, fmt: str = "table", max_rows: int = 200) -> st
 def answer_text(answer: Answer, show_trace: bool = False) -> str:
     mode = "offline — extractive answer, no LLM" if answer.is_offline else "LLM"
     lines = [f"Answer ({answer.system}, {mode}):", f"  {answer.answer}"]
+    if answer.answer_kind == "sentence":
+        lines.append("  (no short answer of the asked type was found: this is the best supporting sentence)")
+    elif answer.answer_kind and answer.answer_kind != "option" and answer.citations:
+        first = answer.citations[0]
+        lines.append(f"  ({answer.answer_kind} answer; supported by “{first.quote}” — [{first.ordinal}] {first.heading})")
     if answer.options:
         lines.append("Options:")
         for i, option in enumerate(answer.options):

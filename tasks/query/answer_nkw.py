@@ -126,10 +126,30 @@ def answer_nkw(env: ToolEnv, question: str, options: list[str] | None, settings:
                     options=options, chosen_option=final.chosen_option, option_scores=final.option_scores,
                     citations=citations, evidence=evidence, trace=[c.trace() for c in calls], notes=list(final.notes or []),
                     board=board.composition(), skills=list(skills))
-    answer.notes.append(f"intents {intents.describe()}; skills {skills}; board {board.composition()}"
-                        + ("; stopped early: packet answerable" if stopped_early else ""))
+    answer.intents = intents.describe()  # entity ids stay in the JSON; the note names them
+    answer.answer_kind = final.kind or ("option" if options else "")
+    answer.notes.append(f"intents {readable_intents(env, answer.intents)}; skills {', '.join(skills) or 'none'}; "
+                        f"board {board.composition()}" + ("; stopped early: packet answerable" if stopped_early else ""))
     answer.latency_ms = round((time.perf_counter() - started) * 1000, 2)
     return answer
+
+
+def readable_intents(env: ToolEnv, described: dict[str, Any]) -> str:
+    """The question reading for a person: entity names instead of ids, no empty fields."""
+    names = [str(env.store.entities_by_id.get(e, {}).get("name", e)) for e in described.get("entities", [])]
+    parts = [f"asks {described.get('wh')}"]
+    if names:
+        parts.append("about " + ", ".join(names))
+    if described.get("temporal"):
+        parts.append("temporal cues " + ", ".join(described["temporal"]))
+    if described.get("causal"):
+        parts.append("causal")
+    if described.get("needs"):
+        parts.append("needs " + ", ".join(described["needs"]))
+    if described.get("answer_slot"):
+        parts.append(f"answer slot {described['answer_slot']}")
+    parts.append(f"read by {described.get('reader', 'offline')}")
+    return "; ".join(parts)
 
 
 def _citations(env: ToolEnv, final: FinalAnswer, board: EvidenceBoard) -> list[Citation]:

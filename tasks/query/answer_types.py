@@ -47,6 +47,8 @@ class Answer:
     skills: list[str] = field(default_factory=list)  # reading-skill cards applied
     llm_calls: list[dict[str, Any]] = field(default_factory=list)  # llm_calls rows made for this answer
     failures: list[dict[str, Any]] = field(default_factory=list)  # failures rows (LLM items that fell back)
+    answer_kind: str = ""  # short answer type (who, where, when, why, ...), "sentence" (fallback) or "option"
+    intents: dict[str, Any] = field(default_factory=dict)  # the question reading, with entity ids
 
     @property
     def evidence_tokens(self) -> int:

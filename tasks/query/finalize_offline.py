@@ -1,20 +1,28 @@
 """The offline finalizer: answers from the assembled evidence board without an LLM.
 
-Free-text questions get the source sentence that best fits the question's form, scored
-against the question and boosted by the board's structured support (facts, units and
-entities grounded in the same passage); multiple choice goes through option admission and
-the finalizer's choice rule. Answers are labelled offline.
+Free-text questions: the evidence sentences are ranked by how well they fit the question's form
+(scored against the question, boosted by the board's structured support), then a short answer of
+the asked type is cut from the best of them (tasks.query.short_answer), with the graph answering
+who-questions about things; the sentence itself is the answer when no typed span is found.
+Multiple choice: each option is scored against evidence retrieved for that option over the whole
+document (tasks.query.options.option_evidence), with per-option evidence and verdicts in the notes.
+Answers are labelled offline.
 """
 
 from __future__ import annotations
+
+import re
 
 import numpy as np
 
 from tasks.query.finalize import FinalAnswer
 from tasks.query.evidence_board import EvidenceBoard
-from tasks.query.options.admission import EvidenceSnippet, admit_options, asks_for_exception, choose_option
 from tasks.query.plan import QueryIntents
 from tasks.query.question_form import answer_cue_bonus
+from tasks.query.options.option_evidence import SentenceTerms, choose, score_options
+from tasks.query.options.rules import asks_for_exception
+from tasks.query.short_answer import Candidate, EntityFinder, short_answer
+from tasks.query.store.document_store import NarrativeStore
 from tasks.text import content_words
 from tasks.query.tools.env import ToolEnv
 
@@ -72,6 +80,136 @@ def rank_sentences(env: ToolEnv, question: str, intents: QueryIntents, board: Ev
     return [(candidates[i][0], float(scores[i])) for i in order]
 
 
+_TERMS: dict[int, tuple[NarrativeStore, SentenceTerms]] = {}
+
+
+def sentence_terms(store: NarrativeStore) -> SentenceTerms:
+    """The document's sentence term windows, built once per loaded store."""
+    cached = _TERMS.get(id(store))
+    if cached is None or cached[0] is not store:
+        if len(_TERMS) > 64:
+            _TERMS.clear()
+        cached = _TERMS[id(store)] = (store, SentenceTerms.build(store.source.sentences))
+    return cached[1]
+
+
+_FINDERS: dict[int, tuple[NarrativeStore, EntityFinder]] = {}
+SHORT_CANDIDATES = 6
+
+
+def entity_finder(store: NarrativeStore) -> EntityFinder | None:
+    """Entities named in a text, by the graph's names and aliases (longest first), with canonical names."""
+    if not store.has_graph:
+        return None
+    cached = _FINDERS.get(id(store))
+    if cached is not None and cached[0] is store:
+        return cached[1]
+    lexicon = [(name, entity_id) for name, entity_id in store.name_lexicon if len(name) >= 2]
+    ids = dict(lexicon)
+    latin = [re.escape(n) for n, _ in lexicon if not re.search(r"[\u4e00-\u9fff]", n)]
+    pattern = re.compile(r"(?<!\w)(?:%s)(?!\w)" % "|".join(latin), re.IGNORECASE) if latin else None
+
+    def find(text: str) -> list[tuple[int, int, str, str]]:
+        if pattern is None:
+            return []
+        found = []
+        for match in pattern.finditer(text):
+            entity = store.entities_by_id.get(ids.get(match.group(0).lower(), ""))
+            if entity is not None:
+                found.append((match.start(), match.end(), str(entity["name"]), str(entity["entity_type"])))
+        return found
+
+    if len(_FINDERS) > 64:
+        _FINDERS.clear()
+    _FINDERS[id(store)] = (store, find)
+    return find
+
+
+CONTEXT_WEIGHT = 0.3
+PRONOUN_START = re.compile(r"^\W*(?:he|she|they)\b", re.IGNORECASE)
+
+
+def _context_terms(env: ToolEnv, position: int, window: int = 2) -> set[str]:
+    """Terms of a sentence, its neighbours in the same section and the section heading."""
+    sentences = env.store.source.sentences
+    section_id = sentences.iloc[position]["section_id"]
+    lo, hi = max(0, position - window), min(len(sentences), position + window + 1)
+    near = sentences.iloc[lo:hi]
+    texts = near.loc[near["section_id"] == section_id, "text"].tolist()
+    heading, _ = env.store.section_heading(section_id)
+    return content_words(" ".join([*texts, heading or ""]))
+
+
+def _actor(env: ToolEnv, position: int, find: EntityFinder | None) -> str | None:
+    """The character a sentence-initial pronoun stands for: the last one named before it in the scene."""
+    sentences = env.store.source.sentences
+    if find is None or not PRONOUN_START.match(str(sentences.iloc[position]["text"])):
+        return None
+    section_id = sentences.iloc[position]["section_id"]
+    for back in range(position - 1, max(-1, position - 6), -1):
+        row = sentences.iloc[back]
+        if row["section_id"] != section_id:
+            break
+        characters = [f for f in find(str(row["text"])) if f[3] == "character"]
+        if characters:
+            return min(characters)[2]
+    return None
+
+
+def short_candidates(env: ToolEnv, question: str, ranked: list[tuple[int, float]],
+                     find: EntityFinder | None) -> list[Candidate]:
+    """The best sentences for a short answer: answer score plus how much of the question their scene
+    context (neighbours and heading) covers, best first."""
+    sentences = env.store.source.sentences
+    keys = content_words(question)
+    pool = []
+    for position, score in ranked[: 4 * SHORT_CANDIDATES]:
+        context = len(keys & _context_terms(env, position)) / len(keys) if keys else 0.0
+        pool.append((position, score + CONTEXT_WEIGHT * context))
+    pool.sort(key=lambda item: (-item[1], item[0]))
+    found = []
+    for position, score in pool[:SHORT_CANDIDATES]:
+        row = sentences.iloc[position]
+        section = env.store.sections_by_id.get(row["section_id"], {})
+        text = lambda value: value if isinstance(value, str) and value.strip() else None  # noqa: E731
+        found.append(Candidate(str(row["text"]), row["section_id"], float(score), text(row.get("speaker")),
+                               text(section.get("location")), text(section.get("time_of_day")), _actor(env, position, find)))
+    return found
+
+
+def graph_who(env: ToolEnv, intents: QueryIntents) -> tuple[str, Candidate | None] | None:
+    """For a who-question naming things (not characters): in the scenes that mention every one of them,
+    the character named last before each mention of them, by vote (None when no scene has them all,
+    or two characters tie)."""
+    entities = env.store.entities_by_id
+    named = [e for e in intents.entity_ids if e in entities and entities[e]["entity_type"] != "character"]
+    mentions = env.store.table("mentions")
+    if not named or mentions.empty:
+        return None
+    by_section = mentions.groupby("section_id")["entity_id"].agg(set)
+    scenes = {section_id for section_id, ids in by_section.items() if set(named) <= ids}
+    counts: dict[str, int] = {}
+    where: dict[str, tuple[str, int]] = {}  # the first scene and position where each character acted on the thing
+    for _, scene in mentions[mentions["section_id"].isin(scenes)].groupby("section_id"):
+        scene = scene.sort_values("char_start")
+        actors = [(int(r.char_start), r.entity_id) for r in scene.itertuples()
+                  if entities.get(r.entity_id, {}).get("entity_type") == "character" and r.entity_id not in intents.entity_ids]
+        for thing in scene[scene["entity_id"].isin(named)].itertuples():
+            before = [entity_id for start, entity_id in actors if start < int(thing.char_start)]
+            if before:  # the character named last before the thing: who is acting on it
+                counts[before[-1]] = counts.get(before[-1], 0) + 1
+                where.setdefault(before[-1], (str(thing.section_id), int(thing.char_start)))
+    ranked = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+    if not ranked or (len(ranked) > 1 and ranked[0][1] == ranked[1][1]):
+        return None
+    section_id, start = where[ranked[0][0]]
+    sentences = env.store.source.sentences
+    hit = sentences[(sentences["section_id"] == section_id) & (sentences["char_start"] <= start)
+                    & (sentences["char_end"] > start)]
+    support = Candidate(str(hit.iloc[0]["text"]), section_id, 0.0) if len(hit) else None
+    return str(entities[ranked[0][0]]["name"]), support
+
+
 def offline_finalizer(env: ToolEnv, question: str, options: list[str] | None, intents: QueryIntents,
                       board: EvidenceBoard, skills: list[str]) -> FinalAnswer:
     ranked = rank_sentences(env, question, intents, board)
@@ -79,19 +217,27 @@ def offline_finalizer(env: ToolEnv, question: str, options: list[str] | None, in
     quotes = [(sentences.iloc[p]["section_id"], sentences.iloc[p]["text"]) for p, _ in ranked[:2]]
     notes = ["offline: extractive answer from the evidence board (no LLM)"]
     if not options:
-        text = quotes[0][1] if quotes else "No answer found in the assembled evidence."
-        return FinalAnswer(text, quotes=quotes, notes=notes)
-
-    vectors = env.store.source.sentence_vectors
-    snippets = [EvidenceSnippet(sentences.iloc[p]["sentence_id"], sentences.iloc[p]["text"], sentences.iloc[p]["section_id"],
-                                "sentence", score, vectors[p] if vectors.shape[1] > 1 else None) for p, score in ranked[:40]]
-    for items in (board.entities, board.narrative, board.relations):
-        for item in items:
-            for row in [item.row, *item.facts]:
-                snippets.append(EvidenceSnippet(row.item_id, row.text, row.section_id, row.kind, row.score,
-                                                env.store.asset_vector(row.kind, row.item_id)))
-    verdicts = admit_options(question, options, snippets, env.embed_texts)
-    chosen, note = choose_option(verdicts, exception=asks_for_exception(question))
+        find = entity_finder(env.store)
+        hint = graph_who(env, intents) if intents.form.wh == "who" else None
+        short = short_answer(question, intents.form, short_candidates(env, question, ranked, find), find, hint)
+        if short is None:
+            return FinalAnswer("No answer found in the assembled evidence.", quotes=quotes, notes=notes)
+        quotes = [(short.section_id, short.quote)] + [q for q in quotes if q[1] != short.quote][:1]
+        notes.append(short.note())
+        return FinalAnswer(short.text, quotes=quotes, notes=notes, kind=short.kind if short.typed else "sentence")
+    records = score_options(question, options, sentences, env.store.source.sentence_vectors,
+                            sentence_terms(env.store), env.embed_texts)
+    chosen, note = choose(records, exception=asks_for_exception(question))
     notes.append(note)
-    notes.extend(f"option {chr(65 + v.option_index)}: {v.verdict} ({v.support:.2f}) {v.reason}" for v in verdicts)
-    return FinalAnswer(options[chosen], chosen, [round(v.support, 4) for v in verdicts], quotes, notes)
+    for record in records:
+        notes.append(f"option {chr(65 + record.option_index)}: {record.verdict} (score {record.score:.2f}; "
+                     f"own terms {record.lexical:.2f}, similarity {record.dense:+.2f} sd) {record.reason}")
+        for position in record.evidence[:1]:
+            row = sentences.iloc[position]
+            heading, ordinal = env.store.section_heading(row["section_id"])
+            words = str(row["text"]).split()
+            notes.append(f"    evidence [{ordinal}] {heading}: “{' '.join(words[:30])}{' …' if len(words) > 30 else ''}”")
+    best = records[chosen].evidence[:1]
+    quotes = [(sentences.iloc[p]["section_id"], sentences.iloc[p]["text"]) for p in best] + quotes[:1]
+    verdicts = records
+    return FinalAnswer(options[chosen], chosen, [round(v.score, 4) for v in verdicts], quotes, notes, kind="option")

@@ -159,7 +159,8 @@ def test_real_reading_skill_operators_reach_the_prompt(env: ToolEnv, settings: S
         finalizer = make_llm_finalizer(client, factory)
         answer = answer_nkw(env, QUESTION, None, settings.answer, settings.retrieval, planner=lambda *_: None,
                             select_skills=select_skills_offline, finalize=finalizer)
-    skills = answer.notes[-1].split("skills ")[1].split(";")[0]
-    picked = [card for card in load_cards() if f"'{card}'" in skills]
+    skills = answer.notes[-1].split("skills ")[1].split(";")[0].split(", ")
+    picked = [card for card in load_cards() if card in skills]
+    assert skills == answer.skills
     assert picked and answer.is_offline is False
     assert render_operators(picked, "en") in server.chat_requests()[0].body["messages"][-1]["content"]
