@@ -47,7 +47,9 @@ def _settings(args: argparse.Namespace):
         "answer": {"follow_up_rounds": getattr(args, "follow_up_rounds", None),
                    "graph_tools": False if getattr(args, "no_graph_tools", False) else None,
                    "reading_skills": False if getattr(args, "no_reading_skills", False) else None,
-                   "hierarchy": False if getattr(args, "no_hierarchy", False) else None},
+                   "hierarchy": False if getattr(args, "no_hierarchy", False) else None,
+                   "attributes": False if getattr(args, "no_attributes", False) else None},
+        "evaluate": {"judge_url": getattr(args, "judge_url", None), "judge_model": getattr(args, "judge_model", None)},
     }
     try:
         return load_settings(config, overrides)
@@ -137,6 +139,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
 def cmd_eval(args: argparse.Namespace) -> int:
     from flows.answer_questions import QueryEngine
     from flows.evaluation import QuestionFileError, evaluate, evaluate_with_prefect, format_report
+    from flows.judging import judge_client
 
     settings = _settings(args)
     workspace = _workspace(args)
@@ -145,10 +148,14 @@ def cmd_eval(args: argparse.Namespace) -> int:
         raise UserError(f"questions file not found: {questions}")
     if args.samples < 1:
         raise UserError("--samples must be at least 1")
+    if args.judge_model and not (args.judge_url or settings.llm.url):
+        raise UserError("--judge-model needs a server: pass --judge-url URL (or --llm-url)")
     llm = _llm_client(settings, workspace)
+    judge = judge_client(settings, _api_key(), workspace) or llm
     engine = QueryEngine(workspace, settings, llm=llm)
     engine.progress = lambda line: print(f"  {line}", file=sys.stderr, flush=True)
-    options = dict(system=args.system, limit=args.limit, samples=args.samples, benchmark=args.benchmark, engine=engine)
+    options = dict(system=args.system, limit=args.limit, samples=args.samples, benchmark=args.benchmark, engine=engine,
+                   judge=judge, fresh=args.fresh)
     try:
         if args.no_prefect:
             report = evaluate(workspace, questions, settings, **options)
@@ -158,8 +165,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
     except QuestionFileError as exc:
         raise UserError(str(exc)) from None
     finally:
-        if llm is not None:
-            llm.close()
+        for client in {id(c): c for c in (llm, judge) if c is not None}.values():
+            client.close()
     print(json.dumps(report.to_json(), ensure_ascii=False, indent=1) if args.json else format_report(report))
     return 0
 
@@ -217,7 +224,9 @@ def _ablations(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--follow-up-rounds", type=int, choices=[0, 1, 2], help="agent follow-up rounds (default 2)")
     group.add_argument("--no-graph-tools", action="store_true", help="remove the graph-channel tools")
     group.add_argument("--no-reading-skills", action="store_true", help="inject no reading-skill cards")
-    group.add_argument("--no-hierarchy", action="store_true", help="hide episodes and storylines from the tools")
+    group.add_argument("--no-hierarchy", action="store_true", help="hide episodes and storylines from every tool")
+    group.add_argument("--no-attributes", action="store_true",
+                       help="hide entity attributes and attribute-built profiles (atomic facts stay)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -256,6 +265,9 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--limit", type=int, help="only the first N questions")
     evaluate.add_argument("--samples", type=int, default=1, help="answers sampled per question (Pass@N)")
     evaluate.add_argument("--benchmark", help="benchmark name in reports (default: from the file path)")
+    evaluate.add_argument("--judge-url", help="OpenAI-compatible server of the correctness judge (default: --llm-url)")
+    evaluate.add_argument("--judge-model", help="judge model name (default: --model)")
+    evaluate.add_argument("--fresh", action="store_true", help="answer and judge again; ignore the run's stored work")
     evaluate.add_argument("--no-prefect", action="store_true", help="run in-process without Prefect")
     evaluate.add_argument("--json", action="store_true")
     evaluate.set_defaults(func=cmd_eval)

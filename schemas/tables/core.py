@@ -139,7 +139,7 @@ register(TableSpec(
     partition="run",
     schema=schema(
         ("run_id", STR), ("qid", STR), ("sample", INT), ("call_index", INT), ("round", INT), ("tool", STR),
-        ("arguments", STR), ("rows", INT), ("tokens", INT), ("ms", FLOAT),
+        ("arguments", STR), ("rows", INT), ("tokens", INT), ("ms", FLOAT), ("kinds", STR_LIST),
     ),
     not_null=("run_id", "qid", "sample", "call_index", "round", "tool"),
 ))
