@@ -171,6 +171,45 @@ def cmd_eval(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_ablate(args: argparse.Namespace) -> int:
+    from flows.ablate_flow import format_ablation, run_ablation
+    from flows.ablation import AblationError, parse_settings
+    from flows.evaluation import QuestionFileError
+    from flows.judging import judge_client
+
+    settings = _settings(args)
+    workspace = _workspace(args)
+    questions = [Path(q) for q in args.questions]
+    missing = [str(q) for q in questions if not q.is_file()]
+    if missing:
+        raise UserError(f"questions file not found: {', '.join(missing)}")
+    if args.samples < 1:
+        raise UserError("--samples must be at least 1")
+    try:
+        names = parse_settings(args.settings)
+    except AblationError as exc:
+        raise UserError(str(exc)) from None
+    llm = _llm_client(settings, workspace)
+    judge = judge_client(settings, _api_key(), workspace) or llm
+    if not args.no_prefect:
+        prefect_environment(args.verbose)
+    try:
+        report = run_ablation(workspace, questions, settings, names, limit=args.limit, samples=args.samples,
+                              system=args.system, llm=llm, judge=judge, fresh=args.fresh,
+                              use_prefect=not args.no_prefect, parallel=args.parallel)
+    except (AblationError, QuestionFileError) as exc:
+        raise UserError(str(exc)) from None
+    finally:
+        for client in {id(c): c for c in (llm, judge) if c is not None}.values():
+            client.close()
+    if args.json:
+        print(json.dumps({"ablation_id": report.ablation_id, "variants": report.variants, "notes": report.notes,
+                          "rows": json.loads(report.rows.to_json(orient="records"))}, ensure_ascii=False, indent=1))
+    else:
+        print(format_ablation(report))
+    return 0
+
+
 def cmd_sql(args: argparse.Namespace) -> int:
     import duckdb
 
@@ -271,6 +310,22 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--no-prefect", action="store_true", help="run in-process without Prefect")
     evaluate.add_argument("--json", action="store_true")
     evaluate.set_defaults(func=cmd_eval)
+
+    ablate = commands.add_parser("ablate", help="run the ablation grid (paper §4.3) into ablation_results")
+    _common(ablate)
+    ablate.add_argument("--questions", required=True, nargs="+", help="questions.jsonl files (one per benchmark)")
+    ablate.add_argument("--settings", help="comma-separated settings (default: the paper's table, follow-up "
+                        "depths 0/1 and SABER raw/heuristic); see flows/ablation.py")
+    ablate.add_argument("--system", default="nkw", choices=["nkw", "hybrid"])
+    ablate.add_argument("--limit", type=int, help="the fixed question budget: first N questions of each file")
+    ablate.add_argument("--samples", type=int, default=1, help="answers sampled per question (Pass@N; LLM only)")
+    ablate.add_argument("--judge-url", help="OpenAI-compatible server of the correctness judge (default: --llm-url)")
+    ablate.add_argument("--judge-model", help="judge model name (default: --model)")
+    ablate.add_argument("--parallel", type=int, default=2, help="settings answered at the same time (default 2)")
+    ablate.add_argument("--fresh", action="store_true", help="answer and judge again; ignore stored work")
+    ablate.add_argument("--no-prefect", action="store_true", help="run in-process without Prefect")
+    ablate.add_argument("--json", action="store_true")
+    ablate.set_defaults(func=cmd_ablate)
 
     sql = commands.add_parser("sql", help="read-only DuckDB SQL over the workspace tables")
     sql.add_argument("query")
