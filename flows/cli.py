@@ -210,6 +210,18 @@ def cmd_ablate(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_report(args: argparse.Namespace) -> int:
+    from flows.report import ReportError, write_report
+
+    workspace = _workspace(args)
+    try:
+        result = write_report(workspace, Path(args.out), args.run or None, args.ablation)
+    except ReportError as exc:
+        raise UserError(str(exc)) from None
+    print(f"wrote {result['out']}: {result['runs']} run(s), {result['plots']} plot(s), {result['bytes']:,} bytes")
+    return 0
+
+
 def cmd_sql(args: argparse.Namespace) -> int:
     import duckdb
 
@@ -326,6 +338,14 @@ def build_parser() -> argparse.ArgumentParser:
     ablate.add_argument("--no-prefect", action="store_true", help="run in-process without Prefect")
     ablate.add_argument("--json", action="store_true")
     ablate.set_defaults(func=cmd_ablate)
+
+    report = commands.add_parser("report", help="one self-contained HTML report of evaluation runs and ablations")
+    report.add_argument("--workspace", "-w", required=True)
+    report.add_argument("--run", action="append", help="an evaluation run id (repeat; default: every run)")
+    report.add_argument("--ablation", help="ablation id (default: the largest ablation_results run)")
+    report.add_argument("--out", required=True, help="the HTML file to write")
+    report.add_argument("--debug", action="store_true")
+    report.set_defaults(func=cmd_report)
 
     sql = commands.add_parser("sql", help="read-only DuckDB SQL over the workspace tables")
     sql.add_argument("query")

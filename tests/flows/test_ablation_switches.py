@@ -14,6 +14,18 @@ from tests.conftest import SAMPLES
 QUESTIONS = SAMPLES / "the_lighthouse_key.questions.jsonl"
 
 
+@pytest.fixture(scope="module")
+def workspace(sample_workspace, tmp_path_factory):
+    """A private copy of the sample workspace: evaluation runs write tables into it."""
+    import shutil
+
+    from tasks.tables.io import Workspace
+
+    root = tmp_path_factory.mktemp("eval") / "ws"
+    shutil.copytree(sample_workspace.root, root)
+    return Workspace.at(root)
+
+
 def run(workspace, **answer):
     settings = load_settings(overrides={"embed_texts": {"backend": "hashing"}, "answer": answer})
     report = evaluate(workspace, QUESTIONS, settings, fresh=True)
@@ -23,8 +35,8 @@ def run(workspace, **answer):
 
 
 @pytest.fixture(scope="module")
-def full(sample_workspace):
-    return run(sample_workspace)
+def full(workspace):
+    return run(workspace)
 
 
 def test_the_full_system_reaches_every_component(full):
@@ -34,34 +46,34 @@ def test_the_full_system_reaches_every_component(full):
     assert traces["round"].max() >= 1  # the offline planner does use follow-up rounds here
 
 
-def test_no_hierarchy_removes_every_route_to_episodes_and_storylines(sample_workspace, full):
-    report, traces, kinds = run(sample_workspace, hierarchy=False)
+def test_no_hierarchy_removes_every_route_to_episodes_and_storylines(workspace, full):
+    report, traces, kinds = run(workspace, hierarchy=False)
     assert not kinds & {"episode", "storyline"}
     # narrative_trace_search still runs, on the units alone; the units carry no episode id either.
     assert "event" in kinds or "interaction" in kinds
     assert report.run_id != full[0].run_id
 
 
-def test_no_attributes_hides_attributes_and_profiles_but_keeps_facts(sample_workspace):
-    _, _, kinds = run(sample_workspace, attributes=False)
+def test_no_attributes_hides_attributes_and_profiles_but_keeps_facts(workspace):
+    _, _, kinds = run(workspace, attributes=False)
     assert not kinds & {"attribute", "profile"}
     assert {"fact", "entity"} <= kinds
 
 
-def test_no_graph_tools_calls_no_graph_tool(sample_workspace):
-    _, traces, kinds = run(sample_workspace, graph_tools=False)
+def test_no_graph_tools_calls_no_graph_tool(workspace):
+    _, traces, kinds = run(workspace, graph_tools=False)
     assert not set(traces["tool"]) & GRAPH_TOOLS
     assert not kinds & {"entity", "relation", "attribute", "profile"}
     assert "fact" in kinds  # atomic facts are a text-channel tool
 
 
-def test_no_reading_skills_applies_none(sample_workspace):
-    report, traces, _ = run(sample_workspace, reading_skills=False)
+def test_no_reading_skills_applies_none(workspace):
+    report, traces, _ = run(workspace, reading_skills=False)
     assert report.rows["skills"].map(len).sum() == 0
     assert len(traces)
 
 
 @pytest.mark.parametrize("depth", [0, 1])
-def test_follow_up_depth_bounds_the_rounds(sample_workspace, depth):
-    _, traces, _ = run(sample_workspace, follow_up_rounds=depth)
+def test_follow_up_depth_bounds_the_rounds(workspace, depth):
+    _, traces, _ = run(workspace, follow_up_rounds=depth)
     assert traces["round"].max() <= depth

@@ -21,6 +21,18 @@ from tests.fixtures.llm_fixtures import TEST_MODEL
 from tests.fixtures.openai_server import FakeOpenAIServer
 
 QUESTIONS = SAMPLES / "the_lighthouse_key.questions.jsonl"
+
+
+@pytest.fixture(scope="module")
+def workspace(sample_workspace, tmp_path_factory):
+    """A private copy of the sample workspace: evaluation runs write tables into it."""
+    import shutil
+
+    from tasks.tables.io import Workspace
+
+    root = tmp_path_factory.mktemp("eval") / "ws"
+    shutil.copytree(sample_workspace.root, root)
+    return Workspace.at(root)
 JUDGE_MODEL = "judge-model"
 DISAGREE = 0.25  # share of judge votes that go against the judge's own majority view
 
@@ -52,7 +64,7 @@ def servers():
         yield answerer, judge
 
 
-def test_five_samples_five_votes_and_alpha(servers, sample_workspace, tmp_path):
+def test_five_samples_five_votes_and_alpha(servers, workspace, tmp_path):
     answerer, judge_server = servers
     settings = load_settings(overrides={
         "embed_texts": {"backend": "hashing"},
@@ -60,12 +72,12 @@ def test_five_samples_five_votes_and_alpha(servers, sample_workspace, tmp_path):
                 "backoff_s": 0.01},
         "evaluate": {"judge_url": judge_server.url, "judge_model": JUDGE_MODEL, "sample_temperature": 0.8,
                      "judge_temperature": 0.9}})
-    llm = build_llm_client(settings.llm, None, sample_workspace.cache_dir / "llm")
+    llm = build_llm_client(settings.llm, None, workspace.cache_dir / "llm")
     from flows.judging import judge_client
 
-    judge = judge_client(settings, None, sample_workspace)
-    engine = QueryEngine(sample_workspace, settings, llm=llm)
-    report = evaluate(sample_workspace, QUESTIONS, settings, samples=5, limit=4, engine=engine, judge=judge, fresh=True)
+    judge = judge_client(settings, None, workspace)
+    engine = QueryEngine(workspace, settings, llm=llm)
+    report = evaluate(workspace, QUESTIONS, settings, samples=5, limit=4, engine=engine, judge=judge, fresh=True)
 
     answers = report.rows
     free = answers[answers["gold_option"].isna()]
@@ -76,7 +88,7 @@ def test_five_samples_five_votes_and_alpha(servers, sample_workspace, tmp_path):
               if (r.body.get("response_format") or {}).get("json_schema", {}).get("name") == "FinalAnswerReply"]
     assert {r["seed"] for r in finals} == set(range(5)) and {r["temperature"] for r in finals} == {0.8}
 
-    votes = read_frame(sample_workspace, "judgments", report.run_id)
+    votes = read_frame(workspace, "judgments", report.run_id)
     assert len(votes) == 5 * len(free)  # five votes per free-form sample, none for multiple choice
     assert set(votes["vote"]) == set(range(5)) and set(votes["judge_model"]) == {JUDGE_MODEL}
     judged = [r.body for r in judge_server.chat_requests()]
@@ -87,13 +99,13 @@ def test_five_samples_five_votes_and_alpha(servers, sample_workspace, tmp_path):
     assert report.protocol["judge_alpha"] == pytest.approx(round(expected, 4), abs=1e-4)
     assert report.protocol["pass_at_k"] is not None and report.protocol["k"] == 5
     assert report.protocol["pass_at_k"] >= report.protocol["overall"]
-    metrics = read_frame(sample_workspace, "eval_metrics", report.run_id)
+    metrics = read_frame(workspace, "eval_metrics", report.run_id)
     assert {"overall", "pass_at_k", "judge_alpha", "judge_pairwise_agreement"} <= set(metrics["metric"])
 
     # Resume: a second run reuses the stored answers and votes; no request reaches either server.
     answerer.reset()
     judge_server.reset()
-    again = evaluate(sample_workspace, QUESTIONS, settings, samples=5, limit=4, engine=engine, judge=judge)
+    again = evaluate(workspace, QUESTIONS, settings, samples=5, limit=4, engine=engine, judge=judge)
     assert again.run_id == report.run_id and not answerer.chat_requests() and not judge_server.chat_requests()
     assert again.protocol == report.protocol
     assert any("resumed" in note for note in again.notes)
@@ -101,9 +113,9 @@ def test_five_samples_five_votes_and_alpha(servers, sample_workspace, tmp_path):
     judge.close()
 
 
-def test_offline_samples_report_pass_at_k_as_not_applicable(sample_workspace):
+def test_offline_samples_report_pass_at_k_as_not_applicable(workspace):
     settings = load_settings(overrides={"embed_texts": {"backend": "hashing"}})
-    report = evaluate(sample_workspace, QUESTIONS, settings, samples=2, limit=3, fresh=True)
+    report = evaluate(workspace, QUESTIONS, settings, samples=2, limit=3, fresh=True)
     assert report.protocol["offline"] is True and report.protocol["pass_at_k"] is None
     assert any("Pass@k is not applicable" in note for note in report.notes)
     # Only the multiple-choice question is scored without a judge: by option match.
