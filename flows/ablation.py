@@ -121,8 +121,9 @@ def prepare_variant(base: Workspace, ablation: Ablation, settings: Settings, llm
     """The variant's workspace, built by re-running only the stages the switch changes."""
     variant = Workspace.at(base.root / "variants" / ablation.name)
     linked = link_base(base, variant)
+    documents = {m.doc_id for m in list_manifests(base)}  # the base's documents, not every record of its inputs
     report = build(base_inputs(base), variant, settings, resources=make_resources(settings, llm=llm,
-                   embedder_factory=embedder_factory), use_prefect=False, quiet=True)
+                   embedder_factory=embedder_factory), use_prefect=False, quiet=True, doc_ids=documents)
     if not report.ok:
         raise AblationError(f"building the {ablation.name} variant failed: {report.summary()}")
     rebuilt = sorted({o.stage for d in report.documents for o in d.outcomes if o.status == "built"})

@@ -93,13 +93,16 @@ def make_resources(settings: Settings, llm: Any = None, embedder_factory: Callab
 
 
 def build(paths: list[str], workspace: Workspace, settings: Settings, *, stages: list[Stage] | None = None,
-          resources: Resources | None = None, use_prefect: bool = True, quiet: bool = False) -> BuildReport:
-    """Ingest `paths` and bring every stage of every document up to date."""
+          resources: Resources | None = None, use_prefect: bool = True, quiet: bool = False,
+          doc_ids: set[str] | None = None) -> BuildReport:
+    """Ingest `paths` and bring every stage of every document up to date (only `doc_ids`, when given)."""
     started = time.perf_counter()
     stages = stages or select_stages()
     resources = resources or make_resources(settings)
     workspace.tables_dir.mkdir(parents=True, exist_ok=True)
     result = ingest(paths, workspace, settings)
+    if doc_ids is not None:
+        result.documents = [doc for doc in result.documents if doc.doc_id in doc_ids]
     report = BuildReport(notices=list(result.notices))
     report.ingest_failures = record_ingest_failures(workspace, result)
     pending = {doc.doc_id: pending_stages(workspace, doc, stages, settings, resources) for doc in result.documents}
