@@ -78,3 +78,18 @@ def test_report_without_runs_is_one_clear_line(sample_workspace, tmp_path, capsy
     shutil.copytree(sample_workspace.root / "tables" / "documents", empty.tables_dir / "documents")
     code = main(["report", "-w", str(empty.root), "--out", str(tmp_path / "r.html")])
     assert code == 2 and "no evaluation runs" in capsys.readouterr().err
+
+
+def test_ablate_runs_as_a_prefect_flow(ablated, prefect_harness):
+    """The same grid through Prefect: a variant task, then the settings as concurrent task runs."""
+    from flows.ablate_flow import run_ablation
+    from schemas.config import load_settings
+
+    settings = load_settings(overrides={"embed_texts": {"backend": "hashing"}})
+    report = run_ablation(ablated, [QUESTIONS], settings, ["full", "no_graph_tools", "saber_heuristic"], limit=2,
+                          use_prefect=True)
+    whole = report.rows[report.rows["qtype"] == "*"]
+    assert sorted(whole["setting"]) == ["full", "no_graph_tools", "saber_heuristic"] and (whole["n"] == 2).all()
+    assert report.variants["saber_heuristic"]["stages_reused"] > 0
+    stored = read_frame(ablated, "ablation_results", report.ablation_id)
+    assert len(stored) == len(report.rows)
