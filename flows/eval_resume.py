@@ -21,8 +21,9 @@ def _path(workspace: Workspace, run_id: str, doc_id: str) -> Path:
     return checkpoint_dir(workspace, run_id) / f"{stable_hash('doc', doc_id)}.json"
 
 
-def load_checkpoint(workspace: Workspace, run_id: str, doc_id: str, qids: list[str], samples: int
-                    ) -> dict[str, list[dict]] | None:
+def load_checkpoint(
+    workspace: Workspace, run_id: str, doc_id: str, qids: list[str], samples: int
+) -> dict[str, list[dict]] | None:
     """A finished document's rows, when they cover exactly these questions and samples."""
     try:
         data = json.loads(_path(workspace, run_id, doc_id).read_text(encoding="utf-8"))
@@ -34,8 +35,14 @@ def load_checkpoint(workspace: Workspace, run_id: str, doc_id: str, qids: list[s
     return rows if isinstance(rows, dict) else None
 
 
-def save_checkpoint(workspace: Workspace, run_id: str, doc_id: str, qids: list[str], samples: int,
-                    result: dict[str, list[dict[str, Any]]]) -> None:
+def save_checkpoint(
+    workspace: Workspace,
+    run_id: str,
+    doc_id: str,
+    qids: list[str],
+    samples: int,
+    result: dict[str, list[dict[str, Any]]],
+) -> None:
     path = _path(workspace, run_id, doc_id)
     path.parent.mkdir(parents=True, exist_ok=True)
     payload = {"doc_id": doc_id, "qids": qids, "samples": samples, "result": result}

@@ -23,8 +23,18 @@ def judge_targets(frame: pd.DataFrame, benchmark: str) -> list[JudgeItem]:
             continue
         if row.gold_option is not None and not pd.isna(row.gold_option):
             continue
-        items.append(JudgeItem(benchmark, row.qid, row.doc_id, int(row.sample), row.question, row.answer or "",
-                               row.reference, language_of(row.question)))
+        items.append(
+            JudgeItem(
+                benchmark,
+                row.qid,
+                row.doc_id,
+                int(row.sample),
+                row.question,
+                row.answer or "",
+                row.reference,
+                language_of(row.question),
+            )
+        )
     return items
 
 
@@ -32,8 +42,15 @@ def stored_judgments(workspace: Workspace, run_id: str) -> pd.DataFrame:
     return read_frame(workspace, "judgments", run_id)
 
 
-def judge_run(workspace: Workspace, run_id: str, benchmark: str, frame: pd.DataFrame, client: Any,
-              settings: EvaluateSettings, fresh: bool = False) -> tuple[pd.DataFrame, dict[str, int]]:
+def judge_run(
+    workspace: Workspace,
+    run_id: str,
+    benchmark: str,
+    frame: pd.DataFrame,
+    client: Any,
+    settings: EvaluateSettings,
+    fresh: bool = False,
+) -> tuple[pd.DataFrame, dict[str, int]]:
     """Every vote of the run (stored ones kept, missing or failed ones asked again); writes `judgments`."""
     items = judge_targets(frame, benchmark)
     stored = pd.DataFrame() if fresh else stored_judgments(workspace, run_id)
@@ -45,9 +62,17 @@ def judge_run(workspace: Workspace, run_id: str, benchmark: str, frame: pd.DataF
         complete = {(str(q), int(s)) for (q, s), n in counts.items() if n >= settings.judge_votes}
         stored = usable[usable.apply(lambda r: (r["qid"], int(r["sample"])) in complete, axis=1)]
     todo = [item for item in items if (item.qid, item.sample) not in complete]
-    rows, calls = judge_items(client, run_id, todo, settings.judge_votes, settings.judge_temperature) if todo else ([], [])
+    rows, calls = (
+        judge_items(client, run_id, todo, settings.judge_votes, settings.judge_temperature)
+        if todo
+        else ([], [])
+    )
     wanted = {(item.qid, item.sample) for item in items}
-    kept = [r for r in (stored.to_dict("records") if not stored.empty else []) if (r["qid"], int(r["sample"])) in wanted]
+    kept = [
+        r
+        for r in (stored.to_dict("records") if not stored.empty else [])
+        if (r["qid"], int(r["sample"])) in wanted
+    ]
     judgments = pd.DataFrame(kept + rows)
     write_table(workspace, "judgments", judgments if not judgments.empty else [], run_id)
     by_doc: dict[str, list[dict]] = {}
@@ -55,8 +80,12 @@ def judge_run(workspace: Workspace, run_id: str, benchmark: str, frame: pd.DataF
         by_doc.setdefault(call["doc_id"], []).append(call)
     for doc_id, doc_calls in by_doc.items():
         write_table(workspace, "llm_calls", doc_calls, doc_id, f"judge-{run_id}")
-    stats = {"items": len(items), "reused": len(items) - len(todo), "judged": len(todo),
-             "failed_votes": sum(1 for r in rows if r["status"] == "failed")}
+    stats = {
+        "items": len(items),
+        "reused": len(items) - len(todo),
+        "judged": len(todo),
+        "failed_votes": sum(1 for r in rows if r["status"] == "failed"),
+    }
     return judgments, stats
 
 

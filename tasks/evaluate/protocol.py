@@ -53,8 +53,10 @@ def vote_items(judgments: pd.DataFrame) -> list[list[bool | None]]:
     """The votes of each judged (question, sample), for agreement figures."""
     if judgments is None or judgments.empty:
         return []
-    return [[None if pd.isna(v) else bool(v) for v in group.sort_values("vote")["label"]]
-            for _, group in judgments.groupby(["qid", "sample"])]
+    return [
+        [None if pd.isna(v) else bool(v) for v in group.sort_values("vote")["label"]]
+        for _, group in judgments.groupby(["qid", "sample"])
+    ]
 
 
 def summarize_protocol(frame: pd.DataFrame, judgments: pd.DataFrame | None, samples: int) -> dict[str, Any]:
@@ -66,7 +68,9 @@ def summarize_protocol(frame: pd.DataFrame, judgments: pd.DataFrame | None, samp
     offline = bool(answered["is_offline"].fillna(True).all()) if len(answered) else True
     pass_at_k = None
     if samples > 1 and not offline:
-        per_question = answered.dropna(subset=["correct"]).groupby("qid")["correct"].agg(lambda s: bool(s.any()))
+        per_question = (
+            answered.dropna(subset=["correct"]).groupby("qid")["correct"].agg(lambda s: bool(s.any()))
+        )
         pass_at_k = round(float(per_question.astype(float).mean()), 4) if len(per_question) else None
     if judgments is not None and not judgments.empty:
         judgments = judgments[judgments["qid"].isin(set(answered["qid"]))]
@@ -74,14 +78,26 @@ def summarize_protocol(frame: pd.DataFrame, judgments: pd.DataFrame | None, samp
     agreement = pairwise_agreement(items)
     alpha = krippendorff_alpha_nominal(items)
     sources = sorted(set(first["correct_source"]) - {"none"})
-    return {"overall": overall, "overall_source": "+".join(sources) or "none", "pass_at_k": pass_at_k, "k": samples,
-            "offline": offline, "judged_answers": len(items),
-            "judge_pairwise_agreement": None if agreement is None else round(agreement, 4),
-            "judge_alpha": None if alpha is None else round(alpha, 4)}
+    return {
+        "overall": overall,
+        "overall_source": "+".join(sources) or "none",
+        "pass_at_k": pass_at_k,
+        "k": samples,
+        "offline": offline,
+        "judged_answers": len(items),
+        "judge_pairwise_agreement": None if agreement is None else round(agreement, 4),
+        "judge_alpha": None if alpha is None else round(alpha, 4),
+    }
 
 
-def protocol_metric_rows(run_id: str, benchmark: str, system: str, frame: pd.DataFrame,
-                         judgments: pd.DataFrame | None, samples: int) -> list[dict[str, Any]]:
+def protocol_metric_rows(
+    run_id: str,
+    benchmark: str,
+    system: str,
+    frame: pd.DataFrame,
+    judgments: pd.DataFrame | None,
+    samples: int,
+) -> list[dict[str, Any]]:
     """`eval_metrics` rows of the protocol figures: the whole benchmark (qtype '*') and each qtype."""
     out = []
     groups = [("*", frame)] + [(str(q), g) for q, g in frame.groupby(frame["qtype"].fillna("(none)"))]
@@ -90,6 +106,15 @@ def protocol_metric_rows(run_id: str, benchmark: str, system: str, frame: pd.Dat
         summary = summarize_protocol(group, judgments, samples)
         for metric in PROTOCOL_METRICS:
             value = summary[metric]
-            out.append({"run_id": run_id, "benchmark": benchmark, "system": system, "qtype": qtype,
-                        "metric": metric, "value": None if value is None else float(value), "n": n})
+            out.append(
+                {
+                    "run_id": run_id,
+                    "benchmark": benchmark,
+                    "system": system,
+                    "qtype": qtype,
+                    "metric": metric,
+                    "value": None if value is None else float(value),
+                    "n": n,
+                }
+            )
     return out

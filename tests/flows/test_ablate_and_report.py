@@ -23,8 +23,22 @@ def ablated(sample_workspace, tmp_path_factory):
 
     root = tmp_path_factory.mktemp("ablate") / "ws"
     shutil.copytree(sample_workspace.root, root, ignore=shutil.ignore_patterns("variants"))
-    code = main(["ablate", "-w", str(root), "--questions", str(QUESTIONS), "--embeddings", "hashing", "--no-prefect",
-                 "--settings", "full,no_hierarchy,saber_raw,follow_up_0", "--limit", "6"])
+    code = main(
+        [
+            "ablate",
+            "-w",
+            str(root),
+            "--questions",
+            str(QUESTIONS),
+            "--embeddings",
+            "hashing",
+            "--no-prefect",
+            "--settings",
+            "full,no_hierarchy,saber_raw,follow_up_0",
+            "--limit",
+            "6",
+        ]
+    )
     assert code == 0
     return Workspace.at(root)
 
@@ -43,8 +57,11 @@ def test_ablate_writes_one_row_per_setting_and_reuses_the_base(ablated, capsys):
     raw_rows = read_frame(type(ablated).at(variant), "episode_relations")
     assert (raw_rows["status"] == "kept").all() and len(raw_rows) >= len(rows[rows["status"] == "kept"])
     same = read_frame(type(ablated).at(variant), "entities")
-    assert same.sort_values("entity_id").reset_index(drop=True).equals(
-        read_frame(ablated, "entities").sort_values("entity_id").reset_index(drop=True))
+    assert (
+        same.sort_values("entity_id")
+        .reset_index(drop=True)
+        .equals(read_frame(ablated, "entities").sort_values("entity_id").reset_index(drop=True))
+    )
 
 
 def test_report_is_one_self_contained_page_that_renders(ablated, tmp_path, capsys):
@@ -53,15 +70,36 @@ def test_report_is_one_self_contained_page_that_renders(ablated, tmp_path, capsy
     text = out.read_text(encoding="utf-8")
     assert text.count("data:image/png;base64,") >= 4
     assert "src='http" not in text and 'src="http' not in text and "<script" not in text
-    for heading in ("Overall and Pass@k", "Ablations against the full system", "Tool use", "Latency and tokens"):
+    for heading in (
+        "Overall and Pass@k",
+        "Ablations against the full system",
+        "Tool use",
+        "Latency and tokens",
+    ):
         assert heading in text
     if CHROMIUM is None:
         pytest.skip("chromium is not installed: the page was written but not rendered")
     shot = tmp_path / "shot.png"
-    process = subprocess.run([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                              "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                              f"--user-data-dir={tmp_path / 'profile'}", "--window-size=1200,1800",
-                              f"--screenshot={shot}", out.as_uri()], capture_output=True, text=True, timeout=180)
+    process = subprocess.run(
+        [
+            CHROMIUM,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            f"--user-data-dir={tmp_path / 'profile'}",
+            "--window-size=1200,1800",
+            f"--screenshot={shot}",
+            out.as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
     assert process.returncode == 0, process.stderr[-1000:]
     from PIL import Image
 
@@ -86,10 +124,18 @@ def test_ablate_runs_as_a_prefect_flow(ablated, prefect_harness):
     from schemas.config import load_settings
 
     settings = load_settings(overrides={"embed_texts": {"backend": "hashing"}})
-    report = run_ablation(ablated, [QUESTIONS], settings, ["full", "no_graph_tools", "saber_heuristic"], limit=2,
-                          use_prefect=True)
+    report = run_ablation(
+        ablated,
+        [QUESTIONS],
+        settings,
+        ["full", "no_graph_tools", "saber_heuristic"],
+        limit=2,
+        use_prefect=True,
+    )
     whole = report.rows[report.rows["qtype"] == "*"]
-    assert sorted(whole["setting"]) == ["full", "no_graph_tools", "saber_heuristic"] and (whole["n"] == 2).all()
+    assert (
+        sorted(whole["setting"]) == ["full", "no_graph_tools", "saber_heuristic"] and (whole["n"] == 2).all()
+    )
     assert report.variants["saber_heuristic"]["stages_reused"] > 0
     stored = read_frame(ablated, "ablation_results", report.ablation_id)
     assert len(stored) == len(report.rows)

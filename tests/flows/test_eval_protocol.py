@@ -33,12 +33,14 @@ def workspace(sample_workspace, tmp_path_factory):
     root = tmp_path_factory.mktemp("eval") / "ws"
     shutil.copytree(sample_workspace.root, root)
     return Workspace.at(root)
+
+
 JUDGE_MODEL = "judge-model"
 DISAGREE = 0.25  # share of judge votes that go against the judge's own majority view
 
 
 def _draw(*parts: object) -> float:
-    return int(hashlib.sha256(json.dumps(parts).encode()).hexdigest()[:8], 16) / 2 ** 32
+    return int(hashlib.sha256(json.dumps(parts).encode()).hexdigest()[:8], 16) / 2**32
 
 
 def responder(body):
@@ -46,8 +48,13 @@ def responder(body):
     user = body["messages"][-1]["content"]
     if name == "FinalAnswerReply":  # the answer depends on the sample's seed, as sampling would
         seed = body.get("seed")
-        return {"answer": f"sampled answer {seed} {_draw(user, seed):.6f}", "chosen_option": None,
-                "cited_ordinals": [], "quotes": [], "confidence": 0.5}
+        return {
+            "answer": f"sampled answer {seed} {_draw(user, seed):.6f}",
+            "chosen_option": None,
+            "cited_ordinals": [],
+            "quotes": [],
+            "confidence": 0.5,
+        }
     if name == "JudgeReply":
         assert body["model"] == JUDGE_MODEL
         answer = user.split("System answer:")[1].split("Reference answer:")[0]
@@ -59,33 +66,53 @@ def responder(body):
 
 @pytest.fixture
 def servers():
-    with FakeOpenAIServer(model_names=(TEST_MODEL,), responder=responder) as answerer, \
-            FakeOpenAIServer(model_names=(JUDGE_MODEL,), responder=responder) as judge:
+    with (
+        FakeOpenAIServer(model_names=(TEST_MODEL,), responder=responder) as answerer,
+        FakeOpenAIServer(model_names=(JUDGE_MODEL,), responder=responder) as judge,
+    ):
         yield answerer, judge
 
 
 def test_five_samples_five_votes_and_alpha(servers, workspace, tmp_path):
     answerer, judge_server = servers
-    settings = load_settings(overrides={
-        "embed_texts": {"backend": "hashing"},
-        "llm": {"url": answerer.url, "model": TEST_MODEL, "timeout_s": 5, "deadline_s": 20, "max_tokens": 256,
-                "backoff_s": 0.01},
-        "evaluate": {"judge_url": judge_server.url, "judge_model": JUDGE_MODEL, "sample_temperature": 0.8,
-                     "judge_temperature": 0.9}})
+    settings = load_settings(
+        overrides={
+            "embed_texts": {"backend": "hashing"},
+            "llm": {
+                "url": answerer.url,
+                "model": TEST_MODEL,
+                "timeout_s": 5,
+                "deadline_s": 20,
+                "max_tokens": 256,
+                "backoff_s": 0.01,
+            },
+            "evaluate": {
+                "judge_url": judge_server.url,
+                "judge_model": JUDGE_MODEL,
+                "sample_temperature": 0.8,
+                "judge_temperature": 0.9,
+            },
+        }
+    )
     llm = build_llm_client(settings.llm, None, workspace.cache_dir / "llm")
     from flows.judging import judge_client
 
     judge = judge_client(settings, None, workspace)
     engine = QueryEngine(workspace, settings, llm=llm)
-    report = evaluate(workspace, QUESTIONS, settings, samples=5, limit=4, engine=engine, judge=judge, fresh=True)
+    report = evaluate(
+        workspace, QUESTIONS, settings, samples=5, limit=4, engine=engine, judge=judge, fresh=True
+    )
 
     answers = report.rows
     free = answers[answers["gold_option"].isna()]
     assert set(answers["sample"]) == set(range(5))
     for _, group in free.groupby("qid"):
         assert group["answer"].nunique() == 5  # five genuinely different samples, no cached repeat
-    finals = [r.body for r in answerer.chat_requests()
-              if (r.body.get("response_format") or {}).get("json_schema", {}).get("name") == "FinalAnswerReply"]
+    finals = [
+        r.body
+        for r in answerer.chat_requests()
+        if (r.body.get("response_format") or {}).get("json_schema", {}).get("name") == "FinalAnswerReply"
+    ]
     assert {r["seed"] for r in finals} == set(range(5)) and {r["temperature"] for r in finals} == {0.8}
 
     votes = read_frame(workspace, "judgments", report.run_id)
@@ -95,7 +122,9 @@ def test_five_samples_five_votes_and_alpha(servers, workspace, tmp_path):
     assert {r["temperature"] for r in judged} == {0.9} and {r["seed"] for r in judged} == set(range(5))
     items = [list(g.sort_values("vote")["label"]) for _, g in votes.groupby(["qid", "sample"])]
     assert any(len(set(item)) == 2 for item in items)  # the configured disagreement shows
-    expected = krippendorff.alpha(reliability_data=np.array(items, dtype=float).T, level_of_measurement="nominal")
+    expected = krippendorff.alpha(
+        reliability_data=np.array(items, dtype=float).T, level_of_measurement="nominal"
+    )
     assert report.protocol["judge_alpha"] == pytest.approx(round(expected, 4), abs=1e-4)
     assert report.protocol["pass_at_k"] is not None and report.protocol["k"] == 5
     assert report.protocol["pass_at_k"] >= report.protocol["overall"]

@@ -17,8 +17,13 @@ def responder(body):
     name = ((body.get("response_format") or {}).get("json_schema") or {}).get("name")
     if name == "FinalAnswerReply":
         options = "A." in body["messages"][-1]["content"]
-        return {"answer": "In a tobacco tin in the glovebox of his van.", "chosen_option": 1 if options else None,
-                "cited_ordinals": [], "quotes": [], "confidence": 0.7}
+        return {
+            "answer": "In a tobacco tin in the glovebox of his van.",
+            "chosen_option": 1 if options else None,
+            "cited_ordinals": [],
+            "quotes": [],
+            "confidence": 0.7,
+        }
     return None
 
 
@@ -28,8 +33,12 @@ def schema_name(request):
 
 def test_hybrid_uses_the_llm_and_the_final_answer_prompt(sample_workspace):
     with FakeOpenAIServer(model_names=(TEST_MODEL,), responder=responder) as server:
-        settings = load_settings(overrides={"embed_texts": {"backend": "hashing"},
-                                            "llm": {"url": server.url, "model": TEST_MODEL, "max_tokens": 256}})
+        settings = load_settings(
+            overrides={
+                "embed_texts": {"backend": "hashing"},
+                "llm": {"url": server.url, "model": TEST_MODEL, "max_tokens": 256},
+            }
+        )
         llm = build_llm_client(settings.llm, None, None)
         engine = QueryEngine(sample_workspace, settings, llm=llm)
         hybrid = engine.ask("the_lighthouse_key", QUESTION, system="hybrid")
@@ -45,7 +54,9 @@ def test_hybrid_uses_the_llm_and_the_final_answer_prompt(sample_workspace):
         server.reset()
         nkw = engine.ask("the_lighthouse_key", QUESTION, OPTIONS, system="nkw")
         names = [schema_name(r) for r in server.chat_requests()]
-        assert "OptionAdmissionReply" in names and names.index("OptionAdmissionReply") < names.index("FinalAnswerReply")
+        assert "OptionAdmissionReply" in names and names.index("OptionAdmissionReply") < names.index(
+            "FinalAnswerReply"
+        )
         final = next(r for r in server.chat_requests() if schema_name(r) == "FinalAnswerReply")
         assert "Option audit" in final.body["messages"][-1]["content"]
         assert nkw.chosen_option == 1 and not nkw.is_offline

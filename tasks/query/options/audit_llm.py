@@ -14,24 +14,42 @@ from tasks.query.plan import QueryIntents
 from tasks.query.tools.env import ToolEnv
 
 OptionAudit = Callable[[ToolEnv, str, list[str], QueryIntents, EvidenceBoard], str]
-HEADER = {"en": "Option audit (each option checked against the evidence; advisory):",
-          "zh": "选项核查（逐项对照证据的判断，仅供参考）："}
+HEADER = {
+    "en": "Option audit (each option checked against the evidence; advisory):",
+    "zh": "选项核查（逐项对照证据的判断，仅供参考）：",
+}
 
 
-def option_snippets(env: ToolEnv, question: str, intents: QueryIntents, board: EvidenceBoard,
-                    sentences_limit: int = 40) -> list[EvidenceSnippet]:
+def option_snippets(
+    env: ToolEnv, question: str, intents: QueryIntents, board: EvidenceBoard, sentences_limit: int = 40
+) -> list[EvidenceSnippet]:
     """Ranked source sentences of the board's passages, then its structured items and facts."""
     sentences = env.store.source.sentences
     vectors = env.store.source.sentence_vectors
-    snippets = [EvidenceSnippet(sentences.iloc[p]["sentence_id"], sentences.iloc[p]["text"],
-                                sentences.iloc[p]["section_id"], "sentence", score,
-                                vectors[p] if vectors.shape[1] > 1 else None)
-                for p, score in rank_sentences(env, question, intents, board)[:sentences_limit]]
+    snippets = [
+        EvidenceSnippet(
+            sentences.iloc[p]["sentence_id"],
+            sentences.iloc[p]["text"],
+            sentences.iloc[p]["section_id"],
+            "sentence",
+            score,
+            vectors[p] if vectors.shape[1] > 1 else None,
+        )
+        for p, score in rank_sentences(env, question, intents, board)[:sentences_limit]
+    ]
     for items in (board.entities, board.narrative, board.relations):
         for item in items:
             for row in [item.row, *item.facts]:
-                snippets.append(EvidenceSnippet(row.item_id, row.text, row.section_id, row.kind, row.score,
-                                                env.store.asset_vector(row.kind, row.item_id)))
+                snippets.append(
+                    EvidenceSnippet(
+                        row.item_id,
+                        row.text,
+                        row.section_id,
+                        row.kind,
+                        row.score,
+                        env.store.asset_vector(row.kind, row.item_id),
+                    )
+                )
     return snippets
 
 
@@ -43,10 +61,19 @@ def format_verdicts(verdicts: list[OptionVerdict], language: str) -> str:
 
 def make_option_audit(client: Any, request_factory: Callable[[str, dict[str, Any], str], Any]) -> OptionAudit:
     """An audit for one question: LLM verdicts per option, rendered for the final-answer prompt."""
-    def audit(env: ToolEnv, question: str, options: list[str], intents: QueryIntents, board: EvidenceBoard) -> str:
+
+    def audit(
+        env: ToolEnv, question: str, options: list[str], intents: QueryIntents, board: EvidenceBoard
+    ) -> str:
         snippets = option_snippets(env, question, intents, board)
-        verdicts = admit_options_llm(client, lambda pid, values: request_factory(pid, values, "admit_options"),
-                                     question, options, snippets, env.embed_texts)
+        verdicts = admit_options_llm(
+            client,
+            lambda pid, values: request_factory(pid, values, "admit_options"),
+            question,
+            options,
+            snippets,
+            env.embed_texts,
+        )
         return format_verdicts(verdicts, env.store.source.language)
 
     return audit

@@ -38,7 +38,8 @@ def test_pairwise_agreement_over_the_ten_pairs():
 def test_alpha_is_undefined_with_one_label_and_majority_is_conservative():
     assert krippendorff_alpha_nominal([[True] * 5, [True] * 5]) is None
     assert krippendorff_alpha_nominal([[True, False]] * 3 + [[True, True]]) == pytest.approx(
-        reference_alpha([[True, False]] * 3 + [[True, True]]))
+        reference_alpha([[True, False]] * 3 + [[True, True]])
+    )
     assert majority([True, True, False, None]) is True
     assert majority([True, False]) is False  # a tie is not a majority for correct
     assert majority([None, None]) is None
