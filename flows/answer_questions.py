@@ -10,6 +10,8 @@ from typing import Any, Callable
 
 from schemas.config import Settings
 from tasks.query.hybrid.answer import answer_hybrid
+from tasks.query.hybrid.answer_llm import answer_hybrid_llm
+from tasks.query.options.audit_llm import make_option_audit
 from tasks.query.agent_loop import make_llm_planner, request_factory_for
 from tasks.query.finalize_llm import make_llm_finalizer
 from tasks.query.answer_nkw import answer_nkw, offline_planner
@@ -35,6 +37,8 @@ class QueryEngine:
         self.llm = llm  # tasks.llm.client.LLMClient, or None for the offline path
         self.progress: Callable[[str], None] | None = None  # one line per document answered (long runs)
         self.journal: Any = None  # flows.answer_journal.AnswerJournal: every answer saved as it is produced
+        # Set for Pass@k runs: every sample is drawn at this temperature with its own seed (the sample number).
+        self.sample_temperature: float | None = None
         self._indexes: dict[str, DocumentIndex] = {}
         self._stores: dict[str, NarrativeStore] = {}
         self._embedders: dict[str | None, Embedder | None] = {}
@@ -70,16 +74,18 @@ class QueryEngine:
         embed = embedder.embed if embedder is not None else None
         store = self.store(doc_id) if system == "nkw" else None  # loading the bundle is not answer latency
         started = time.perf_counter()
+        sampled = {} if self.sample_temperature is None else {"seed": sample, "temperature": self.sample_temperature}
         if store is not None:
-            env = ToolEnv(store, embed)
+            env = ToolEnv(store, embed, hierarchy=self.settings.answer.hierarchy,
+                          attributes=self.settings.answer.attributes)
             planner, finalize, select, recorder, read = offline_planner, None, None, None, decompose
             if self.llm is not None:
                 # A recorder per question keeps every llm_calls row its planner, selector and finalizer make.
                 recorder = RecordingClient(self.llm)
-                key = question if sample == 0 else f"{question}#sample{sample}"
                 language = env.store.source.language
-                factory = request_factory_for(doc_id, language, key, options or None)
-                planner, finalize = make_llm_planner(recorder, factory), make_llm_finalizer(recorder, factory)
+                factory = request_factory_for(doc_id, language, question, options or None, **sampled)
+                planner = make_llm_planner(recorder, factory)
+                finalize = make_llm_finalizer(recorder, factory, audit_options=make_option_audit(recorder, factory))
                 select = llm_skill_selector(recorder, factory, language)
                 read = make_llm_decomposer(recorder, factory)
             answer = answer_nkw(env, question, options or None, self.settings.answer, self.settings.retrieval,
@@ -89,6 +95,15 @@ class QueryEngine:
                 answer.llm_calls = recorder.calls
                 failures = {f["item_id"]: f for f in reversed(recorder.failures + planner.failures + finalize.failures)}
                 answer.failures = list(failures.values())
+        elif self.llm is not None:
+            # The fair baseline: the same LLM and final-answer prompt over the baseline's top-k chunks.
+            query_vector = embedder.embed([question])[0] if embedder is not None else None
+            recorder = RecordingClient(self.llm)
+            factory = request_factory_for(doc_id, index.language, question, options or None, **sampled)
+            answer = answer_hybrid_llm(index, question, options or None, query_vector, embed, self.settings.retrieval,
+                                       recorder, factory)
+            answer.llm_calls = recorder.calls
+            answer.failures = answer.failures + recorder.failures
         else:
             query_vector = embedder.embed([question])[0] if embedder is not None else None
             answer = answer_hybrid(index, question, options or None, query_vector, embed, self.settings.retrieval)

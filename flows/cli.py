@@ -49,7 +49,9 @@ def _settings(args: argparse.Namespace):
         "answer": {"follow_up_rounds": getattr(args, "follow_up_rounds", None),
                    "graph_tools": False if getattr(args, "no_graph_tools", False) else None,
                    "reading_skills": False if getattr(args, "no_reading_skills", False) else None,
-                   "hierarchy": False if getattr(args, "no_hierarchy", False) else None},
+                   "hierarchy": False if getattr(args, "no_hierarchy", False) else None,
+                   "attributes": False if getattr(args, "no_attributes", False) else None},
+        "evaluate": {"judge_url": getattr(args, "judge_url", None), "judge_model": getattr(args, "judge_model", None)},
     }
     try:
         return load_settings(config, overrides)
@@ -265,6 +267,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     from flows.answer_questions import QueryEngine
     from flows.evaluate_benchmark import evaluate_with_prefect
     from flows.evaluation import QuestionFileError, evaluate, format_report
+    from flows.judging import judge_client
 
     settings = _settings(args)
     workspace = _workspace(args)
@@ -275,10 +278,14 @@ def cmd_eval(args: argparse.Namespace) -> int:
         raise UserError("--samples must be at least 1")
     if args.limit is not None and args.limit < 1:
         raise UserError(f"--limit must be at least 1 (got {args.limit})")
+    if args.judge_model and not (args.judge_url or settings.llm.url):
+        raise UserError("--judge-model needs a server: pass --judge-url URL (or --llm-url)")
     llm = _llm_client(settings, workspace)
+    judge = judge_client(settings, _api_key(), workspace) or llm
     engine = QueryEngine(workspace, settings, llm=llm)
     engine.progress = lambda line: print(f"  {line}", file=sys.stderr, flush=True)
-    options = dict(system=args.system, limit=args.limit, samples=args.samples, benchmark=args.benchmark, engine=engine)
+    options = dict(system=args.system, limit=args.limit, samples=args.samples, benchmark=args.benchmark, engine=engine,
+                   judge=judge, fresh=args.fresh)
     try:
         if args.no_prefect:
             report = evaluate(workspace, questions, settings, **options)
@@ -288,14 +295,65 @@ def cmd_eval(args: argparse.Namespace) -> int:
     except QuestionFileError as exc:
         raise UserError(str(exc)) from None
     finally:
-        if llm is not None:
-            llm.close()
+        for client in {id(c): c for c in (llm, judge) if c is not None}.values():
+            client.close()
     print(json.dumps(report.to_json(), ensure_ascii=False, indent=1) if args.json else format_report(report))
     if report.skipped_documents:
         skipped = int((report.rows["status"] != "answered").sum())
         print(f"error: {skipped} of {len(report.rows)} answer(s) not produced: "
               f"documents not in the workspace: {', '.join(report.skipped_documents)}", file=sys.stderr)
         return EXIT_FAILED
+    return 0
+
+
+def cmd_ablate(args: argparse.Namespace) -> int:
+    from flows.ablate_flow import format_ablation, run_ablation
+    from flows.ablation import AblationError, parse_settings
+    from flows.evaluation import QuestionFileError
+    from flows.judging import judge_client
+
+    settings = _settings(args)
+    workspace = _workspace(args)
+    questions = [Path(q) for q in args.questions]
+    missing = [str(q) for q in questions if not q.is_file()]
+    if missing:
+        raise UserError(f"questions file not found: {', '.join(missing)}")
+    if args.samples < 1:
+        raise UserError("--samples must be at least 1")
+    try:
+        names = parse_settings(args.settings)
+    except AblationError as exc:
+        raise UserError(str(exc)) from None
+    llm = _llm_client(settings, workspace)
+    judge = judge_client(settings, _api_key(), workspace) or llm
+    if not args.no_prefect:
+        prefect_environment(args.verbose)
+    try:
+        report = run_ablation(workspace, questions, settings, names, limit=args.limit, samples=args.samples,
+                              system=args.system, llm=llm, judge=judge, fresh=args.fresh,
+                              use_prefect=not args.no_prefect, parallel=args.parallel)
+    except (AblationError, QuestionFileError) as exc:
+        raise UserError(str(exc)) from None
+    finally:
+        for client in {id(c): c for c in (llm, judge) if c is not None}.values():
+            client.close()
+    if args.json:
+        print(json.dumps({"ablation_id": report.ablation_id, "variants": report.variants, "notes": report.notes,
+                          "rows": json.loads(report.rows.to_json(orient="records"))}, ensure_ascii=False, indent=1))
+    else:
+        print(format_ablation(report))
+    return 0
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from flows.report import ReportError, write_report
+
+    workspace = _workspace(args)
+    try:
+        result = write_report(workspace, Path(args.out), args.run or None, args.ablation)
+    except ReportError as exc:
+        raise UserError(str(exc)) from None
+    print(f"wrote {result['out']}: {result['runs']} run(s), {result['plots']} plot(s), {result['bytes']:,} bytes")
     return 0
 
 
@@ -377,7 +435,9 @@ def _ablations(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--follow-up-rounds", type=int, choices=[0, 1, 2], help="agent follow-up rounds (default 2)")
     group.add_argument("--no-graph-tools", action="store_true", help="remove the graph-channel tools")
     group.add_argument("--no-reading-skills", action="store_true", help="inject no reading-skill cards")
-    group.add_argument("--no-hierarchy", action="store_true", help="hide episodes and storylines from the tools")
+    group.add_argument("--no-hierarchy", action="store_true", help="hide episodes and storylines from every tool")
+    group.add_argument("--no-attributes", action="store_true",
+                       help="hide entity attributes and attribute-built profiles (atomic facts stay)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -439,6 +499,9 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--limit", type=int, help="only the first N questions")
     evaluate.add_argument("--samples", type=int, default=1, help="answers sampled per question (Pass@N)")
     evaluate.add_argument("--benchmark", help="benchmark name in reports (default: from the file path)")
+    evaluate.add_argument("--judge-url", help="OpenAI-compatible server of the correctness judge (default: --llm-url)")
+    evaluate.add_argument("--judge-model", help="judge model name (default: --model)")
+    evaluate.add_argument("--fresh", action="store_true", help="answer and judge again; ignore the run's stored work")
     evaluate.add_argument("--no-prefect", action="store_true", help="run in-process without Prefect")
     evaluate.add_argument("--json", action="store_true")
     evaluate.set_defaults(func=cmd_eval)
@@ -450,6 +513,30 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--concurrency", type=int, default=2, dest="serve_concurrency", help="questions answered at the same time (default 2)")
     serve.add_argument("--queue", type=int, default=16, help="questions allowed to wait before 503 busy (default 16)")
     serve.set_defaults(func=cmd_serve)
+
+    ablate = commands.add_parser("ablate", help="run the ablation grid (paper §4.3) into ablation_results")
+    _common(ablate)
+    ablate.add_argument("--questions", required=True, nargs="+", help="questions.jsonl files (one per benchmark)")
+    ablate.add_argument("--settings", help="comma-separated settings (default: the paper's table, follow-up "
+                        "depths 0/1 and SABER raw/heuristic); see flows/ablation.py")
+    ablate.add_argument("--system", default="nkw", choices=["nkw", "hybrid"])
+    ablate.add_argument("--limit", type=int, help="the fixed question budget: first N questions of each file")
+    ablate.add_argument("--samples", type=int, default=1, help="answers sampled per question (Pass@N; LLM only)")
+    ablate.add_argument("--judge-url", help="OpenAI-compatible server of the correctness judge (default: --llm-url)")
+    ablate.add_argument("--judge-model", help="judge model name (default: --model)")
+    ablate.add_argument("--parallel", type=int, default=2, help="settings answered at the same time (default 2)")
+    ablate.add_argument("--fresh", action="store_true", help="answer and judge again; ignore stored work")
+    ablate.add_argument("--no-prefect", action="store_true", help="run in-process without Prefect")
+    ablate.add_argument("--json", action="store_true")
+    ablate.set_defaults(func=cmd_ablate)
+
+    report = commands.add_parser("report", help="one self-contained HTML report of evaluation runs and ablations")
+    report.add_argument("--workspace", "-w", required=True)
+    report.add_argument("--run", action="append", help="an evaluation run id (repeat; default: every run)")
+    report.add_argument("--ablation", help="ablation id (default: the largest ablation_results run)")
+    report.add_argument("--out", required=True, help="the HTML file to write")
+    report.add_argument("--debug", action="store_true")
+    report.set_defaults(func=cmd_report)
 
     sql = commands.add_parser("sql", help="read-only DuckDB SQL over the workspace tables")
     sql.add_argument("query")

@@ -107,7 +107,7 @@ class Plan:
 
 
 def plan_build(paths: list[str], workspace: Workspace, settings: Settings, stages: list[Stage],
-               resources: Resources) -> Plan:
+               resources: Resources, doc_ids: set[str] | None = None) -> Plan:
     """Stream the inputs once; keep a reference per document, decide from the manifest what to run."""
     manifests = list_manifests(workspace)
     known = {m.doc_id: m.source for m in manifests if m.source}
@@ -119,7 +119,7 @@ def plan_build(paths: list[str], workspace: Workspace, settings: Settings, stage
             plan.notices.append(item.notice)
         elif item.failure is not None:
             plan.failures.append(item.failure)
-        elif item.document is not None:
+        elif item.document is not None and (doc_ids is None or item.document.doc_id in doc_ids):
             ref = DocumentRef.of(item.document, item.offset)
             plan.order[ref.doc_id] = len(plan.order)
             pending = pending_stages(workspace, ref, stages, settings, resources)
@@ -175,23 +175,25 @@ def preflight(resources: Resources, stages: list[Stage], pending: dict[str, list
 
 def build(paths: list[str], workspace: Workspace, settings: Settings, *, stages: list[Stage] | None = None,
           resources: Resources | None = None, map_documents: DocumentMapper | None = None,
-          quiet: bool = False, prune: bool = False, allow_offline_fallback: bool = False) -> BuildReport:
-    """Bring every stage of every input document up to date, under the workspace's writer lock: in
-    this process one document after another, or through `map_documents` (flows.build_corpus).
+          quiet: bool = False, prune: bool = False, allow_offline_fallback: bool = False,
+          doc_ids: set[str] | None = None) -> BuildReport:
+    """Bring every stage of every input document up to date (only `doc_ids`, when given), under the
+    workspace's writer lock: in this process one document after another, or through `map_documents`
+    (flows.build_corpus).
 
     Raises WorkspaceLocked when another writer holds the workspace, and LLMUnavailable when LLM
     stages have work and the configured server does not answer (unless `allow_offline_fallback`)."""
     with WriterLock(workspace, "build"):
         return _build(paths, workspace, settings, stages or select_stages(), resources or make_resources(settings),
-                      map_documents, quiet, prune, allow_offline_fallback)
+                      map_documents, quiet, prune, allow_offline_fallback, doc_ids)
 
 
 def _build(paths: list[str], workspace: Workspace, settings: Settings, stages: list[Stage], resources: Resources,
            map_documents: DocumentMapper | None, quiet: bool, prune: bool,
-           allow_offline_fallback: bool) -> BuildReport:
+           allow_offline_fallback: bool, doc_ids: set[str] | None) -> BuildReport:
     started = time.perf_counter()
     workspace.tables_dir.mkdir(parents=True, exist_ok=True)
-    plan = plan_build(paths, workspace, settings, stages, resources)
+    plan = plan_build(paths, workspace, settings, stages, resources, doc_ids)
     report = BuildReport(notices=list(plan.notices))
     report.ingest_failures = record_ingest_failures(workspace, plan.failures)
     if prune:
@@ -199,7 +201,7 @@ def _build(paths: list[str], workspace: Workspace, settings: Settings, stages: l
     checked = preflight(resources, stages, plan.pending, allow_offline_fallback, report.notices)
     if checked is not resources:  # offline fallback: the heuristics' fingerprints decide what is pending
         resources = checked
-        plan = plan_build(paths, workspace, settings, stages, resources)
+        plan = plan_build(paths, workspace, settings, stages, resources, doc_ids)
     report.plan_seconds = time.perf_counter() - started
     progress = Progress(len(plan.to_build), quiet=quiet)
     for ref in plan.up_to_date:

@@ -5,6 +5,8 @@ Parameters are references: the workspace and questions-file paths (with the file
 doc ids, the run's options, the settings and a session key. Each task reads its document's
 questions from the file; the query engine (loaded documents, embedder, LLM client) is the
 caller's when the task runs in its process, else one built per process from the settings.
+Documents are mapped concurrently on a thread-pool task runner
+(`[evaluate].document_concurrency` documents at a time).
 """
 
 from __future__ import annotations
@@ -17,10 +19,12 @@ from typing import Any
 
 from prefect import flow, task
 from prefect.cache_policies import NO_CACHE
+from prefect.task_runners import ThreadPoolTaskRunner
 
 from flows.answer_questions import QueryEngine
 from flows.prefect_server import reap_with_this_process
 from flows.evaluation import EvalJob, EvalReport, answer_document, document_questions, evaluate
+from flows.judging import judge_client
 from flows.sessions import api_key, settings_payload
 from schemas.config import Settings, load_settings
 from schemas.ids import stable_hash
@@ -59,11 +63,9 @@ def answer_document_task(
 def answer_documents_flow(
     job: dict[str, Any], doc_ids: list[str], settings: dict[str, Any], session: str
 ) -> list[dict[str, list[dict]]]:
-    # Documents are answered one after another so latency figures are not inflated by sharing 2 cores.
-    return [
-        answer_document_task.with_options(task_run_name=f"answer[{doc_id}]")(job, doc_id, settings, session)
-        for doc_id in doc_ids
-    ]
+    futures = [answer_document_task.with_options(task_run_name=f"answer[{doc_id}]").submit(job, doc_id, settings, session)
+               for doc_id in doc_ids]
+    return [future.result() for future in futures]
 
 
 def map_documents_with_prefect(
@@ -73,8 +75,10 @@ def map_documents_with_prefect(
     session = uuid.uuid4().hex  # tasks in this process answer with `engine` (its documents stay loaded)
     with _LOCK:
         _REGISTERED[session] = engine
+    workers = settings.evaluate.document_concurrency
+    runner = answer_documents_flow.with_options(task_runner=ThreadPoolTaskRunner(max_workers=workers))
     try:
-        return answer_documents_flow(dataclasses.asdict(job), doc_ids, settings_payload(settings), session)
+        return runner(dataclasses.asdict(job), doc_ids, settings_payload(settings), session)
     finally:
         with _LOCK:
             _REGISTERED.pop(session, None)
@@ -95,12 +99,15 @@ def evaluate_benchmark(
     samples: int = 1,
     llm_url: str | None = None,
     model: str | None = None,
+    fresh: bool = False,
 ) -> dict[str, Any]:
     """Deployment entry point: score `system` on a questions file over a built workspace, with the
-    LLM at `llm_url` (or the config file's [llm] section) when one is configured."""
+    LLM at `llm_url` (or the config file's [llm] section) when one is configured; the judge is
+    `[evaluate].judge_url` / `judge_model`, else the answering LLM, else none."""
     settings = load_settings(Path(config) if config else None, {"llm": {"url": llm_url, "model": model}})
     target = Workspace.at(workspace)
     llm = build_llm_client(settings.llm, api_key(), target.cache_dir / "llm")
+    judge = judge_client(settings, api_key(), target) or llm
     try:
         report = evaluate(
             target,
@@ -111,8 +118,11 @@ def evaluate_benchmark(
             samples=samples,
             engine=QueryEngine(target, settings, llm=llm),
             map_documents=map_documents_with_prefect,
+            judge=judge,
+            fresh=fresh,
         )
     finally:
-        if llm is not None:
-            llm.close()
+        for client in {id(c): c for c in (llm, judge) if c is not None}.values():
+            client.close()
     return report.to_json()
+

@@ -10,20 +10,28 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable
 
 import pandas as pd
 
 from flows.answer_questions import QueryEngine, warm_up
+from flows.eval_resume import clear_checkpoints, load_checkpoint, save_checkpoint
+from flows.judging import judge_run
 from schemas.config import Settings
 from tasks.query.answer_types import Answer
 from tasks.query.store.doc_index import DocumentNotBuilt
+from tasks.evaluate.protocol import correctness, protocol_metric_rows, summarize_protocol
 from tasks.evaluate.metrics import (METRICS, Question, best_rouge, evidence_recall, gold_section_ids, metric_rows,
                                     summarize)
 from schemas.ids import sha256_bytes, stable_hash
 from tasks.tables.io import Workspace, read_frame, write_table
 from flows.answer_journal import AnswerJournal
 from flows.question_checks import build_gaps, describe_problems, read_lines, validate_questions
+
+
+JUDGING_FIELDS = {"judge_votes", "judge_temperature", "judge_url", "judge_model", "document_concurrency",
+                  "question_concurrency"}
 
 
 class QuestionFileError(ValueError):
@@ -40,12 +48,15 @@ class EvalReport:
     by_qtype: dict[str, dict[str, float | None]]
     skipped_documents: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    protocol: dict[str, Any] = field(default_factory=dict)  # Overall, Pass@k, judge agreement (paper §4)
+    by_qtype_protocol: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         answered = int((self.rows["status"] == "answered").sum()) if not self.rows.empty else 0
         return {"system": self.system, "benchmark": self.benchmark, "run_id": self.run_id, "n_questions": answered,
                 "offline": bool(self.rows["is_offline"].all()) if answered else True,
-                "metrics": self.metrics, "by_qtype": self.by_qtype, "skipped_documents": self.skipped_documents,
+                "metrics": self.metrics, "by_qtype": self.by_qtype, "protocol": self.protocol,
+                "by_qtype_protocol": self.by_qtype_protocol, "skipped_documents": self.skipped_documents,
                 "notes": self.notes}
 
 
@@ -124,13 +135,31 @@ def answer_row(run_id: str, benchmark: str, question: Question, sample: int, ans
 def trace_rows(run_id: str, qid: str, sample: int, answer: Answer) -> list[dict[str, Any]]:
     return [{"run_id": run_id, "qid": qid, "sample": sample, "call_index": i, "round": int(call.get("round", 0)),
              "tool": call["tool"], "arguments": json.dumps(call.get("arguments", {}), ensure_ascii=False, sort_keys=True),
-             "rows": call.get("rows"), "tokens": call.get("tokens"), "ms": call.get("ms")}
+             "rows": call.get("rows"), "tokens": call.get("tokens"), "ms": call.get("ms"),
+             "kinds": list(call.get("kinds") or [])}
             for i, call in enumerate(answer.trace)]
+
+
+def _answer_question(engine: QueryEngine, run_id: str, benchmark: str, doc_id: str, question: Question,
+                     gold: list[str], system: str, samples: int) -> dict[str, list[dict]]:
+    out: dict[str, list[dict]] = {"qa_answers": [], "qa_traces": [], "llm_calls": [], "failures": []}
+    for sample in range(samples):
+        answer = engine.ask(doc_id, question.question, question.options, system, sample=sample)
+        out["qa_answers"].append(answer_row(run_id, benchmark, question, sample, answer, gold, "answered"))
+        if engine.journal is not None:
+            engine.journal.add(out["qa_answers"][-1])
+        out["qa_traces"].extend(trace_rows(run_id, question.qid, sample, answer))
+        out["llm_calls"].extend({**row, "doc_id": doc_id} for row in answer.llm_calls)
+        out["failures"].extend({**row, "doc_id": doc_id} for row in answer.failures)
+    return out
 
 
 def answer_document(engine: QueryEngine, run_id: str, benchmark: str, doc_id: str, questions: list[Question],
                     system: str, samples: int) -> dict[str, list[dict]]:
-    """Answer one document's questions; a missing document marks its questions, never raises."""
+    """Answer one document's questions; a missing document marks its questions, never raises.
+
+    With an LLM, questions run `question_concurrency` at a time (the server does the work); offline
+    answering is CPU-bound and runs one question at a time. A finished document is checkpointed."""
     out: dict[str, list[dict]] = {"qa_answers": [], "qa_traces": [], "llm_calls": [], "failures": []}
     try:
         warm_up(engine, doc_id)
@@ -139,17 +168,18 @@ def answer_document(engine: QueryEngine, run_id: str, benchmark: str, doc_id: st
         out["qa_answers"] = [answer_row(run_id, benchmark, q, s, None, [], "document_missing")
                              for q in questions for s in range(samples)]
         return out
-    journal = engine.journal
-    for question in questions:
-        gold = gold_section_ids(question, sections)
-        for sample in range(samples):
-            answer = engine.ask(doc_id, question.question, question.options, system, sample=sample)
-            out["qa_answers"].append(answer_row(run_id, benchmark, question, sample, answer, gold, "answered"))
-            if journal is not None:
-                journal.add(out["qa_answers"][-1])
-            out["qa_traces"].extend(trace_rows(run_id, question.qid, sample, answer))
-            out["llm_calls"].extend({**row, "doc_id": doc_id} for row in answer.llm_calls)
-            out["failures"].extend({**row, "doc_id": doc_id} for row in answer.failures)
+    golds = [gold_section_ids(question, sections) for question in questions]
+    workers = engine.settings.evaluate.question_concurrency if engine.llm is not None else 1
+    args = [(engine, run_id, benchmark, doc_id, q, gold, system, samples) for q, gold in zip(questions, golds)]
+    if workers > 1 and len(args) > 1:
+        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="question") as pool:
+            parts = list(pool.map(lambda a: _answer_question(*a), args))
+    else:
+        parts = [_answer_question(*a) for a in args]
+    for part in parts:
+        for table, rows in part.items():
+            out[table].extend(rows)
+    save_checkpoint(engine.workspace, run_id, doc_id, [q.qid for q in questions], samples, out)
     if engine.progress is not None:
         engine.progress(f"{doc_id}: {len(questions)} question(s) answered with {system}")
     return out
@@ -157,12 +187,18 @@ def answer_document(engine: QueryEngine, run_id: str, benchmark: str, doc_id: st
 
 def evaluation_run_id(questions_path: Path, system: str, settings: Settings, limit: int | None, samples: int) -> str:
     content = sha256_bytes(questions_path.read_bytes())
-    return f"run_{stable_hash('eval', content, system, settings.model_dump(mode='json'), limit, samples)}"
+    # The judge and the run's concurrency do not change the answers: they are not part of the run id.
+    answering = settings.model_dump(mode="json", exclude={"evaluate": JUDGING_FIELDS})
+    return f"run_{stable_hash('eval', content, system, answering, limit, samples)}"
 
 
 def evaluate(workspace: Workspace, questions_path: Path, settings: Settings, *, system: str = "nkw",
              limit: int | None = None, samples: int = 1, benchmark: str | None = None, engine: QueryEngine | None = None,
-             map_documents: Callable[..., list[dict[str, list[dict]]]] | None = None) -> EvalReport:
+             map_documents: Callable[..., list[dict[str, list[dict]]]] | None = None, judge: Any = None,
+             fresh: bool = False) -> EvalReport:
+    """Answer, score and store one run. `judge` (an LLM client) labels free-form answers with
+    `settings.evaluate.judge_votes` votes each; finished documents and stored votes are reused
+    unless `fresh`. Every answer is journaled as it is produced, so an interrupted run loses none."""
     if limit is not None and limit < 1:
         raise QuestionFileError(f"--limit must be at least 1 (got {limit})")
     questions = load_questions(questions_path)[:limit]
@@ -171,34 +207,61 @@ def evaluate(workspace: Workspace, questions_path: Path, settings: Settings, *, 
     run_id = evaluation_run_id(questions_path, system, settings, limit, samples)
     engine = engine or QueryEngine(workspace, settings)
     engine.journal = AnswerJournal(workspace, run_id)
+    engine.sample_temperature = settings.evaluate.sample_temperature if samples > 1 else None
+    if fresh:
+        clear_checkpoints(workspace, run_id)
     by_doc: dict[str, list[Question]] = {}
     for question in questions:
         by_doc.setdefault(question.doc_id, []).append(question)
-    jobs = [(doc_id, qs) for doc_id, qs in by_doc.items()]
+    all_jobs = [(doc_id, qs) for doc_id, qs in by_doc.items()]
+    done = {doc_id: load_checkpoint(workspace, run_id, doc_id, [q.qid for q in qs], samples) for doc_id, qs in all_jobs}
+    jobs = [(doc_id, qs) for doc_id, qs in all_jobs if done[doc_id] is None]
     if map_documents is None:
-        results = [answer_document(engine, run_id, benchmark, d, qs, system, samples) for d, qs in jobs]
+        fresh_results = [answer_document(engine, run_id, benchmark, d, qs, system, samples) for d, qs in jobs]
     else:
         job = EvalJob(str(workspace.root), str(questions_path.resolve()), sha256_bytes(questions_path.read_bytes()),
                       limit, run_id, benchmark, system, samples)
-        results = map_documents(job, [doc_id for doc_id, _ in jobs], engine, settings)
+        fresh_results = map_documents(job, [doc_id for doc_id, _ in jobs], engine, settings) if jobs else []
+    answered = dict(zip([d for d, _ in jobs], fresh_results))
+    results = [done[doc_id] if done[doc_id] is not None else answered[doc_id] for doc_id, _ in all_jobs]
     frame = pd.DataFrame([row for result in results for row in result["qa_answers"]])
     write_table(workspace, "qa_answers", frame, run_id)
     write_table(workspace, "qa_traces", [row for result in results for row in result["qa_traces"]], run_id)
-    for (doc_id, _), result in zip(jobs, results):
+    for (doc_id, _), result in zip(all_jobs, results):
         # LLM accounting of query time lands beside the build's, one partition per run and document.
         if result["llm_calls"] or result["failures"]:
             write_table(workspace, "llm_calls", result["llm_calls"], doc_id, f"answer-{run_id}")
             write_table(workspace, "failures", result["failures"], doc_id, f"answer-{run_id}")
+    notes = []
+    reused = len(all_jobs) - len(jobs)
+    if reused:
+        notes.append(f"resumed: {reused} document(s) reused from the run's checkpoints (--fresh answers again)")
+    judgments = None
+    if judge is not None:
+        judgments, stats = judge_run(workspace, run_id, benchmark, frame, judge, settings.evaluate, fresh)
+        notes.append(f"judge {judge.model}: {stats['items']} free-form answer(s) x {settings.evaluate.judge_votes} "
+                     f"votes; {stats['reused']} reused from stored votes; {stats['failed_votes']} failed vote(s)")
+    labelled = correctness(frame, judgments)
     metrics = metric_rows(run_id, benchmark, system, frame)
+    metrics += protocol_metric_rows(run_id, benchmark, system, labelled, judgments, samples)
     write_table(workspace, "eval_metrics", metrics, run_id)
     by_qtype = {q: summarize(g) for q, g in frame.groupby(frame["qtype"].fillna("(none)"))} if frame["qtype"].notna().any() else {}
+    by_qtype_protocol = ({q: summarize_protocol(g, judgments, samples)
+                          for q, g in labelled.groupby(labelled["qtype"].fillna("(none)"))}
+                         if labelled["qtype"].notna().any() else {})
+    protocol = summarize_protocol(labelled, judgments, samples)
     missing = sorted(frame.loc[frame["status"] == "document_missing", "doc_id"].unique().tolist())
-    notes = [gaps for doc_id, _ in jobs if doc_id not in missing and (gaps := build_gaps(workspace, doc_id))]
+    notes += [gaps for doc_id, _ in all_jobs if doc_id not in missing and (gaps := build_gaps(workspace, doc_id))]
     if frame["is_offline"].fillna(True).all():
         notes.append("offline: answers are extractive (no LLM); ROUGE-L is against the reference text")
     if samples > 1 and frame["is_offline"].fillna(True).all():
-        notes.append("offline answers are deterministic: every sample of a question is identical")
-    return EvalReport(run_id, benchmark, system, frame, summarize(frame), by_qtype, missing, notes)
+        notes.append("offline answers are deterministic: every sample of a question is identical, "
+                     "so Pass@k is not applicable (reported as —)")
+    if judge is None and (labelled["correct_source"] == "none").any() and (frame["status"] == "answered").any():
+        notes.append("free-form answers are not judged without a judge (--judge-url or --llm-url): "
+                     "Overall covers multiple-choice questions only")
+    return EvalReport(run_id, benchmark, system, frame, summarize(frame), by_qtype, missing, notes, protocol,
+                      by_qtype_protocol)
 
 
 def format_report(report: EvalReport) -> str:
@@ -214,6 +277,12 @@ def format_report(report: EvalReport) -> str:
     lines.append(row("ALL", report.metrics, len(answered)))
     for qtype, metrics in sorted(report.by_qtype.items()):
         lines.append(row(qtype, metrics, int((answered["qtype"].fillna("(none)") == qtype).sum())))
+    if report.protocol:
+        p = report.protocol
+        fmt = lambda v: "—" if v is None else format(v, ".4g")  # noqa: E731
+        lines.append(f"Overall {fmt(p['overall'])} ({p['overall_source']})   Pass@{p['k']} {fmt(p['pass_at_k'])}   "
+                     f"judge agreement {fmt(p['judge_pairwise_agreement'])}   Krippendorff alpha {fmt(p['judge_alpha'])}"
+                     f"   judged answers {p['judged_answers']}")
     if report.skipped_documents:
         lines.append(f"not in workspace (questions skipped): {', '.join(report.skipped_documents)}")
     lines.extend(f"note: {note}" for note in report.notes)

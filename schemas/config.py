@@ -150,6 +150,21 @@ class AnswerSettings(Section):
     source_token_budget: int = Field(0, ge=0, description="source tokens in the final evidence; 0 = the hybrid "
                                      "baseline's top-k chunk tokens for the same question (equal-budget comparison)")
     max_passage_tokens: int = Field(120, ge=20, description="longest excerpt of one chunk in the final evidence")
+    attributes: bool = Field(True, description="False hides entity attributes and the attribute part of profiles "
+                             "(atomic facts stay): the paper's 'w/o attributes' ablation")
+
+
+class EvaluateSettings(Section):
+    """Evaluation protocol (paper §4, appendix B.2-B.3): sampled answers and the correctness judge."""
+
+    sample_temperature: float = Field(0.7, ge=0, le=2, description="answer temperature when --samples > 1 (Pass@k)")
+    judge_votes: int = Field(5, ge=1, le=15, description="stochastic judgments per answer, majority label")
+    judge_temperature: float = Field(0.7, ge=0, le=2, description="sampling temperature of the judge")
+    judge_url: str | None = Field(None, description="OpenAI-compatible server of the judge (default: the answerer's)")
+    judge_model: str | None = Field(None, description="judge model name (default: the answerer's)")
+    document_concurrency: int = Field(2, ge=1, le=32, description="documents answered at the same time")
+    question_concurrency: int = Field(4, ge=1, le=64, description="questions of one document answered at the "
+                                      "same time when an LLM answers (offline answering is one at a time)")
 
 
 class SqlSettings(Section):
@@ -179,6 +194,7 @@ class Settings(Section):
     retrieval: RetrievalSettings = RetrievalSettings()
     answer: AnswerSettings = AnswerSettings()
     sql: SqlSettings = SqlSettings()
+    evaluate: EvaluateSettings = EvaluateSettings()
 
     def section_hash(self, name: str) -> str:
         """Hash of one config section: part of a stage's fingerprint."""

@@ -52,6 +52,7 @@ class LLMRequest:
     messages: tuple[dict[str, str], ...]
     max_tokens: int | None = None  # None -> settings.max_tokens
     temperature: float | None = None  # None -> settings.temperature
+    seed: int | None = None  # sent to the server and part of the cache key: sample n is never sample m's reply
 
     @property
     def prompt_version(self) -> str:
@@ -184,6 +185,8 @@ class OpenAICompatibleClient:
         s = self.settings
         sampling = {"temperature": s.temperature if request.temperature is None else request.temperature,
                     "max_tokens": request.max_tokens or s.max_tokens, "enable_thinking": s.enable_thinking}
+        if request.seed is not None:
+            sampling["seed"] = request.seed  # only when set, so unseeded requests keep their cache keys
         # The offered tools shape the reply as much as a schema does, so they are part of the key.
         key = cache_key(self.model, request.messages, sampling, schema if tools is None else {"tools": tools},
                         CACHE_VERSION)
@@ -208,6 +211,8 @@ class OpenAICompatibleClient:
                 last = calls[-1] if calls else {"status": "timeout", "error": None}
                 return fail(last["status"], self._clean(f"deadline of {s.deadline_s:g}s reached; last: {last['error']}"))
             payload = self._payload(messages, sampling["temperature"], max_tokens, schema, response_format, tools)
+            if request.seed is not None:
+                payload["seed"] = request.seed
             started = time.perf_counter()
             try:
                 with self._slots:

@@ -38,15 +38,18 @@ LABELS = {
 
 
 def request_factory_for(doc_id: str, language: str, question: str, options: list[str] | None = None,
-                        stage: str = "answer", max_tokens: int | None = None) -> RequestFactory:
-    """Requests for one question: the prompt in the document's language, item id `q_<hash>:<suffix>`."""
+                        stage: str = "answer", max_tokens: int | None = None, seed: int | None = None,
+                        temperature: float | None = None) -> RequestFactory:
+    """Requests for one question: the prompt in the document's language, item id `q_<hash>:<suffix>`.
+    `seed` and `temperature` make one of several sampled answers (Pass@k); None keeps the defaults."""
     question_key = f"q_{stable_hash(doc_id, question, options or [])}"
 
     def factory(prompt_id: str, values: dict[str, Any], item_suffix: str) -> LLMRequest:
         prompt = load_prompt(prompt_id, language)
         return LLMRequest(stage=stage, item_id=f"{question_key}:{item_suffix}", doc_id=doc_id,
                           prompt_id=prompt.prompt_id, prompt_hash=prompt.sha256,
-                          messages=render_messages(prompt, values), max_tokens=max_tokens)
+                          messages=render_messages(prompt, values), max_tokens=max_tokens, seed=seed,
+                          temperature=temperature)
 
     return factory
 

@@ -141,6 +141,9 @@ class LLMFinalizer:
     request_factory: RequestFactory
     fallback: Finalizer = offline_finalizer
     render_skills: SkillRenderer | None = None  # (skill ids, language) -> operator text
+    # (env, question, options, intents, board) -> option verdict text, run for multiple choice when the
+    # option_admission reading skill is selected (tasks.query.options.audit_llm)
+    audit_options: Callable[..., str] | None = None
     failures: list[dict[str, str]] = field(default_factory=list)
     llm_calls: list[dict[str, Any]] = field(default_factory=list)
 
@@ -148,7 +151,10 @@ class LLMFinalizer:
                  board: EvidenceBoard, skills: list[str]) -> FinalAnswer:
         """The checked LLM answer, or the fallback answer labelled offline."""
         language = env.store.source.language
-        values = final_values(question, options, board, self._skills(skills, language), language)
+        skills_text = self._skills(skills, language)
+        if options and self.audit_options is not None and "option_admission" in skills:
+            skills_text = "\n\n".join(t for t in (skills_text, self.audit_options(env, question, options, intents, board)) if t)
+        values = final_values(question, options, board, skills_text, language)
         request = self.request_factory(FINAL_PROMPT, values, "final")
         result = self.client.structured(request, FinalAnswerReply)
         self.llm_calls.extend(result.calls)
@@ -178,6 +184,7 @@ class LLMFinalizer:
 
 
 def make_llm_finalizer(client: LLMClient, request_factory: RequestFactory, fallback: Finalizer = offline_finalizer,
-                       render_skills: SkillRenderer | None = None) -> LLMFinalizer:
+                       render_skills: SkillRenderer | None = None,
+                       audit_options: Callable[..., str] | None = None) -> LLMFinalizer:
     """The LLM finalizer for one question (a `Finalizer` with `failures` and `llm_calls`)."""
-    return LLMFinalizer(client, request_factory, fallback, render_skills)
+    return LLMFinalizer(client, request_factory, fallback, render_skills, audit_options)

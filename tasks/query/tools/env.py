@@ -14,6 +14,10 @@ from tasks.query.store.document_store import NarrativeStore
 class ToolEnv:
     store: NarrativeStore
     embed_texts: Callable[[Sequence[str]], np.ndarray] | None = None
+    # Ablations (paper §4.3): False hides episodes and storylines from every tool / hides entity
+    # attributes and the attribute-built profile summaries (atomic facts stay).
+    hierarchy: bool = True
+    attributes: bool = True
     _vectors: dict[str, np.ndarray | None] = field(default_factory=dict)
 
     def vector(self, text: str) -> np.ndarray | None:

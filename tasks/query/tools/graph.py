@@ -61,14 +61,18 @@ def _entity_row(env: ToolEnv, entity_id: str, score: float, query: str) -> ToolR
     aliases = [a for a in as_list(entity["aliases"]) if a != entity["name"]]
     if aliases:
         parts.append("Also: " + ", ".join(aliases[:6]))
-    if len(attributes):
+    shown = []
+    if len(attributes) and env.attributes:
         parts.append("; ".join(f"{r.key}: {r.value}" for r in attributes.itertuples()))
-    if len(profile):
+        shown.append("attribute")
+    if len(profile) and env.attributes:  # the profile summary is composed from the attributes
         parts.append(str(profile.iloc[0]["summary"]))
+        shown.append("profile")
     chunk_ids = rank_chunks(env, as_list(entity["chunk_ids"]), query)
     return ToolRow("entity", entity_id, ". ".join(parts), round(float(score), 6), "graph", env.store.doc_id,
                    **provenance(env.store, chunk_ids), entity_ids=(entity_id,),
-                   extra={"name": entity["name"], "entity_type": entity["entity_type"], "degree": int(entity["degree"])})
+                   extra={"name": entity["name"], "entity_type": entity["entity_type"], "degree": int(entity["degree"]),
+                          "parts": shown})
 
 
 def entity_search(env: ToolEnv, query: str, top_k: int = 6, entity_types: list[str] | None = None) -> list[ToolRow]:

@@ -17,6 +17,7 @@ from tasks.query.tools.types import ToolRow, provenance
 NARRATIVE_SQL = Path(schemas.__file__).resolve().parent / "sql" / "narrative"
 SQL_QUERIES = {path.stem: path.read_text(encoding="utf-8") for path in sorted(NARRATIVE_SQL.glob("*.sql"))}
 UNIT_KINDS = ("event", "interaction", "occasion", "episode", "storyline")
+HIERARCHY_KINDS = ("episode", "storyline")
 
 
 def _unit_chunks(env: ToolEnv, unit: dict[str, Any]) -> list[str]:
@@ -76,13 +77,15 @@ def _unit_row(env: ToolEnv, unit_id: str, score: float) -> ToolRow | None:
     return ToolRow(unit["kind"], unit_id, str(unit["description"]), round(float(score), 6), "narrative", env.store.doc_id,
                    **provenance(env.store, _unit_chunks(env, unit), unit.get("section_id") or None,
                                 (int(span[0]), int(span[1])) if span[0] is not None and span[0] == span[0] else (None, None)),
-                   entity_ids=tuple(entity_ids), extra={"episode_id": env.store.episode_of_unit.get(unit_id)})
+                   entity_ids=tuple(entity_ids),
+                   extra={"episode_id": env.store.episode_of_unit.get(unit_id) if env.hierarchy else None})
 
 
 def narrative_semantic_search(env: ToolEnv, query: str, kinds: list[str] | None = None, top_k: int = 8) -> list[ToolRow]:
     """Events, interactions, occasions, episodes and storylines closest to the query."""
     hits: list[tuple[str, str, float]] = []
-    for kind in kinds or list(UNIT_KINDS):
+    kinds = [k for k in kinds or list(UNIT_KINDS) if env.hierarchy or k not in HIERARCHY_KINDS]
+    for kind in kinds:
         index = env.store.asset(kind)
         if index is not None:
             hits.extend((kind, unit_id, score) for unit_id, score in index.search(query, env.vector(query), top_k))
@@ -99,6 +102,9 @@ def narrative_semantic_search(env: ToolEnv, query: str, kinds: list[str] | None 
 def narrative_trace_search(env: ToolEnv, query: str, direction: str = "any", hops: int = 2, top_k: int = 8) -> list[ToolRow]:
     """Follow the anchor's episode along the cleaned DAG (predecessors for before/cause,
     successors for after/consequence) and report the storylines that contain it."""
+    if not env.hierarchy:
+        # Without episodes there is no progression graph to follow: the closest units are all there is.
+        return narrative_semantic_search(env, query, ["event", "interaction", "occasion"], top_k=top_k)
     anchors = narrative_semantic_search(env, query, ["event", "interaction", "episode"], top_k=3)
     dag = env.store.episode_dag
     rows: list[ToolRow] = []

@@ -135,7 +135,11 @@ class ToolCall:
     error: str | None = None
 
     def trace(self) -> dict[str, Any]:
+        # The kinds of what came back (entity rows add the attribute / profile parts they showed), so
+        # qa_traces tells which components reached the evidence.
+        kinds = {r.kind for r in self.rows} | {p for r in self.rows for p in r.extra.get("parts", [])}
         return {"round": self.round, "tool": self.tool, "arguments": self.arguments, "rows": len(self.rows),
+                "kinds": sorted(kinds),
                 "tokens": sum(len(r.text.split()) for r in self.rows), "ms": round(self.ms, 2), "error": self.error}
 
 

@@ -1,0 +1,129 @@
+"""The Hybrid RAG baseline with an LLM (paper §4 baselines): the same answer model and the same
+final-answer prompt as NKW, reading only the baseline's top-k chunks. NKW's source budget is the
+token count of these same chunks, so both systems answer at one evidence budget.
+
+An unusable or failed reply falls back to the offline extractive baseline answer, labelled offline.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+
+from schemas.config import RetrievalSettings
+from schemas.responses.agent import FinalAnswerReply
+from tasks.query.agent_loop import RequestFactory
+from tasks.query.answer_types import Answer, Citation
+from tasks.query.evidence_board import EvidenceBoard, Passage
+from tasks.query.extractive import EmbedFn
+from tasks.query.finalize_llm import FINAL_PROMPT, check_reply, final_values
+from tasks.query.hybrid.answer import answer_hybrid, evidence_from_chunks, quote
+from tasks.query.hybrid.retrieve import hybrid_search
+from tasks.query.store.doc_index import DocumentIndex
+
+
+def chunk_board(index: DocumentIndex, positions: list[tuple[int, float]]) -> EvidenceBoard:
+    """An evidence board holding only whole source chunks (no structured notes)."""
+    sections = index.sections.set_index("section_id")
+    passages = []
+    for position, score in positions:
+        chunk = index.chunks.iloc[position]
+        section = sections.loc[chunk["section_id"]]
+        passages.append(
+            Passage(
+                chunk["chunk_id"],
+                chunk["section_id"],
+                str(section["heading"]),
+                int(section["ordinal"]),
+                str(chunk["text"]),
+                int(chunk["n_tokens"]),
+                int(chunk.get("char_start", 0) or 0),
+                int(chunk.get("char_end", 0) or 0),
+                float(score),
+            )
+        )
+    return EvidenceBoard([], [], [], passages, sum(p.n_tokens for p in passages))
+
+
+def answer_hybrid_llm(
+    index: DocumentIndex,
+    question: str,
+    options: list[str] | None,
+    query_vector: np.ndarray | None,
+    embed: EmbedFn | None,
+    settings: RetrievalSettings,
+    client: Any,
+    request_factory: RequestFactory,
+) -> Answer:
+    """The baseline's top-k chunks, answered by the LLM with the final-answer prompt."""
+    started = time.perf_counter()
+    ranked = hybrid_search(
+        index, question, query_vector, settings.top_k_chunks, settings.candidates, settings.rrf_k
+    )
+    positions = [(r.position, r.score) for r in ranked]
+    board = chunk_board(index, positions)
+    values = final_values(question, options, board, "", index.language)
+    request = request_factory(FINAL_PROMPT, values, "hybrid_final")
+    result = client.structured(request, FinalAnswerReply)
+    final, problem = (
+        check_reply(result.value, options, board)
+        if result.value is not None
+        else (None, f"llm {result.status}: {result.error}")
+    )
+    if final is None:
+        answer = answer_hybrid(index, question, options, query_vector, embed, settings)
+        answer.notes.insert(0, f"LLM answer failed ({problem}): offline extractive baseline answer")
+        # A failed call is already a failures row of the recording client; an unusable reply is not.
+        answer.failures = (
+            []
+            if result.value is None
+            else [
+                {
+                    "doc_id": index.doc_id,
+                    "stage": request.stage,
+                    "item_id": request.item_id,
+                    "error": f"llm invalid answer: {problem}",
+                    "payload": "{}",
+                }
+            ]
+        )
+        answer.latency_ms = round((time.perf_counter() - started) * 1000, 2)
+        return answer
+    headings = {p.section_id: (p.heading, p.ordinal) for p in board.passages}
+    citations = [
+        Citation(section_id, *headings.get(section_id, ("", 0)), text)
+        for section_id, text in final.quotes or []
+    ]
+    for passage in board.passages:
+        if len(citations) >= 3:
+            break
+        if passage.section_id not in {c.section_id for c in citations}:
+            citations.append(
+                Citation(passage.section_id, passage.heading, passage.ordinal, quote(passage.text, 20))
+            )
+    answer = Answer(
+        doc_id=index.doc_id,
+        question=question,
+        system="hybrid",
+        answer=final.text,
+        is_offline=False,
+        options=options,
+        chosen_option=final.chosen_option,
+        citations=citations[:3],
+        evidence=evidence_from_chunks(index, positions),
+        notes=list(final.notes or []),
+        board=board.composition(),
+    )
+    answer.trace.append(
+        {
+            "round": 0,
+            "tool": "hybrid_evidence_search",
+            "kinds": ["chunk"],
+            "arguments": {"query": question, "top_k": settings.top_k_chunks},
+            "rows": len(positions),
+            "ms": round((time.perf_counter() - started) * 1000, 2),
+        }
+    )
+    return answer

@@ -1,0 +1,65 @@
+"""With an LLM configured, the hybrid baseline answers with the same model and final-answer
+prompt over its top-k chunks, and NKW's multiple-choice answers go through LLM option admission."""
+
+from __future__ import annotations
+
+from flows.answer_questions import QueryEngine
+from schemas.config import load_settings
+from tasks.llm.client import build_llm_client
+from tests.fixtures.llm_fixtures import TEST_MODEL
+from tests.fixtures.openai_server import FakeOpenAIServer
+
+QUESTION = "Where does Tom hide the brass key after Margaret gives it to him?"
+OPTIONS = ["In the lighthouse", "In a tobacco tin in the glovebox", "Under the harbour wall", "In his coat"]
+
+
+def responder(body):
+    name = ((body.get("response_format") or {}).get("json_schema") or {}).get("name")
+    if name == "FinalAnswerReply":
+        options = "A." in body["messages"][-1]["content"]
+        return {
+            "answer": "In a tobacco tin in the glovebox of his van.",
+            "chosen_option": 1 if options else None,
+            "cited_ordinals": [],
+            "quotes": [],
+            "confidence": 0.7,
+        }
+    return None
+
+
+def schema_name(request):
+    return ((request.body.get("response_format") or {}).get("json_schema") or {}).get("name")
+
+
+def test_hybrid_uses_the_llm_and_the_final_answer_prompt(sample_workspace):
+    with FakeOpenAIServer(model_names=(TEST_MODEL,), responder=responder) as server:
+        settings = load_settings(
+            overrides={
+                "embed_texts": {"backend": "hashing"},
+                "llm": {"url": server.url, "model": TEST_MODEL, "max_tokens": 256},
+            }
+        )
+        llm = build_llm_client(settings.llm, None, None)
+        engine = QueryEngine(sample_workspace, settings, llm=llm)
+        hybrid = engine.ask("the_lighthouse_key", QUESTION, system="hybrid")
+        requests = server.chat_requests()
+        assert not hybrid.is_offline and hybrid.answer.startswith("In a tobacco tin")
+        assert [schema_name(r) for r in requests] == ["FinalAnswerReply"]
+        # The same final-answer prompt NKW uses, with the baseline's chunks as its passages.
+        system_prompt = requests[0].body["messages"][0]["content"]
+        assert "evidence packet" in system_prompt
+        assert hybrid.llm_calls and hybrid.llm_calls[0]["prompt_id"] == "final_answer/v1"
+        assert sum(e.n_tokens for e in hybrid.evidence) == hybrid.board["source_tokens"]
+
+        server.reset()
+        nkw = engine.ask("the_lighthouse_key", QUESTION, OPTIONS, system="nkw")
+        names = [schema_name(r) for r in server.chat_requests()]
+        assert "OptionAdmissionReply" in names and names.index("OptionAdmissionReply") < names.index(
+            "FinalAnswerReply"
+        )
+        final = next(r for r in server.chat_requests() if schema_name(r) == "FinalAnswerReply")
+        assert "Option audit" in final.body["messages"][-1]["content"]
+        assert nkw.chosen_option == 1 and not nkw.is_offline
+        # Equal evidence budget: NKW's source tokens never exceed the baseline's top-k chunk tokens.
+        assert nkw.evidence_tokens <= hybrid.evidence_tokens
+        llm.close()
