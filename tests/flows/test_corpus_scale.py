@@ -10,7 +10,7 @@ from prefect import get_client
 from prefect.client.schemas.filters import FlowFilter, FlowFilterName
 
 from flows.build_corpus import build_with_prefect
-from flows.evaluation import evaluate_with_prefect
+from flows.evaluate_benchmark import evaluate_with_prefect
 from flows.stages import select_stages
 from tasks.tables.io import Workspace, read_frame
 from tests.conftest import SAMPLES, SCREENPLAY, STORY
