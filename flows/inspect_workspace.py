@@ -36,6 +36,11 @@ def inspect_json(workspace: Workspace) -> dict[str, Any]:
         failures = _rows(con, load_sql("inspect_failures"))
         llm_usage = _rows(con, load_sql("llm_usage_by_stage"))
         assets = {row.pop("doc_id"): row for row in _rows(con, load_sql("asset_statistics"))}
+        section_kinds: dict[str, dict[str, int]] = {}
+        if table_rows.get("sections"):
+            for doc_id, kind, count in con.execute(
+                    'SELECT doc_id, section_kind, count(*) FROM "sections" GROUP BY doc_id, section_kind').fetchall():
+                section_kinds.setdefault(doc_id, {})[kind] = count
     finally:
         con.close()
     stages: dict[str, dict[str, Any]] = {name: {"built": 0, "failed": 0, "seconds": 0.0} for name in STAGES_BY_NAME}
@@ -44,11 +49,18 @@ def inspect_json(workspace: Workspace) -> dict[str, Any]:
             counts = stages.setdefault(name, {"built": 0, "failed": 0, "seconds": 0.0})
             counts[record.status] = counts.get(record.status, 0) + 1
             counts["seconds"] = round(counts["seconds"] + record.seconds, 2)
+    segmentation = {}
+    for manifest in list_manifests(workspace):
+        record = manifest.stages.get("segment_sections")
+        notes = list(record.details.get("warnings", [])) if record else []
+        kinds = section_kinds.get(manifest.doc_id, {})
+        if kinds or notes:
+            segmentation[manifest.doc_id] = {"section_kinds": kinds, "notes": notes}
     hierarchy = {d["doc_id"]: hierarchy_statistics(*(read_frame(workspace, t, d["doc_id"]) for t in HIERARCHY_TABLES))
                  for d in documents}
     return {"workspace": str(workspace.root), "tables": table_rows, "documents": documents,
             "rows_per_document": per_document, "stages": stages, "failures": failures, "llm_usage": llm_usage,
-            "assets": assets, "hierarchy": hierarchy}
+            "assets": assets, "hierarchy": hierarchy, "segmentation": segmentation}
 
 
 def _statistics_lines(title: str, per_document: dict[str, dict[str, Any]]) -> list[str]:
@@ -74,6 +86,11 @@ def inspect_text(workspace: Workspace) -> str:
         parts = ", ".join(f"{counts.get(c, 0)} {c}" for c in PER_DOCUMENT_COLUMNS)
         lines.append(f"  {document['doc_id'][:40]:<40} {document['kind']:<10} {document['language']} "
                      f"{document['n_words']:>8,} words  {parts}  — {document['title']}")
+    noted = {doc_id: seg for doc_id, seg in data["segmentation"].items() if seg["notes"]}
+    if noted:
+        lines += ["", "segmentation notes:"]
+        for doc_id, seg in noted.items():
+            lines += [f"  {doc_id[:40]:<40} {note}" for note in seg["notes"]]
     lines += ["", "stages (documents built / failed, total seconds):"]
     for name, counts in data["stages"].items():
         if not counts.get("built") and not counts.get("failed"):

@@ -68,6 +68,19 @@ class Shape:
     markers: list[str] = field(default_factory=list)
 
 
+_ZH_SPEECH = re.compile(r"^[^\s：:，。！？“”\"（(]{1,12}[：:]\S")
+_EN_CUE = re.compile(r"^[ \t]*[A-Z][A-Z .'’\-]{1,30}(?:\([^)]{1,12}\))?[ \t]*$")
+
+
+def speech_lines(text: str, language: str) -> int:
+    """How many lines read as a character's speech ("林舟：…", or an English cue above a line)."""
+    lines = text.split("\n")
+    if language == "zh":
+        return sum(1 for line in lines if _ZH_SPEECH.match(line.strip(_WS)))
+    return sum(1 for line, after in zip(lines, lines[1:])
+               if _EN_CUE.match(line) and after.strip() and not after.strip().isupper())
+
+
 def zh_number(text: str) -> int | None:
     """The value of a Chinese numeral up to the thousands ("十二" 12, "一百零五" 105)."""
     if text.isdigit():

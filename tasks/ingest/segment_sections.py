@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any, Iterator
 
 from schemas.ids import make_id
-from tasks.ingest.scene_headings import detect, read_shape, split_en_slug
+from tasks.ingest.scene_headings import detect, read_shape, speech_lines, split_en_slug
 from tasks.stage import StageContext, StageOutput
 from tasks.text import count_tokens, normalize_text
 
@@ -23,6 +23,7 @@ CHAPTER = re.compile(
 )
 
 FALLBACK = "fell back to paragraph groups"
+SCRIPT_SPEECH_LINES = 20  # lines of speech that make a text without scene headings read like a script
 
 
 @dataclass(frozen=True)
@@ -182,8 +183,13 @@ def segment(doc_id: str, text: str, language: str, kind: str, *, section_texts: 
         if headings:
             return scenes(doc_id, text, headings), warnings
         warnings.append(f"{FALLBACK}: no scene headings recognised")
-    rows = chapters(doc_id, text) or paragraph_groups(doc_id, text, paragraph_group_tokens)
-    return rows, warnings
+    rows = chapters(doc_id, text)
+    if rows:
+        return rows, warnings
+    if kind != "screenplay" and (speeches := speech_lines(text, language)) >= SCRIPT_SPEECH_LINES:
+        warnings.append(f"{FALLBACK}: reads like a screenplay ({speeches} lines of speech) "
+                        "but no scene headings recognised")
+    return paragraph_groups(doc_id, text, paragraph_group_tokens), warnings
 
 
 def run(ctx: StageContext) -> StageOutput:

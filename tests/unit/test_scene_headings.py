@@ -100,3 +100,13 @@ def test_screenplay_with_no_recognisable_headings_says_it_fell_back():
     rows, warnings = segment("d", "林舟：你好。\n\n周老师：你好。\n", "zh", "screenplay")
     assert rows[0]["section_kind"] == "paragraphs"
     assert warnings == [f"{FALLBACK}: no scene headings recognised"]
+
+
+def test_text_of_speech_without_headings_is_flagged_even_when_read_as_prose():
+    text = "\n".join(f"{'林舟' if i % 2 else '周老师'}：第{i}句话。" for i in range(24))
+    assert detect_kind(text, "zh") == "prose"
+    rows, warnings = segment("d", text, "zh", "prose")
+    assert rows[0]["section_kind"] == "paragraphs"
+    assert len(warnings) == 1 and warnings[0].startswith(FALLBACK) and "24 lines of speech" in warnings[0]
+    _, quiet = segment("d", "Once upon a time.\n\nThe end.", "en", "prose")
+    assert quiet == []
