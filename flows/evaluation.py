@@ -18,8 +18,8 @@ from flows.answer_questions import QueryEngine, warm_up
 from schemas.config import Settings
 from tasks.query.answer_types import Answer
 from tasks.query.store.doc_index import DocumentNotBuilt
-from tasks.evaluate.metrics import (METRICS, Question, best_rouge, evidence_recall, gold_section_ids, metric_rows,
-                                    summarize)
+from tasks.evaluate.gold_mapping import SectionLookup, gold_lines, gold_summary, gold_warning, map_gold
+from tasks.evaluate.metrics import METRICS, Question, best_rouge, evidence_recall, metric_rows, summarize
 from schemas.ids import sha256_bytes, stable_hash
 from tasks.tables.io import Workspace, write_table
 
@@ -38,13 +38,15 @@ class EvalReport:
     by_qtype: dict[str, dict[str, float | None]]
     skipped_documents: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    gold: dict[str, Any] = field(default_factory=dict)  # gold mapping: unmapped counts, recall per language
+    warnings: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         answered = int((self.rows["status"] == "answered").sum()) if not self.rows.empty else 0
         return {"system": self.system, "benchmark": self.benchmark, "run_id": self.run_id, "n_questions": answered,
                 "offline": bool(self.rows["is_offline"].all()) if answered else True,
                 "metrics": self.metrics, "by_qtype": self.by_qtype, "skipped_documents": self.skipped_documents,
-                "notes": self.notes}
+                "notes": self.notes, "gold_mapping": self.gold, "warnings": self.warnings}
 
 
 def load_questions(path: Path) -> list[Question]:
@@ -70,11 +72,15 @@ def benchmark_name(path: Path) -> str:
 
 
 def answer_row(run_id: str, benchmark: str, question: Question, sample: int, answer: Answer | None,
-               gold: list[str], status: str) -> dict[str, Any]:
+               gold: list[str], status: str, language: str | None = None,
+               gold_unmapped: list[str] | None = None) -> dict[str, Any]:
+    """One `qa_answers` row; a question whose gold could not all be mapped gets no evidence recall."""
+    gold_unmapped = list(gold_unmapped or [])
     base = {"run_id": run_id, "benchmark": benchmark, "qid": question.qid, "doc_id": question.doc_id,
             "system": answer.system if answer else "", "sample": sample, "qtype": question.qtype,
             "question": question.question, "reference": question.answer, "gold_option": question.gold_option,
-            "gold_section_ids": gold, "status": status}
+            "gold_section_ids": gold, "status": status,
+            "language": language or question.meta.get("language"), "gold_unmapped": gold_unmapped}
     if answer is None:
         return {**base, "answer": None, "is_offline": None, "chosen_option": None, "is_correct_option": None,
                 "rouge_l_f1": None, "evidence_section_ids": [], "evidence_recall": None, "evidence_tokens": None,
@@ -85,7 +91,7 @@ def answer_row(run_id: str, benchmark: str, question: Question, sample: int, ans
     return {**base, "answer": answer.answer, "is_offline": answer.is_offline, "chosen_option": answer.chosen_option,
             "is_correct_option": is_correct, "rouge_l_f1": best_rouge(answer.answer, question.references),
             "evidence_section_ids": answer.evidence_section_ids,
-            "evidence_recall": evidence_recall(gold, answer.evidence_section_ids),
+            "evidence_recall": None if gold_unmapped else evidence_recall(gold, answer.evidence_section_ids),
             "evidence_tokens": answer.evidence_tokens, "cited_headings": [c.heading for c in answer.citations],
             "latency_ms": answer.latency_ms, "board_json": json.dumps(answer.board, sort_keys=True) if answer.board else None,
             "skills": list(answer.skills), "tool_calls": len(answer.trace)}
@@ -104,16 +110,18 @@ def answer_document(engine: QueryEngine, run_id: str, benchmark: str, doc_id: st
     out: dict[str, list[dict]] = {"qa_answers": [], "qa_traces": [], "llm_calls": [], "failures": []}
     try:
         warm_up(engine, doc_id)
-        sections = engine.index(doc_id).sections
+        index = engine.index(doc_id)
     except DocumentNotBuilt:
         out["qa_answers"] = [answer_row(run_id, benchmark, q, s, None, [], "document_missing")
                              for q in questions for s in range(samples)]
         return out
+    lookup = SectionLookup(index.sections)
     for question in questions:
-        gold = gold_section_ids(question, sections)
+        mapping = map_gold(question.meta, lookup)
         for sample in range(samples):
             answer = engine.ask(doc_id, question.question, question.options, system, sample=sample)
-            out["qa_answers"].append(answer_row(run_id, benchmark, question, sample, answer, gold, "answered"))
+            out["qa_answers"].append(answer_row(run_id, benchmark, question, sample, answer, mapping.section_ids,
+                                                "answered", index.language, mapping.unmapped))
             out["qa_traces"].extend(trace_rows(run_id, question.qid, sample, answer))
             out["llm_calls"].extend({**row, "doc_id": doc_id} for row in answer.llm_calls)
             out["failures"].extend({**row, "doc_id": doc_id} for row in answer.failures)
@@ -159,11 +167,14 @@ def evaluate(workspace: Workspace, questions_path: Path, settings: Settings, *, 
         notes.append("offline: answers are extractive (no LLM); ROUGE-L is against the reference text")
     if samples > 1 and frame["is_offline"].fillna(True).all():
         notes.append("offline answers are deterministic: every sample of a question is identical")
-    return EvalReport(run_id, benchmark, system, frame, summarize(frame), by_qtype, missing, notes)
+    gold = gold_summary(frame)
+    warnings = [w for w in [gold_warning(benchmark, gold)] if w]
+    return EvalReport(run_id, benchmark, system, frame, summarize(frame), by_qtype, missing, notes, gold, warnings)
 
 
-def format_report(report: EvalReport) -> str:
-    """A plain-text table: the benchmark row, then one row per qtype."""
+def format_report(report: EvalReport, verbose: bool = False) -> str:
+    """A plain-text table: the benchmark row, then one row per qtype; then evidence recall per
+    language with the unmapped gold beside it (`verbose` lists the unmapped questions)."""
     header = f"{'qtype':<34} {'n':>4} " + " ".join(f"{m:>15}" for m in METRICS)
     lines = [f"benchmark {report.benchmark}  system {report.system}  run {report.run_id}", header, "-" * len(header)]
 
@@ -177,6 +188,8 @@ def format_report(report: EvalReport) -> str:
         lines.append(row(qtype, metrics, int((answered["qtype"].fillna("(none)") == qtype).sum())))
     if report.skipped_documents:
         lines.append(f"not in workspace (questions skipped): {', '.join(report.skipped_documents)}")
+    lines.extend(gold_lines(report.gold, verbose) if report.gold else [])
+    lines.extend(f"warning: {warning}" for warning in report.warnings)
     lines.extend(f"note: {note}" for note in report.notes)
     return "\n".join(lines)
 

@@ -127,6 +127,9 @@ register(TableSpec(
         ("gold_section_ids", STR_LIST), ("evidence_section_ids", STR_LIST), ("evidence_recall", FLOAT),
         ("evidence_tokens", INT), ("cited_headings", STR_LIST), ("latency_ms", FLOAT), ("status", STR),
         ("board_json", STR), ("skills", STR_LIST), ("tool_calls", INT),
+        # the document's language, and the gold scenes that could not be mapped to sections (the
+        # question is then left out of evidence recall and reported)
+        ("language", STR), ("gold_unmapped", STR_LIST),
     ),
     not_null=("run_id", "benchmark", "qid", "doc_id", "system", "sample", "question", "status"),
     accepted_values={"status": ("answered", "document_missing", "error")},
