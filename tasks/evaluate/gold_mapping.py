@@ -9,6 +9,9 @@ sections by, in order:
    the section heading sharing most of the title's characters/words (at least half).
 FairytaleQA names them by 1-based section number (`meta.cor_section`).
 
+A reference to the whole work ("whole film", "全片") names no scene: it is not scene gold, so
+such a question has no gold sections (like one without `related_scenes`).
+
 A question whose gold references do not all map is "unmapped": it is left out of evidence
 recall, and reported, never dropped silently.
 """
@@ -24,6 +27,7 @@ import pandas as pd
 from tasks.ingest.scene_headings import zh_number
 
 MIN_OVERLAP = 0.5
+WHOLE_WORK = frozenset({"whole film", "whole movie", "entire film", "whole script", "全片", "全剧", "整部电影"})
 _TITLE_NUMBER = re.compile(r"^\s*(?:第\s*)?(?P<n>\d+|[零〇一二两三四五六七八九十百千]+)\s*(?:[场場幕]|[、.．:)）\s])")
 
 
@@ -110,7 +114,7 @@ def map_gold(meta: dict[str, Any], lookup: SectionLookup) -> GoldMapping:
     """The sections holding a question's gold evidence, with what could not be mapped."""
     related = meta.get("related_scenes")
     if related:
-        references = [t.strip() for t in str(related).split(";") if t.strip()]
+        references = [t.strip() for t in str(related).split(";") if t.strip() and norm(t) not in WHOLE_WORK]
         ids: list[str] = []
         unmapped, methods = [], {}
         for reference in references:

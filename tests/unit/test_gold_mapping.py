@@ -46,6 +46,7 @@ def test_partly_unmapped_gold_is_reported_and_keeps_the_question_out_of_recall()
     fairy = map_gold({"cor_section": "2, 9"}, SectionLookup(SECTIONS))
     assert fairy.section_ids == ["b"] and fairy.unmapped == ["9"]
     assert not map_gold({}, SectionLookup(SECTIONS)).has_gold
+    assert not _map("whole film").has_gold and not _map("全片").has_gold  # no scene is named
 
 
 def _answer(sections: list[str]) -> Answer:
