@@ -120,8 +120,9 @@ def answer_document(engine: QueryEngine, run_id: str, benchmark: str, doc_id: st
         mapping = map_gold(question.meta, lookup)
         for sample in range(samples):
             answer = engine.ask(doc_id, question.question, question.options, system, sample=sample)
-            out["qa_answers"].append(answer_row(run_id, benchmark, question, sample, answer, mapping.section_ids,
-                                                "answered", index.language, mapping.unmapped))
+            out["qa_answers"].append(answer_row(run_id, benchmark, question, sample, answer,
+                                                mapping.section_ids, "answered", index.language,
+                                                mapping.unmapped))
             out["qa_traces"].extend(trace_rows(run_id, question.qid, sample, answer))
             out["llm_calls"].extend({**row, "doc_id": doc_id} for row in answer.llm_calls)
             out["failures"].extend({**row, "doc_id": doc_id} for row in answer.failures)
@@ -169,7 +170,8 @@ def evaluate(workspace: Workspace, questions_path: Path, settings: Settings, *, 
         notes.append("offline answers are deterministic: every sample of a question is identical")
     gold = gold_summary(frame)
     warnings = [w for w in [gold_warning(benchmark, gold)] if w]
-    return EvalReport(run_id, benchmark, system, frame, summarize(frame), by_qtype, missing, notes, gold, warnings)
+    return EvalReport(run_id, benchmark, system, frame, summarize(frame), by_qtype, missing, notes, gold,
+                      warnings)
 
 
 def format_report(report: EvalReport, verbose: bool = False) -> str:

@@ -38,8 +38,8 @@ def inspect_json(workspace: Workspace) -> dict[str, Any]:
         assets = {row.pop("doc_id"): row for row in _rows(con, load_sql("asset_statistics"))}
         section_kinds: dict[str, dict[str, int]] = {}
         if table_rows.get("sections"):
-            for doc_id, kind, count in con.execute(
-                    'SELECT doc_id, section_kind, count(*) FROM "sections" GROUP BY doc_id, section_kind').fetchall():
+            by_kind = 'SELECT doc_id, section_kind, count(*) FROM "sections" GROUP BY doc_id, section_kind'
+            for doc_id, kind, count in con.execute(by_kind).fetchall():
                 section_kinds.setdefault(doc_id, {})[kind] = count
     finally:
         con.close()

@@ -148,13 +148,15 @@ def gold_summary(rows: pd.DataFrame) -> dict[str, Any]:
     """Per language: questions, questions with gold, how many have gold that could not be mapped,
     and evidence recall over the mapped ones; plus the list of unmapped questions."""
     if rows.empty:
-        return {"with_gold": 0, "unmapped": 0, "unmapped_share": None, "by_language": {}, "unmapped_questions": []}
+        return {"with_gold": 0, "unmapped": 0, "unmapped_share": None, "by_language": {},
+                "unmapped_questions": []}
     rows = rows.assign(language=rows["language"].fillna("?"), has_gold=rows.apply(_has_gold, axis=1))
     questions = rows.drop_duplicates("qid")
     by_language: dict[str, dict[str, Any]] = {}
     for language, group in questions.groupby("language"):
         with_gold = group[group["has_gold"]]
-        recalls = rows.loc[(rows["language"] == language) & (rows["status"] == "answered"), "evidence_recall"].dropna()
+        answered = (rows["language"] == language) & (rows["status"] == "answered")
+        recalls = rows.loc[answered, "evidence_recall"].dropna()
         by_language[str(language)] = {
             "questions": int(len(group)), "with_gold": int(len(with_gold)),
             "unmapped": int((with_gold["gold_unmapped"].map(len) > 0).sum()),
@@ -173,7 +175,8 @@ def gold_warning(benchmark: str, summary: dict[str, Any]) -> str | None:
     share = summary.get("unmapped_share")
     if share is None or share <= WARN_SHARE:
         return None
-    return (f"{benchmark}: {summary['unmapped']} of {summary['with_gold']} questions with gold ({share:.1%}) have "
+    return (f"{benchmark}: {summary['unmapped']} of {summary['with_gold']} questions with gold ({share:.1%}) "
+            "have "
             "gold scenes that match no section; they are left out of evidence recall (see --verbose)")
 
 
@@ -185,7 +188,8 @@ def gold_lines(summary: dict[str, Any], verbose: bool = False) -> list[str]:
              + (f" ({share:.1%})" if share is not None else "")]
     for language, figures in sorted(summary["by_language"].items()):
         recall = "—" if figures["evidence_recall"] is None else format(figures["evidence_recall"], ".4g")
-        lines.append(f"evidence recall [{language}] {recall:>7}  over {figures['with_gold'] - figures['unmapped']} "
+        mapped = figures["with_gold"] - figures["unmapped"]
+        lines.append(f"evidence recall [{language}] {recall:>7}  over {mapped} "
                      f"mapped question(s); unmapped gold: {figures['unmapped']} of {figures['with_gold']}")
     if verbose:
         for item in summary["unmapped_questions"]:

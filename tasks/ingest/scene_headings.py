@@ -45,9 +45,11 @@ BULLET = re.compile(r"^(?:-{1,2}|[—–•*]|[A-Z0-9]{1,2}\))[ \t]+")
 QUALIFIER = re.compile(r"^(?P<q>[A-Z][A-Z' ]{1,30}?)[ \t]*(?:-{1,2}|–|—|:)[ \t]*(?=(?:INT|EXT|I/E|EST)\b)")
 INTERCUT = re.compile(r"^INTERCUT(?:[ \t]*(?:-{1,2}|–|—|:)[ \t]*|[ \t]+(?:BETWEEN[ \t]+)?)(?P<rest>.+)$")
 NON_TIMES = frozenset({"CONTINUOUS", "LATER", "MOMENTS LATER", "SAME TIME"})
-EN_TIMES = ("MOMENTS LATER", "SAME TIME", "MAGIC HOUR", "CONTINUOUS", "AFTERNOON", "MIDNIGHT", "MORNING", "EVENING",
+EN_TIMES = ("MOMENTS LATER", "SAME TIME", "MAGIC HOUR", "CONTINUOUS", "AFTERNOON", "MIDNIGHT", "MORNING",
+            "EVENING",
             "SUNRISE", "SUNSET", "NIGHT", "LATER", "DAWN", "DUSK", "NOON", "DAY")
-_EN_TIME_TAIL = re.compile(r"(?:[ \t]*(?:-{1,2}|–|—|,|/)?[ \t]*\(?(?P<t>" + "|".join(EN_TIMES) + r")\)?\.?)[ \t]*$")
+_EN_TIME_TAIL = re.compile(r"(?:[ \t]*(?:-{1,2}|–|—|,|/)?[ \t]*\(?(?P<t>" + "|".join(EN_TIMES)
+                           + r")\)?\.?)[ \t]*$")
 _TRAILING_NUMBER = re.compile(r"[ \t]+\(?(?P<n>[A-Z]?\d+[A-Z]?)\)?(?:[ \t]*\*)?[ \t]*$|[ \t]*\*+[ \t]*$")
 _SENTENCE_END = re.compile(r"[。！？!?…；;”\"]$|[。！？]")
 _ZH_SPLIT = re.compile(rf"[{_WS}，,、/／·|｜\-—–~～]+")
@@ -141,7 +143,8 @@ def _strip_trailing_number(slug: str, number: str | None) -> tuple[str, str | No
 
 def _separated_time(location: str | None, body: str, time_of_day: str | None) -> bool:
     """True when the time stands after a dash ("THE BEACH - NIGHT"), not inside a phrase ("THE NEXT DAY")."""
-    return bool(location and time_of_day and re.search(rf"[ \t](?:-{{1,2}}|–|—)[ \t]*\(?{time_of_day}\b", body))
+    dash_time = rf"[ \t](?:-{{1,2}}|–|—)[ \t]*\(?{time_of_day}\b"
+    return bool(location and time_of_day and re.search(dash_time, body))
 
 
 def read_en(line: str) -> Shape | None:
@@ -331,7 +334,8 @@ def detect(text: str, language: str) -> Detection:
             continue
         j = following.get(i)
         if (shape.strength == "explicit" and shape.number and not shape.location and not shape.markers
-                and j is not None and shapes[j] is not None and shapes[j].strength in ("follow", "standalone")):
+                and j is not None and shapes[j] is not None
+                and shapes[j].strength in ("follow", "standalone")):
             accepted[i] = _merge(shape, shapes[j])
             merged.add(j)
         elif shape.strength == "explicit":

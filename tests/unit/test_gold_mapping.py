@@ -12,7 +12,8 @@ from tasks.query.answer_types import Answer, EvidenceText
 SECTIONS = pd.DataFrame([
     {"section_id": "p", "heading": "Preamble", "ordinal": 0, "section_kind": "preamble", "scene_number": None,
      "text": "标题"},
-    {"section_id": "a", "heading": "1、INT. ROOM - DAY", "ordinal": 1, "section_kind": "scene", "scene_number": "1",
+    {"section_id": "a", "heading": "1、INT. ROOM - DAY", "ordinal": 1, "section_kind": "scene",
+     "scene_number": "1",
      "text": "1、INT. ROOM - DAY\nA man sits."},
     {"section_id": "b", "heading": "第2场 上海街头，夜，外", "ordinal": 2, "section_kind": "scene",
      "scene_number": "2", "text": "第2场 上海街头，夜，外\n人来人往。"},
@@ -36,7 +37,8 @@ def test_each_way_of_mapping():
     assert inside.section_ids == ["c"] and inside.methods["8.客栈后院（日）"] == "overlap"
     similar = _map("剧院后台冬夜内")
     assert similar.section_ids == ["d"] and similar.methods["剧院后台冬夜内"] == "overlap"
-    assert title_number("12、INT. X") == "12" and title_number("第十二场") == "12" and title_number("INT. X") is None
+    assert title_number("12、INT. X") == "12" and title_number("第十二场") == "12"
+    assert title_number("INT. X") is None
 
 
 def test_partly_unmapped_gold_is_reported_and_keeps_the_question_out_of_recall():
@@ -61,9 +63,10 @@ def test_summary_counts_unmapped_per_language_and_warns_above_five_percent():
         question = Question(f"q{i}", "d", "?", "x", None, None, None, {})
         unmapped = ["9、nowhere"] if i == 0 else []
         gold = [] if i == 0 else ["a"]
-        rows.append(answer_row("r", "stage", question, 0, _answer(["a"] if i % 2 else ["b"]), gold, "answered",
-                               language, unmapped))
-    rows.append(answer_row("r", "stage", Question("q-none", "d", "?", "x", None, None, None, {}), 0, _answer([]), [],
+        evidence = _answer(["a"] if i % 2 else ["b"])
+        rows.append(answer_row("r", "stage", question, 0, evidence, gold, "answered", language, unmapped))
+    no_gold = Question("q-none", "d", "?", "x", None, None, None, {})
+    rows.append(answer_row("r", "stage", no_gold, 0, _answer([]), [],
                            "answered", "en", []))
     frame = pd.DataFrame(rows)
     assert rows[0]["evidence_recall"] is None and rows[0]["gold_unmapped"] == ["9、nowhere"]

@@ -23,7 +23,8 @@ def _scenes(name: str, language: str) -> tuple[list[dict], list[str]]:
 
 
 @pytest.mark.parametrize("name, expected", [
-    ("zh_spaced.txt", [("1", "INT", "学校走廊", "NIGHT"), ("2", "EXT", "操场", "DAY"), ("3", "EXT", "校门口", "NIGHT")]),
+    ("zh_spaced.txt", [("1", "INT", "学校走廊", "NIGHT"), ("2", "EXT", "操场", "DAY"),
+                       ("3", "EXT", "校门口", "NIGHT")]),
     ("zh_scene_no.txt", [("1", None, None, None), ("2", "INT", "阿梅家厨房", "DAY"), ("3", "EXT", "河边小路", "DAY"),
                          ("12", None, None, None)]),
     ("zh_comma.txt", [("5", "EXT", "上海街头", "NIGHT"), ("6", "INT", "出租车", "NIGHT"),
@@ -32,7 +33,8 @@ def _scenes(name: str, language: str) -> tuple[list[dict], list[str]]:
                          ("3", "INT", "剧院大厅", "DAY"), ("10", "EXT", "剧院门口", "DUSK")]),
     ("zh_no_number.txt", [(None, "EXT", "火车站台", "NIGHT"), (None, "INT", "车厢", "NIGHT"),
                           (None, "EXT", "小镇街道", "DAY")]),
-    ("zh_brackets.txt", [("7", None, "客栈大堂", "NIGHT"), ("8", None, "客栈后院", "DAY"), ("9", "EXT", "山道", "NIGHT")]),
+    ("zh_brackets.txt", [("7", None, "客栈大堂", "NIGHT"), ("8", None, "客栈后院", "DAY"),
+                         ("9", "EXT", "山道", "NIGHT")]),
     ("zh_mixed.txt", [("1", "INT", "医院大厅", "DAY"), ("2", "INT", "病房", "DAY"), ("3", None, "医院天台", "NIGHT"),
                       (None, "EXT", "停车场", "NIGHT"), ("5", "INT", "病房", "MORNING"),
                       ("6", "INT", "HOSPITAL CORRIDOR", "DAY")]),
@@ -79,7 +81,8 @@ def test_english_irregular_sluglines():
 
 def test_english_numbered_heading_without_int_ext_is_kept_by_its_numbering():
     scenes, _ = _scenes("en_stage_style.txt", "en")
-    assert [s["heading"] for s in scenes] == ["1、EXT. ORCHARD - DAY", "2、INT. FARMHOUSE - NIGHT", "3、BLACK SCREEN",
+    assert [s["heading"] for s in scenes] == ["1、EXT. ORCHARD - DAY", "2、INT. FARMHOUSE - NIGHT",
+                                              "3、BLACK SCREEN",
                                               "4、INT. BARN - CONTINUOUS 4"]
     assert (scenes[2]["scene_number"], scenes[2]["location"]) == ("3", "BLACK SCREEN")
     assert (scenes[3]["scene_number"], scenes[3]["time_of_day"]) == ("4", "CONTINUOUS")
