@@ -297,7 +297,10 @@ def cmd_eval(args: argparse.Namespace) -> int:
     finally:
         for client in {id(c): c for c in (llm, judge) if c is not None}.values():
             client.close()
-    print(json.dumps(report.to_json(), ensure_ascii=False, indent=1) if args.json else format_report(report))
+    for warning in report.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    print(json.dumps(report.to_json(), ensure_ascii=False, indent=1) if args.json
+          else format_report(report, verbose=args.verbose))
     if report.skipped_documents:
         skipped = int((report.rows["status"] != "answered").sum())
         print(f"error: {skipped} of {len(report.rows)} answer(s) not produced: "
@@ -426,7 +429,8 @@ def _common(parser: argparse.ArgumentParser, workspace: bool = True) -> None:
     parser.add_argument("--embeddings", choices=["minilm", "hashing", "http"], help="embedding backend (default minilm)")
     parser.add_argument("--embeddings-url", help="OpenAI-compatible /v1/embeddings server (with --embeddings http)")
     parser.add_argument("--embeddings-model", help="embedding model name (with --embeddings http)")
-    parser.add_argument("--verbose", "-v", action="store_true", help="show Prefect logs")
+    parser.add_argument("--verbose", "-v", action="store_true",
+                        help="show Prefect logs (eval: also list questions whose gold could not be mapped)")
     parser.add_argument("--debug", action="store_true", help="show tracebacks for errors")
 
 

@@ -21,9 +21,9 @@ from flows.judging import judge_run
 from schemas.config import Settings
 from tasks.query.answer_types import Answer
 from tasks.query.store.doc_index import DocumentNotBuilt
+from tasks.evaluate.gold_mapping import SectionLookup, gold_lines, gold_summary, gold_warning, map_gold
+from tasks.evaluate.metrics import METRICS, Question, best_rouge, evidence_recall, metric_rows, summarize
 from tasks.evaluate.protocol import correctness, protocol_metric_rows, summarize_protocol
-from tasks.evaluate.metrics import (METRICS, Question, best_rouge, evidence_recall, gold_section_ids, metric_rows,
-                                    summarize)
 from schemas.ids import sha256_bytes, stable_hash
 from tasks.tables.io import Workspace, read_frame, write_table
 from flows.answer_journal import AnswerJournal
@@ -50,6 +50,8 @@ class EvalReport:
     notes: list[str] = field(default_factory=list)
     protocol: dict[str, Any] = field(default_factory=dict)  # Overall, Pass@k, judge agreement (paper §4)
     by_qtype_protocol: dict[str, dict[str, Any]] = field(default_factory=dict)
+    gold: dict[str, Any] = field(default_factory=dict)  # gold mapping: unmapped counts, recall per language
+    warnings: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         answered = int((self.rows["status"] == "answered").sum()) if not self.rows.empty else 0
@@ -57,7 +59,7 @@ class EvalReport:
                 "offline": bool(self.rows["is_offline"].all()) if answered else True,
                 "metrics": self.metrics, "by_qtype": self.by_qtype, "protocol": self.protocol,
                 "by_qtype_protocol": self.by_qtype_protocol, "skipped_documents": self.skipped_documents,
-                "notes": self.notes}
+                "notes": self.notes, "gold_mapping": self.gold, "warnings": self.warnings}
 
 
 def load_questions(path: Path) -> list[Question]:
@@ -111,11 +113,15 @@ def benchmark_name(path: Path) -> str:
 
 
 def answer_row(run_id: str, benchmark: str, question: Question, sample: int, answer: Answer | None,
-               gold: list[str], status: str) -> dict[str, Any]:
+               gold: list[str], status: str, language: str | None = None,
+               gold_unmapped: list[str] | None = None) -> dict[str, Any]:
+    """One `qa_answers` row; a question whose gold could not all be mapped gets no evidence recall."""
+    gold_unmapped = list(gold_unmapped or [])
     base = {"run_id": run_id, "benchmark": benchmark, "qid": question.qid, "doc_id": question.doc_id,
             "system": answer.system if answer else "", "sample": sample, "qtype": question.qtype,
             "question": question.question, "reference": question.answer, "gold_option": question.gold_option,
-            "gold_section_ids": gold, "status": status}
+            "gold_section_ids": gold, "status": status,
+            "language": language or question.meta.get("language"), "gold_unmapped": gold_unmapped}
     if answer is None:
         return {**base, "answer": None, "is_offline": None, "chosen_option": None, "is_correct_option": None,
                 "rouge_l_f1": None, "evidence_section_ids": [], "evidence_recall": None, "evidence_tokens": None,
@@ -126,7 +132,7 @@ def answer_row(run_id: str, benchmark: str, question: Question, sample: int, ans
     return {**base, "answer": answer.answer, "is_offline": answer.is_offline, "chosen_option": answer.chosen_option,
             "is_correct_option": is_correct, "rouge_l_f1": best_rouge(answer.answer, question.references),
             "evidence_section_ids": answer.evidence_section_ids,
-            "evidence_recall": evidence_recall(gold, answer.evidence_section_ids),
+            "evidence_recall": None if gold_unmapped else evidence_recall(gold, answer.evidence_section_ids),
             "evidence_tokens": answer.evidence_tokens, "cited_headings": [c.heading for c in answer.citations],
             "latency_ms": answer.latency_ms, "board_json": json.dumps(answer.board, sort_keys=True) if answer.board else None,
             "skills": list(answer.skills), "tool_calls": len(answer.trace)}
@@ -141,11 +147,13 @@ def trace_rows(run_id: str, qid: str, sample: int, answer: Answer) -> list[dict[
 
 
 def _answer_question(engine: QueryEngine, run_id: str, benchmark: str, doc_id: str, question: Question,
-                     gold: list[str], system: str, samples: int) -> dict[str, list[dict]]:
+                     gold: list[str], unmapped: list[str], language: str | None, system: str,
+                     samples: int) -> dict[str, list[dict]]:
     out: dict[str, list[dict]] = {"qa_answers": [], "qa_traces": [], "llm_calls": [], "failures": []}
     for sample in range(samples):
         answer = engine.ask(doc_id, question.question, question.options, system, sample=sample)
-        out["qa_answers"].append(answer_row(run_id, benchmark, question, sample, answer, gold, "answered"))
+        out["qa_answers"].append(answer_row(run_id, benchmark, question, sample, answer, gold, "answered",
+                                            language, unmapped))
         if engine.journal is not None:
             engine.journal.add(out["qa_answers"][-1])
         out["qa_traces"].extend(trace_rows(run_id, question.qid, sample, answer))
@@ -163,14 +171,16 @@ def answer_document(engine: QueryEngine, run_id: str, benchmark: str, doc_id: st
     out: dict[str, list[dict]] = {"qa_answers": [], "qa_traces": [], "llm_calls": [], "failures": []}
     try:
         warm_up(engine, doc_id)
-        sections = engine.index(doc_id).sections
+        index = engine.index(doc_id)
     except DocumentNotBuilt:
         out["qa_answers"] = [answer_row(run_id, benchmark, q, s, None, [], "document_missing")
                              for q in questions for s in range(samples)]
         return out
-    golds = [gold_section_ids(question, sections) for question in questions]
+    lookup = SectionLookup(index.sections)
+    mappings = [map_gold(question.meta, lookup) for question in questions]
     workers = engine.settings.evaluate.question_concurrency if engine.llm is not None else 1
-    args = [(engine, run_id, benchmark, doc_id, q, gold, system, samples) for q, gold in zip(questions, golds)]
+    args = [(engine, run_id, benchmark, doc_id, q, m.section_ids, m.unmapped, index.language, system, samples)
+            for q, m in zip(questions, mappings)]
     if workers > 1 and len(args) > 1:
         with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="question") as pool:
             parts = list(pool.map(lambda a: _answer_question(*a), args))
@@ -260,12 +270,15 @@ def evaluate(workspace: Workspace, questions_path: Path, settings: Settings, *, 
     if judge is None and (labelled["correct_source"] == "none").any() and (frame["status"] == "answered").any():
         notes.append("free-form answers are not judged without a judge (--judge-url or --llm-url): "
                      "Overall covers multiple-choice questions only")
+    gold = gold_summary(frame)
+    warnings = [w for w in [gold_warning(benchmark, gold)] if w]
     return EvalReport(run_id, benchmark, system, frame, summarize(frame), by_qtype, missing, notes, protocol,
-                      by_qtype_protocol)
+                      by_qtype_protocol, gold=gold, warnings=warnings)
 
 
-def format_report(report: EvalReport) -> str:
-    """A plain-text table: the benchmark row, then one row per qtype."""
+def format_report(report: EvalReport, verbose: bool = False) -> str:
+    """A plain-text table: the benchmark row, then one row per qtype; then evidence recall per
+    language with the unmapped gold beside it (`verbose` lists the unmapped questions)."""
     header = f"{'qtype':<34} {'n':>4} " + " ".join(f"{m:>15}" for m in METRICS)
     lines = [f"benchmark {report.benchmark}  system {report.system}  run {report.run_id}", header, "-" * len(header)]
 
@@ -285,6 +298,8 @@ def format_report(report: EvalReport) -> str:
                      f"   judged answers {p['judged_answers']}")
     if report.skipped_documents:
         lines.append(f"not in workspace (questions skipped): {', '.join(report.skipped_documents)}")
+    lines.extend(gold_lines(report.gold, verbose) if report.gold else [])
+    lines.extend(f"warning: {warning}" for warning in report.warnings)
     lines.extend(f"note: {note}" for note in report.notes)
     return "\n".join(lines)
 

@@ -46,6 +46,11 @@ def inspect_json(workspace: Workspace) -> dict[str, Any]:
         failures = _rows(con, load_sql("inspect_failures"))
         llm_usage = _rows(con, load_sql("llm_usage_by_stage"))
         assets = {row.pop("doc_id"): row for row in _rows(con, load_sql("asset_statistics"))}
+        section_kinds: dict[str, dict[str, int]] = {}
+        if table_rows.get("sections"):
+            by_kind = 'SELECT doc_id, section_kind, count(*) FROM "sections" GROUP BY doc_id, section_kind'
+            for doc_id, kind, count in con.execute(by_kind).fetchall():
+                section_kinds.setdefault(doc_id, {})[kind] = count
     finally:
         con.close()
     stages: dict[str, dict[str, Any]] = {name: {"built": 0, "partial": 0, "failed": 0, "seconds": 0.0}
@@ -61,12 +66,19 @@ def inspect_json(workspace: Workspace) -> dict[str, Any]:
             counts.setdefault("partial", 0)
             counts[record.status] = counts.get(record.status, 0) + 1
             counts["seconds"] = round(counts["seconds"] + record.seconds, 2)
+    segmentation = {}
+    for manifest in list_manifests(workspace):
+        record = manifest.stages.get("segment_sections")
+        notes = list(record.details.get("warnings", [])) if record else []
+        kinds = section_kinds.get(manifest.doc_id, {})
+        if kinds or notes:
+            segmentation[manifest.doc_id] = {"section_kinds": kinds, "notes": notes}
     hierarchy = {d["doc_id"]: hierarchy_statistics(*(read_frame(workspace, t, d["doc_id"]) for t in HIERARCHY_TABLES))
                  for d in documents}
     return {"workspace": str(workspace.root), "tables": table_rows, "documents": documents,
             "rows_per_document": per_document, "stages": stages, "stale": stale, "failures": failures,
             "llm_usage": llm_usage, "assets": assets, "hierarchy": hierarchy,
-            "partitions": _partition_check(workspace, checked)}
+            "partitions": _partition_check(workspace, checked), "segmentation": segmentation}
 
 
 def _statistics_lines(title: str, per_document: dict[str, dict[str, Any]]) -> list[str]:
@@ -108,6 +120,11 @@ def inspect_text(workspace: Workspace) -> str:
         lines += ["", "stale documents (a stage failed; rows of the stages below were withdrawn until a rebuild):"]
         for doc_id, not_current in data["stale"].items():
             lines.append(f"  {doc_id[:40]:<40} " + "; ".join(f"{k}: {v[:60]}" for k, v in not_current.items())[:300])
+    noted = {doc_id: seg for doc_id, seg in data["segmentation"].items() if seg["notes"]}
+    if noted:
+        lines += ["", "segmentation notes:"]
+        for doc_id, seg in noted.items():
+            lines += [f"  {doc_id[:40]:<40} {note}" for note in seg["notes"]]
     lines += ["", "stages (documents built / partial / failed, total seconds):"]
     for name, counts in data["stages"].items():
         if not any(counts.get(k) for k in ("built", "failed", "partial", "stale")):

@@ -38,6 +38,10 @@ register(
             ("board_json", STR),
             ("skills", STR_LIST),
             ("tool_calls", INT),
+            # the document's language, and the gold scenes that could not be mapped to sections (the
+            # question is then left out of evidence recall and reported)
+            ("language", STR),
+            ("gold_unmapped", STR_LIST),
         ),
         accepted_values={"status": ("answered", "document_missing", "error")},
     )

@@ -10,6 +10,8 @@ from typing import Any, Iterable
 import numpy as np
 import pandas as pd
 
+from tasks.evaluate.gold_mapping import SectionLookup, map_gold
+
 
 METRICS = ("evidence_recall", "mcq_accuracy", "rouge_l_f1", "latency_ms_p50", "latency_ms_p95")
 
@@ -67,27 +69,11 @@ def best_rouge(candidate: str, references: Iterable[str]) -> float | None:
     return max(scores) if scores else None
 
 
-def _norm_heading(text: str) -> str:
-    return re.sub(r"\s+", " ", text.replace("\u00a0", " ")).strip().lower()
-
-
 def gold_section_ids(question: Question, sections: pd.DataFrame) -> list[str]:
-    """Section ids holding the gold evidence: STAGE `related_scenes` (scene headings) or
-    FairytaleQA `cor_section` (1-based section numbers); [] when the question has none."""
-    related = question.meta.get("related_scenes")
-    if related:
-        by_heading: dict[str, list[str]] = {}
-        for row in sections.itertuples():
-            by_heading.setdefault(_norm_heading(row.heading), []).append(row.section_id)
-        found: list[str] = []
-        for title in str(related).split(";"):
-            found.extend(by_heading.get(_norm_heading(title), []))
-        return list(dict.fromkeys(found))
-    cor = question.meta.get("cor_section")
-    if cor:
-        numbers = {int(n) for n in re.findall(r"\d+", str(cor))}
-        return sections.loc[sections["ordinal"].isin(numbers) & (sections["section_kind"] != "preamble"), "section_id"].tolist()
-    return []
+    """Section ids holding the gold evidence: STAGE `related_scenes` (scene titles, mapped by
+    heading, scene number, then text overlap) or FairytaleQA `cor_section` (1-based section
+    numbers); [] when the question has none. `map_gold` also says what could not be mapped."""
+    return map_gold(question.meta, SectionLookup(sections)).section_ids
 
 
 def evidence_recall(gold: list[str], evidence: list[str]) -> float | None:

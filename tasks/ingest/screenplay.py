@@ -67,14 +67,16 @@ def parse_blocks(text: str, start: int, end: int, language: str) -> list[Block]:
     blocks: list[Block] = []
     speaker: str | None = None
     extension: str | None = None
+    opens_block = True
     for line_start, line_end in _line_spans(text, start, end):
         line = text[line_start:line_end]
         stripped = line.strip()
         if not stripped:
-            speaker = None
+            speaker, opens_block = None, True
             continue
         s, e = line_start + (len(line) - len(line.lstrip())), line_start + len(line.rstrip())
-        if parse_heading(line, language):
+        is_heading, opens_block = parse_heading(line, language, opens_block) is not None, False
+        if is_heading:
             speaker = None
             blocks.append(Block("heading", s, e))
         elif TRANSITION.match(stripped):

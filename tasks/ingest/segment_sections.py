@@ -10,32 +10,20 @@ import re
 from dataclasses import dataclass
 from typing import Any, Iterator
 
-from tasks.stage import StageContext, StageOutput
 from schemas.ids import make_id
+from tasks.ingest.scene_headings import detect, read_shape, speech_lines, split_en_slug
+from tasks.stage import StageContext, StageOutput
 from tasks.text import count_tokens, normalize_text
 
-_WS = "\\s\u00a0\u3000"
-# "12、INT. BEDROOM - NIGHT", "4、INT BAR - NIGHT", "12 EXT. PARK - DAY 12", "INT./EXT. CAR - DAY"
-EN_HEADING = re.compile(
-    rf"^[{_WS}]*(?:(?P<num>\d+[A-Z]?)[{_WS}]*(?:[、.．:)]|-(?!\w))?[{_WS}]*)?"
-    r"(?P<slug>(?P<ie>INT\.?[ ]?/[ ]?EXT|EXT\.?[ ]?/[ ]?INT|I/E|INT|EXT|EST)(?:\.|[ \t]|$).*?)"
-    rf"(?:[{_WS}]+(?P=num))?[{_WS}]*$"
-)
 # Fountain's forced heading: a line starting with one period then a letter or digit.
 FOUNTAIN_FORCED = re.compile(r"^\.(?=[A-Za-z0-9\u4e00-\u9fff])(?P<slug>.+?)\s*$")
-# "1.     王子神油店日内", "9.街道夜外", "88..吕受益家日内", "第3场 日 内 王子神油店"
-ZH_HEADING = re.compile(
-    rf"^[{_WS}]*(?:(?P<num>\d+)[{_WS}]*[.、．]+|第(?P<num2>[0-9一二三四五六七八九十百]+)[场場幕])"
-    rf"[{_WS}]*(?P<slug>[^{_WS}：:，,。！？!?“”\"（(][^：:，,。！？!?“”\"]{{0,29}}?)[{_WS}]*$"
-)
-ZH_TIME_PLACE = re.compile(r"(?P<time>清晨|黄昏|傍晚|白天|夜晚|深夜|凌晨|日|夜|晨|昏)?[\s\u00a0]*(?P<ie>内|外)?$")
 CHAPTER = re.compile(
     r"^[ \t]*(?:#{1,3}[ \t]+\S.*|(?:CHAPTER|Chapter|PART|Part|BOOK|Book)[ \t]+(?:[IVXLCDM]+|\d+|[A-Za-z]+)\b.{0,60}"
     r"|[IVXLCDM]{1,7}\.?|\d{1,3}\.|第[一二三四五六七八九十百千0-9]+[章回节].{0,30})[ \t]*$"
 )
-EN_TIME = re.compile(r"\b(DAY|NIGHT|MORNING|EVENING|AFTERNOON|DAWN|DUSK|SUNSET|SUNRISE|NOON|MIDNIGHT|LATER|CONTINUOUS|SAME TIME|MOMENTS LATER|MAGIC HOUR)\b\.?\s*$")
-ZH_TIME_NAMES = {"日": "DAY", "白天": "DAY", "夜": "NIGHT", "夜晚": "NIGHT", "深夜": "NIGHT", "凌晨": "DAWN",
-                 "晨": "MORNING", "清晨": "MORNING", "昏": "DUSK", "黄昏": "DUSK", "傍晚": "EVENING"}
+
+FALLBACK = "fell back to paragraph groups"
+SCRIPT_SPEECH_LINES = 20  # lines of speech that make a text without scene headings read like a script
 
 
 @dataclass(frozen=True)
@@ -55,66 +43,36 @@ def _lines(text: str) -> Iterator[tuple[int, str]]:
         offset += len(line) + 1
 
 
-def _mostly_upper(slug: str) -> bool:
-    letters = [c for c in slug if c.isalpha() and c.isascii()]
-    return bool(letters) and sum(c.isupper() for c in letters) >= 0.8 * len(letters)
-
-
-def parse_heading(line: str, language: str) -> Heading | None:
-    """The scene heading in `line`, or None. `line_start` is filled by the caller."""
+def parse_heading(line: str, language: str, opens_block: bool = False) -> Heading | None:
+    """The scene heading in `line` judged by its shape alone, or None. `line_start` is filled by the
+    caller. Shapes that are headings only at the start of a block ("FLASHBACK - INT. …") count
+    when `opens_block`; the numbering of neighbouring headings is `find_headings`' business."""
     stripped = line.strip()
-    if not stripped or len(stripped) > 120:
-        return None
-    match = EN_HEADING.match(line)
-    if match and _mostly_upper(match.group("slug")):
-        interior, location, time_of_day = _split_en_slug(match.group("slug"), match.group("ie"))
-        return Heading(0, stripped, match.group("num"), interior, location, time_of_day)
+    shape = read_shape(line, language)
+    if shape is not None and (shape.strength in ("explicit", "numbered", "standalone")
+                              or (opens_block and shape.strength == "opens_block")):
+        return Heading(0, stripped, shape.number, shape.interior, shape.location, shape.time_of_day)
     match = FOUNTAIN_FORCED.match(stripped)
-    if match and not stripped.startswith(".."):
-        interior, location, time_of_day = _split_en_slug(match.group("slug"), None)
+    if match and not stripped.startswith("..") and len(stripped) <= 120:
+        interior, location, time_of_day = split_en_slug(match.group("slug"), None)
         return Heading(0, stripped, None, interior, location, time_of_day)
-    if language == "zh":
-        match = ZH_HEADING.match(line)
-        if match:
-            interior, location, time_of_day = _split_zh_slug(match.group("slug"))
-            return Heading(0, stripped, match.group("num") or match.group("num2"), interior, location, time_of_day)
     return None
 
 
-def _split_en_slug(slug: str, ie: str | None) -> tuple[str | None, str | None, str | None]:
-    slug = slug.strip().rstrip(".").strip()
-    interior = None
-    if ie:
-        compact = ie.replace(" ", "").replace(".", "").upper()
-        interior = {"INT": "INT", "EXT": "EXT", "EST": "EXT"}.get(compact, "INT/EXT")
-        slug = slug[len(ie):].lstrip(". ").strip()
-    time_of_day = None
-    time_match = EN_TIME.search(slug)
-    if time_match:
-        time_of_day = time_match.group(1)
-        slug = slug[: time_match.start()].rstrip(" -–—.,")
-    location = slug.strip(" -–—") or None
-    return interior, location, time_of_day
-
-
-def _split_zh_slug(slug: str) -> tuple[str | None, str | None, str | None]:
-    slug = slug.strip()
-    match = ZH_TIME_PLACE.search(slug)
-    interior = time_of_day = None
-    if match and (match.group("time") or match.group("ie")):
-        interior = {"内": "INT", "外": "EXT"}.get(match.group("ie") or "")
-        time_of_day = ZH_TIME_NAMES.get(match.group("time") or "")
-        slug = slug[: match.start()].strip()
-    return interior, slug or None, time_of_day
-
-
 def find_headings(text: str, language: str) -> list[Heading]:
-    headings = []
-    for offset, line in _lines(text):
-        heading = parse_heading(line, language)
-        if heading is not None:
-            headings.append(Heading(offset, *list(heading.__dict__.values())[1:]))
-    return headings
+    """Scene headings decided by each line's shape and its context (see tasks/ingest/scene_headings)."""
+    return detect_headings(text, language)[0]
+
+
+def detect_headings(text: str, language: str) -> tuple[list[Heading], list[str]]:
+    """(headings, notes on heading-like lines that were not taken)."""
+    detection = detect(text, language)
+    headings = {d.line_start: Heading(d.line_start, d.shape.text, d.shape.number, d.shape.interior,
+                                      d.shape.location, d.shape.time_of_day) for d in detection.headings}
+    for offset, line in _lines(text):  # Fountain's forced headings (".SNOWY FIELD")
+        if offset not in headings and line.startswith(".") and (heading := parse_heading(line, language)):
+            headings[offset] = Heading(offset, *list(heading.__dict__.values())[1:])
+    return [headings[k] for k in sorted(headings)], detection.notes
 
 
 def detect_kind(text: str, language: str, source: str = "", min_headings: int = 2) -> str:
@@ -220,12 +178,18 @@ def segment(doc_id: str, text: str, language: str, kind: str, *, section_texts: 
             return rows, warnings
         warnings.append("the input's section texts could not be located in the text; segmented automatically")
     if kind == "screenplay":
-        headings = find_headings(text, language)
+        headings, notes = detect_headings(text, language)
+        warnings.extend(notes)
         if headings:
             return scenes(doc_id, text, headings), warnings
-        warnings.append("no scene headings found; segmented into paragraph groups")
-    rows = chapters(doc_id, text) or paragraph_groups(doc_id, text, paragraph_group_tokens)
-    return rows, warnings
+        warnings.append(f"{FALLBACK}: no scene headings recognised")
+    rows = chapters(doc_id, text)
+    if rows:
+        return rows, warnings
+    if kind != "screenplay" and (speeches := speech_lines(text, language)) >= SCRIPT_SPEECH_LINES:
+        warnings.append(f"{FALLBACK}: reads like a screenplay ({speeches} lines of speech) "
+                        "but no scene headings recognised")
+    return paragraph_groups(doc_id, text, paragraph_group_tokens), warnings
 
 
 def run(ctx: StageContext) -> StageOutput:

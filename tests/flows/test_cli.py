@@ -84,3 +84,6 @@ def test_build_and_eval_without_prefect(capsys, tmp_path):
     assert set(report["metrics"]) == {"evidence_recall", "mcq_accuracy", "rouge_l_f1", "latency_ms_p50", "latency_ms_p95"}
     assert 0.0 <= report["metrics"]["evidence_recall"] <= 1.0 and report["metrics"]["mcq_accuracy"] is not None
     assert len(report["by_qtype"]) == 6
+    gold = report["gold_mapping"]
+    assert gold["with_gold"] == 10 and gold["unmapped"] == 0 and gold["unmapped_questions"] == []
+    assert gold["by_language"]["en"]["evidence_recall"] == report["metrics"]["evidence_recall"]
