@@ -23,6 +23,7 @@ from flows.corpus import build, make_resources
 from flows.evaluation import EvalReport
 from schemas.config import Settings
 from schemas.ids import sha256_bytes, stable_hash
+from schemas.tables import TABLES
 from tasks.embeddings import embedder_for_identity
 from tasks.tables.io import Workspace
 from tasks.tables.manifest import list_manifests
@@ -108,8 +109,6 @@ def base_inputs(workspace: Workspace) -> list[str]:
 def link_base(base: Workspace, variant: Workspace) -> int:
     """Link the base's manifest and per-document table files into the variant (atomic writes replace
     a link, never the base file). Run tables (answers, judgments, results) stay with the base."""
-    from schemas.tables import TABLES
-
     linked = 0
     for folder in (variant.tables_dir, variant.manifest_dir):
         shutil.rmtree(folder, ignore_errors=True)

@@ -1,0 +1,75 @@
+"""`nkw ablate`: the ablation grid into `ablation_results`."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from flows.ablate_flow import format_ablation, run_ablation
+from flows.ablation import AblationError, parse_settings
+from flows.commands.common import (
+    UserError,
+    api_key,
+    llm_client,
+    prefect_environment,
+    settings_from,
+    workspace_from,
+)
+from flows.evaluation import QuestionFileError
+from flows.judging import judge_client
+
+
+def run(args: argparse.Namespace) -> int:
+    settings = settings_from(args)
+    workspace = workspace_from(args)
+    questions = [Path(q) for q in args.questions]
+    missing = [str(q) for q in questions if not q.is_file()]
+    if missing:
+        raise UserError(f"questions file not found: {', '.join(missing)}")
+    if args.samples < 1:
+        raise UserError("--samples must be at least 1")
+    try:
+        names = parse_settings(args.settings)
+    except AblationError as exc:
+        raise UserError(str(exc)) from None
+    llm = llm_client(settings, workspace)
+    judge = judge_client(settings, api_key(), workspace) or llm
+    if not args.no_prefect:
+        prefect_environment(args.verbose)
+    try:
+        report = run_ablation(
+            workspace,
+            questions,
+            settings,
+            names,
+            limit=args.limit,
+            samples=args.samples,
+            system=args.system,
+            llm=llm,
+            judge=judge,
+            fresh=args.fresh,
+            use_prefect=not args.no_prefect,
+            parallel=args.parallel,
+        )
+    except (AblationError, QuestionFileError) as exc:
+        raise UserError(str(exc)) from None
+    finally:
+        for client in {id(c): c for c in (llm, judge) if c is not None}.values():
+            client.close()
+    if args.json:
+        print(
+            json.dumps(
+                {
+                    "ablation_id": report.ablation_id,
+                    "variants": report.variants,
+                    "notes": report.notes,
+                    "rows": json.loads(report.rows.to_json(orient="records")),
+                },
+                ensure_ascii=False,
+                indent=1,
+            )
+        )
+    else:
+        print(format_ablation(report))
+    return 0

@@ -1,0 +1,85 @@
+"""`nkw ask`: answer one question, or a file of questions with one load, with cited scenes."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from flows import cli_output
+from flows.answer_questions import QueryEngine
+from flows.commands.common import (
+    EXIT_FAILED,
+    UserError,
+    llm_client,
+    settings_from,
+    workspace_from,
+)
+from flows.question_batch import QuestionBatchError, read_question_batch
+from flows.question_checks import build_gaps, question_problem
+from tasks.query.store.doc_index import DocumentNotBuilt
+
+
+def run(args: argparse.Namespace) -> int:
+    if bool(args.question) == bool(args.questions):
+        raise UserError("give one QUESTION, or --questions FILE (one question per line, or JSON lines)")
+    if args.questions and args.option:
+        raise UserError(
+            '--option goes with a single QUESTION; in --questions FILE give "options" per JSON line'
+        )
+    if args.question and (problem := question_problem(args.question)):
+        raise UserError(f"{problem}; ask a question in words")
+    if any(not (option or "").strip() for option in args.option or []):
+        raise UserError("an --option is empty")
+    settings = settings_from(args)
+    workspace = workspace_from(args)
+    default_doc = args.doc or cli_output.only_document(workspace)
+    try:
+        batch = read_question_batch(Path(args.questions)) if args.questions else None
+    except QuestionBatchError as exc:
+        raise UserError(str(exc)) from None
+    items = batch or [(None, args.question, args.option or None)]
+    if any((doc or default_doc) is None for doc, _, _ in items):
+        if not cli_output.document_ids(workspace):
+            raise UserError(
+                f"workspace {args.workspace} holds no documents; build one with `nkw build PATH -w ...`"
+            )
+        raise UserError("this workspace holds several documents; choose one with --doc (see `nkw inspect`)")
+    llm = llm_client(settings, workspace)
+    engine = QueryEngine(workspace, settings, llm=llm)  # one load of the model and bundles for every question
+    failed = 0
+    try:
+        for number, (doc, question, options) in enumerate(items, start=1):
+            doc_id = doc or default_doc
+            problem = question_problem(question)
+            try:
+                if problem:
+                    raise ValueError(f"{problem}; ask a question in words")
+                answer = engine.ask(doc_id, question, options, args.system)
+            except (DocumentNotBuilt, ValueError) as exc:
+                if batch is None:
+                    raise UserError(str(exc)) from None
+                failed += 1
+                print(
+                    json.dumps({"question": question, "error": str(exc)}, ensure_ascii=False)
+                    if args.json
+                    else f"error: question {number}: {exc}",
+                    flush=True,
+                )
+                continue
+            gaps = build_gaps(workspace, doc_id)
+            if gaps:
+                print(f"warning: {gaps}", file=sys.stderr)
+            if args.json:
+                payload = {**answer.to_json(), **({"warning": gaps} if gaps else {})}
+                text = json.dumps(payload, ensure_ascii=False, indent=None if batch else 1)
+            else:
+                text = cli_output.answer_text(answer, show_trace=args.trace)
+                if batch:
+                    text = f"Q{number}: {question}\n{text}\n"
+            print(text, flush=True)
+    finally:
+        if llm is not None:
+            llm.close()
+    return EXIT_FAILED if failed else 0

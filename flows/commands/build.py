@@ -1,0 +1,97 @@
+"""`nkw build`: bring a workspace up to date with its inputs (Prefect, threads or Dask)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import replace
+from functools import partial
+
+from flows import cli_output
+from flows.build_corpus import build_documents
+from flows.commands.common import (
+    EXIT_FAILED,
+    UserError,
+    llm_client,
+    path_problem,
+    prefect_environment,
+    settings_from,
+    workspace_from,
+)
+from flows.corpus import build, make_resources
+from flows.dry_run import dry_run, format_dry_run
+from flows.retry import paths_to_retry
+from flows.stages import STAGES_BY_NAME, select_stages
+from tasks.llm.preflight import LLMUnavailable
+from tasks.tables.lock import WorkspaceLocked
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.runner == "thread" and args.dask_address:
+        raise UserError("--dask-address needs --runner dask")
+    if args.runner == "dask" and args.no_prefect:
+        raise UserError("--runner dask runs under Prefect; drop --no-prefect")
+
+    settings = settings_from(args)
+    workspace = workspace_from(args, must_exist=bool(args.retry_failed and not args.paths))
+    try:
+        stages = select_stages(args.stages.split(",") if args.stages else None, args.until)
+    except ValueError as exc:
+        raise UserError(str(exc)) from None
+    force = frozenset(name.strip() for name in (args.force or "").split(",") if name.strip())
+    unknown = sorted(force - set(STAGES_BY_NAME))
+    if unknown:
+        raise UserError(
+            f"unknown stage(s) for --force: {', '.join(unknown)}; stages: {', '.join(STAGES_BY_NAME)}"
+        )
+    paths = list(args.paths)
+    if not paths and args.retry_failed:
+        paths = paths_to_retry(workspace)
+        if not paths:
+            print(f"workspace {workspace.root}: nothing to retry (no stage is partial or failed)")
+            return 0
+    elif not paths:
+        raise UserError(
+            "give at least one PATH to build (or --retry-failed to retry a workspace's failed items)"
+        )
+    problems = [p for p in map(path_problem, paths) if p]
+    if problems and len(problems) == len(paths):
+        raise UserError("; ".join(problems))
+    if args.dry_run:
+        estimate = dry_run(paths, stages, settings)
+        print(json.dumps(estimate, indent=1) if args.json else format_dry_run(estimate))
+        return 0
+    prefect_environment(args.verbose)
+    llm = llm_client(settings, workspace)
+    try:
+        resources = replace(make_resources(settings, llm=llm), force=force)
+        mapper = (
+            None
+            if args.no_prefect
+            else partial(build_documents, runner=args.runner, dask_address=args.dask_address)
+        )
+        report = build(
+            paths,
+            workspace,
+            settings,
+            stages=stages,
+            resources=resources,
+            map_documents=mapper,
+            quiet=args.quiet or args.json,
+            prune=args.prune,
+            allow_offline_fallback=args.allow_offline_fallback,
+        )
+    except LLMUnavailable as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+    except WorkspaceLocked as exc:
+        raise UserError(str(exc)) from None
+    finally:
+        if llm is not None:
+            llm.close()
+    if args.json:
+        print(json.dumps(cli_output.build_json(report), indent=1))
+    else:
+        print(cli_output.build_text(report, workspace))
+    return 0 if report.ok else EXIT_FAILED

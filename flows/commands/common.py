@@ -1,0 +1,95 @@
+"""What every command shares: one-line user errors, settings and workspace from the arguments,
+the injected LLM client, and a quiet local Prefect."""
+
+from __future__ import annotations
+
+import argparse
+import errno
+import os
+from pathlib import Path
+from typing import Any
+
+from schemas.config import load_settings
+from tasks.llm.client import build_llm_client
+from tasks.tables.io import Workspace
+
+EXIT_USAGE = 2
+EXIT_FAILED = 1
+
+
+class UserError(Exception):
+    """A mistake the user can fix; printed as one line."""
+
+
+def prefect_environment(verbose: bool = False) -> None:
+    # Quiet, local Prefect unless the user configured their own (e.g. a server URL).
+    os.environ.setdefault("DO_NOT_TRACK", "1")
+    os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
+    os.environ.setdefault("PREFECT_UI_ENABLED", "false")
+    os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "180")
+    os.environ.setdefault("PREFECT_LOGGING_LEVEL", "INFO" if verbose else "WARNING")
+    os.environ.setdefault("PREFECT_HOME", str(Path.home() / ".nkw" / "prefect"))
+
+
+def settings_from(args: argparse.Namespace):
+    """Typed settings: the config file (if any) with the command-line overrides on top."""
+    config = Path(args.config) if getattr(args, "config", None) else None
+    if config is not None and not config.is_file():
+        raise UserError(f"config file not found: {config}")
+    overrides: dict[str, dict[str, Any]] = {
+        "build": {"concurrency": getattr(args, "concurrency", None)},
+        "embed_texts": {
+            "backend": getattr(args, "embeddings", None),
+            "url": getattr(args, "embeddings_url", None),
+            "model": getattr(args, "embeddings_model", None),
+        },
+        "llm": {"url": getattr(args, "llm_url", None), "model": getattr(args, "model", None)},
+        "answer": {
+            "follow_up_rounds": getattr(args, "follow_up_rounds", None),
+            "graph_tools": False if getattr(args, "no_graph_tools", False) else None,
+            "reading_skills": False if getattr(args, "no_reading_skills", False) else None,
+            "hierarchy": False if getattr(args, "no_hierarchy", False) else None,
+            "attributes": False if getattr(args, "no_attributes", False) else None,
+        },
+        "evaluate": {
+            "judge_url": getattr(args, "judge_url", None),
+            "judge_model": getattr(args, "judge_model", None),
+        },
+    }
+    try:
+        return load_settings(config, overrides)
+    except Exception as exc:  # pydantic.ValidationError, tomllib errors
+        raise UserError(f"invalid configuration: {' '.join(str(exc).split())[:300]}") from None
+
+
+def workspace_from(args: argparse.Namespace, must_exist: bool = True) -> Workspace:
+    """The workspace named by --workspace; a UserError when it must exist and does not."""
+    workspace = Workspace.at(args.workspace)
+    if must_exist and not workspace.exists():
+        raise UserError(
+            f"no workspace at {args.workspace} (build one with `nkw build PATH --workspace {args.workspace}`)"
+        )
+    return workspace
+
+
+def api_key() -> str | None:
+    """The API key of the LLM server, from the environment only (never a file or an argument)."""
+    return os.environ.get("NKW_API_KEY") or os.environ.get("OPENAI_API_KEY") or None
+
+
+def llm_client(settings, workspace):
+    """The injected LLM client when --llm-url (or [llm].url) is set; None selects the embedded default."""
+    return build_llm_client(settings.llm, api_key(), workspace.cache_dir / "llm")
+
+
+def path_problem(path: str) -> str | None:
+    """Why `path` cannot be read at all (None when it exists): a symlink loop is not a missing file."""
+    try:
+        os.stat(path)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return f"symlink loop: {path}"
+        if exc.errno == errno.ENOENT:
+            return f"no such file or folder: {path}"
+        return f"cannot read {path}: {exc.strerror}"
+    return None

@@ -1,0 +1,76 @@
+"""`nkw eval`: answer, judge and score a benchmark's questions over a workspace."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from flows.answer_questions import QueryEngine
+from flows.commands.common import (
+    EXIT_FAILED,
+    UserError,
+    api_key,
+    llm_client,
+    prefect_environment,
+    settings_from,
+    workspace_from,
+)
+from flows.evaluate_benchmark import evaluate_with_prefect
+from flows.evaluation import QuestionFileError, evaluate, format_report
+from flows.judging import judge_client
+
+
+def run(args: argparse.Namespace) -> int:
+    settings = settings_from(args)
+    workspace = workspace_from(args)
+    questions = Path(args.questions)
+    if not questions.is_file():
+        raise UserError(f"questions file not found: {questions}")
+    if args.samples < 1:
+        raise UserError("--samples must be at least 1")
+    if args.limit is not None and args.limit < 1:
+        raise UserError(f"--limit must be at least 1 (got {args.limit})")
+    if args.judge_model and not (args.judge_url or settings.llm.url):
+        raise UserError("--judge-model needs a server: pass --judge-url URL (or --llm-url)")
+    llm = llm_client(settings, workspace)
+    judge = judge_client(settings, api_key(), workspace) or llm
+    engine = QueryEngine(workspace, settings, llm=llm)
+    engine.progress = lambda line: print(f"  {line}", file=sys.stderr, flush=True)
+    options = dict(
+        system=args.system,
+        limit=args.limit,
+        samples=args.samples,
+        benchmark=args.benchmark,
+        engine=engine,
+        judge=judge,
+        fresh=args.fresh,
+    )
+    try:
+        if args.no_prefect:
+            report = evaluate(workspace, questions, settings, **options)
+        else:
+            prefect_environment(args.verbose)
+            report = evaluate_with_prefect(workspace, questions, settings, **options)
+    except QuestionFileError as exc:
+        raise UserError(str(exc)) from None
+    finally:
+        for client in {id(c): c for c in (llm, judge) if c is not None}.values():
+            client.close()
+    for warning in report.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    print(
+        json.dumps(report.to_json(), ensure_ascii=False, indent=1)
+        if args.json
+        else format_report(report, verbose=args.verbose)
+    )
+    if report.skipped_documents:
+        skipped = int((report.rows["status"] != "answered").sum())
+        print(
+            f"error: {skipped} of {len(report.rows)} answer(s) not produced: "
+            f"documents not in the workspace: {', '.join(report.skipped_documents)}",
+            file=sys.stderr,
+        )
+        return EXIT_FAILED
+    return 0

@@ -1,0 +1,19 @@
+"""`nkw inspect`: rows per table and document, stage status, failures and figures."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from flows.commands.common import workspace_from
+from flows.inspect_workspace import inspect_json, inspect_text
+
+
+def run(args: argparse.Namespace) -> int:
+    workspace = workspace_from(args)
+    print(
+        json.dumps(inspect_json(workspace), ensure_ascii=False, indent=1)
+        if args.json
+        else inspect_text(workspace)
+    )
+    return 0

@@ -1,0 +1,23 @@
+"""`nkw remove`: delete documents from every table of a workspace, under the writer lock."""
+
+from __future__ import annotations
+
+import argparse
+
+from flows.commands.common import UserError, workspace_from
+from flows.remove import remove_documents, workspace_doc_ids
+from tasks.tables.lock import WorkspaceLocked, WriterLock
+
+
+def run(args: argparse.Namespace) -> int:
+    workspace = workspace_from(args)
+    try:
+        with WriterLock(workspace, "remove"):
+            unknown = sorted(set(args.doc_ids) - workspace_doc_ids(workspace))
+            if unknown:
+                raise UserError(f"not in this workspace: {', '.join(unknown)} (see `nkw inspect`)")
+            removed = remove_documents(workspace, list(dict.fromkeys(args.doc_ids)))
+    except WorkspaceLocked as exc:
+        raise UserError(str(exc)) from None
+    print(f"removed {len(removed)} document(s): {', '.join(removed)}")
+    return 0

@@ -1,0 +1,33 @@
+"""`nkw serve`: a local HTTP API over a workspace (POST /ask, GET /documents, GET /health)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+import uvicorn
+
+from flows.answer_questions import QueryEngine
+from flows.commands.common import UserError, llm_client, settings_from, workspace_from
+from flows.serve import create_app
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.serve_concurrency < 1 or args.queue < 0:
+        raise UserError("--concurrency must be at least 1 and --queue at least 0")
+    settings = settings_from(args)
+    workspace = workspace_from(args)
+    if args.host not in ("127.0.0.1", "localhost", "::1"):
+        print(
+            f"notice: serving on {args.host}: reachable from other machines; there is no authentication",
+            file=sys.stderr,
+        )
+    llm = llm_client(settings, workspace)
+    engine = QueryEngine(workspace, settings, llm=llm)
+    app = create_app(workspace, settings, engine, concurrency=args.serve_concurrency, queue=args.queue)
+    try:
+        uvicorn.run(app, host=args.host, port=args.port, log_level="info" if args.verbose else "warning")
+    finally:
+        if llm is not None:
+            llm.close()
+    return 0

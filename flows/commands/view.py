@@ -1,0 +1,18 @@
+"""`nkw view`: a self-contained HTML page of one document's bundle."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from flows.commands.common import UserError, workspace_from
+from flows.views import MissingDocument, view_document
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        path = view_document(workspace_from(args), args.doc, Path(args.out))
+    except MissingDocument as exc:
+        raise UserError(str(exc)) from None
+    print(f"wrote {path}")
+    return 0
