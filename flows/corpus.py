@@ -98,6 +98,8 @@ def build(paths: list[str], workspace: Workspace, settings: Settings, *, stages:
     started = time.perf_counter()
     stages = stages or select_stages()
     resources = resources or make_resources(settings)
+    if resources.vectors_dir is None:
+        resources.vectors_dir = workspace.cache_dir / "vectors"
     workspace.tables_dir.mkdir(parents=True, exist_ok=True)
     result = ingest(paths, workspace, settings)
     report = BuildReport(notices=list(result.notices))
@@ -117,6 +119,7 @@ def build(paths: list[str], workspace: Workspace, settings: Settings, *, stages:
         for doc in to_build:
             report.documents.append(run_document(workspace, doc, stages, settings, resources, progress))
             progress.document_done(report.documents[-1])
+    resources.flush_vectors()
     order = {doc.doc_id: i for i, doc in enumerate(result.documents)}
     report.documents.sort(key=lambda d: order.get(d.doc_id, 0))
     report.seconds = time.perf_counter() - started
