@@ -17,6 +17,7 @@ import pandas as pd
 from tasks.query.store.asset_index import AssetIndex
 from tasks.query.store.doc_index import DocumentIndex
 from tasks.tables.io import Workspace, as_list, read_frame
+from tasks.text import count_tokens
 
 ASSET_TABLES = ("entities", "relations", "mentions", "atomic_facts", "entity_attributes", "entity_profiles", "events",
                 "interactions", "occasions", "episodes", "episode_relations", "storylines", "storyline_relations")
@@ -41,7 +42,8 @@ class NarrativeStore:
         """Build every lookup now (once per session) rather than inside the first answer."""
         for name in ("entities_by_id", "sections_by_id", "chunks_by_id", "chunk_position", "units_by_id",
                      "episode_of_unit", "storylines_of_episode", "episode_dag", "entity_graph", "name_patterns",
-                     "attributes_by_entity", "profile_by_entity", "relations_by_id", "_sql"):
+                     "attributes_by_entity", "profile_by_entity", "relations_by_id", "_sql", "episodes_by_id",
+                     "storylines_by_id", "facts_by_id", "facts_of_entity", "sentences_of_chunk", "sentence_tokens"):
             getattr(self, name)
         return self
 
@@ -150,6 +152,37 @@ class NarrativeStore:
         for row in self.tables["entity_profiles"].to_dict("records"):
             found.setdefault(row["entity_id"], row)  # the first profile row, as the table orders them
         return found
+
+    @cached_property
+    def episodes_by_id(self) -> dict[str, dict]:
+        return {row["episode_id"]: row for row in self.tables["episodes"].to_dict("records")}
+
+    @cached_property
+    def storylines_by_id(self) -> dict[str, dict]:
+        return {row["storyline_id"]: row for row in self.tables["storylines"].to_dict("records")}
+
+    @cached_property
+    def facts_by_id(self) -> dict[str, dict]:
+        return {row["fact_id"]: row for row in self.tables["atomic_facts"].to_dict("records")}
+
+    @cached_property
+    def facts_of_entity(self) -> dict[str, set[str]]:
+        found: dict[str, set[str]] = {}
+        for fact_id, entity_id in zip(self.tables["atomic_facts"]["fact_id"], self.tables["atomic_facts"]["entity_id"]):
+            found.setdefault(entity_id, set()).add(fact_id)
+        return found
+
+    @cached_property
+    def sentences_of_chunk(self) -> dict[str, np.ndarray]:
+        """Positions (in the sentences frame) of each chunk's sentences."""
+        found: dict[str, list[int]] = {}
+        for position, chunk_id in enumerate(self.source.sentences["chunk_id"]):
+            found.setdefault(chunk_id, []).append(position)
+        return {chunk_id: np.array(positions, dtype=np.int64) for chunk_id, positions in found.items()}
+
+    @cached_property
+    def sentence_tokens(self) -> np.ndarray:
+        return np.array([count_tokens(t) for t in self.source.sentences["text"]], dtype=np.int64)
 
     @cached_property
     def relations_by_id(self) -> dict[str, dict]:

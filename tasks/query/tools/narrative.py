@@ -34,11 +34,9 @@ def _episode_chunks(env: ToolEnv, episode: dict[str, Any], limit: int = 4) -> li
 
 
 def _episode_row(env: ToolEnv, episode_id: str, score: float, extra: dict[str, Any] | None = None) -> ToolRow | None:
-    episodes = env.store.table("episodes")
-    match = episodes[episodes["episode_id"] == episode_id]
-    if match.empty:
+    episode = env.store.episodes_by_id.get(episode_id)
+    if episode is None:
         return None
-    episode = match.iloc[0].to_dict()
     text = f"{episode['title']}: {episode['summary']}"
     return ToolRow("episode", episode_id, text, round(float(score), 6), "narrative", env.store.doc_id,
                    **provenance(env.store, _episode_chunks(env, episode)),
@@ -48,13 +46,11 @@ def _episode_row(env: ToolEnv, episode_id: str, score: float, extra: dict[str, A
 
 
 def _storyline_row(env: ToolEnv, storyline_id: str, score: float) -> ToolRow | None:
-    storylines = env.store.table("storylines")
-    match = storylines[storylines["storyline_id"] == storyline_id]
-    if match.empty:
+    storyline = env.store.storylines_by_id.get(storyline_id)
+    if storyline is None:
         return None
-    storyline = match.iloc[0].to_dict()
     episode_ids = as_list(storyline["episode_ids"])
-    episodes = {row["episode_id"]: row for row in env.store.table("episodes").to_dict("records")}
+    episodes = env.store.episodes_by_id
     steps = " → ".join(str(episodes[e]["title"]) for e in episode_ids if e in episodes)
     text = f"{storyline['name']}: {storyline['description']} Steps: {steps}"
     # Ground the storyline in its opening episode: where the arc starts is what questions ask first.
