@@ -52,6 +52,7 @@ from tests.fixtures.openai_server import FakeOpenAIServer  # noqa: E402
 from tests.fixtures.pipeline_llm import pipeline_responder  # noqa: E402
 
 STAGE = REPO.parent / "shared" / "data" / "stage"
+PRICE_PER_MILLION = 0.5
 LLM_STAGES = ("extract_graph", "canonicalize_entities", "extract_narrative", "extract_facts", "assemble_episodes",
               "relate_episodes", "break_cycles", "induce_storylines")
 
@@ -79,13 +80,16 @@ def stage_items(workspace: Workspace) -> dict[str, int]:
             "break_cycles": rows("episode_links"), "induce_storylines": rows("episodes")}
 
 
-def llm_build(doc_path: Path, folder: Path, latency: float, concurrency: int) -> dict:
+def llm_build(doc_path: Path, folder: Path, latency: float, concurrency: int, previous: Workspace) -> dict:
     with FakeOpenAIServer(model_names=("bench-model",), responder=pipeline_responder, latency_s=latency) as server:
         workspace = Workspace.at(folder / "llm")
         settings = load_settings(overrides={"embed_texts": {"backend": "hashing"},
                                             "llm": {"url": server.url, "model": "bench-model",
                                                     "concurrency": concurrency, "timeout_s": 30}})
-        estimate = dry_run([str(doc_path)], select_stages(), settings)
+        try:  # a previous (offline) build's entity and episode counts, where the dry run can use them
+            estimate = dry_run([str(doc_path)], select_stages(), settings, previous, PRICE_PER_MILLION)
+        except TypeError:  # pragma: no cover - a tree from before the dry run took a workspace
+            estimate = {"stages": dry_run([str(doc_path)], select_stages(), settings)["stages"]}
         with OpenAICompatibleClient(settings.llm) as client:
             started = time.perf_counter()
             report = build([str(doc_path)], workspace, settings, resources=make_resources(settings, llm=client),
@@ -94,7 +98,7 @@ def llm_build(doc_path: Path, folder: Path, latency: float, concurrency: int) ->
         arrivals = sorted(r.arrived for r in server.chat_requests())
     calls = read_frame(workspace, "llm_calls")
     return {"workspace": workspace, "wall": wall, "ok": report.ok, "calls": calls, "arrivals": arrivals,
-            "estimate": {row["stage"]: row for row in estimate["stages"]},
+            "estimate": {row["stage"]: row for row in estimate["stages"]}, "cost": estimate.get("cost"),
             "source_tokens": int(read_frame(workspace, "chunks")["n_tokens"].sum()), "items": stage_items(workspace)}
 
 
@@ -182,6 +186,10 @@ def print_llm(llm: dict, offline: dict, latency: float, concurrency: int) -> Non
               f"{actual_prompt:>10,} {est_prompt / max(1, actual_prompt):>6.2f}")
     est_total = sum((r.get("calls") or 0) for r in llm["estimate"].values())
     print(f"  {'total':<22} {est_total:>9} {len(calls):>6} {est_total / max(1, len(calls)):>6.2f}")
+    if llm.get("cost") is not None:
+        actual = int(calls["prompt_tokens"].sum() + calls["completion_tokens"].sum())
+        print(f"  cost at {PRICE_PER_MILLION} per million tokens: estimated {llm['cost']:.2f}, "
+              f"actual {actual / 1e6 * PRICE_PER_MILLION:.2f}")
 
 
 def main() -> None:
@@ -198,7 +206,7 @@ def main() -> None:
         folder = Path(name)
         doc_path, doc_id, questions_path = write_inputs(folder, args.doc_title)
         offline = offline_build(doc_path, folder)
-        llm = llm_build(doc_path, folder, args.latency, args.concurrency)
+        llm = llm_build(doc_path, folder, args.latency, args.concurrency, offline["workspace"])
         latencies = query_latencies(offline["workspace"], questions_path, offline["settings"])
         first_question = load_questions(questions_path)[0].question
         ask_wall, ask_answer = ask_startup(offline["workspace"], doc_id, first_question)

@@ -92,7 +92,8 @@ def cmd_build(args: argparse.Namespace) -> int:
     if args.dry_run:
         from flows.dry_run import dry_run, format_dry_run
 
-        estimate = dry_run(args.paths, stages, settings)
+        existing = workspace if workspace.tables_dir.is_dir() else None  # a previous build's counts, if any
+        estimate = dry_run(args.paths, stages, settings, existing, args.price_per_million)
         print(json.dumps(estimate, indent=1) if args.json else format_dry_run(estimate))
         return 0
     prefect_environment(args.verbose)
@@ -234,6 +235,8 @@ def build_parser() -> argparse.ArgumentParser:
     build.add_argument("--until", help="run stages up to and including this one")
     build.add_argument("--no-prefect", action="store_true", help="run in-process without Prefect")
     build.add_argument("--dry-run", action="store_true", help="estimate LLM calls and tokens per stage; change nothing")
+    build.add_argument("--price-per-million", type=float, default=None,
+                       help="with --dry-run: print the cost at this price per million tokens")
     build.add_argument("--quiet", "-q", action="store_true", help="no per-stage progress lines")
     build.add_argument("--json", action="store_true", help="print the build report as JSON")
     build.set_defaults(func=cmd_build)
