@@ -41,6 +41,7 @@ class Corpus:
     chunks: int
     chunk_tokens: int
     built: dict[str, int] | None = None  # item counts of a previous build of these documents, when one exists
+    graph_requests: int = 0  # extract_graph requests: consecutive chunks packed up to the token budget
 
 
 def built_counts(workspace: Workspace | None, doc_ids: list[str]) -> dict[str, int] | None:
@@ -59,7 +60,7 @@ def built_counts(workspace: Workspace | None, doc_ids: list[str]) -> dict[str, i
 def measure_corpus(paths: list[str], settings: Settings, workspace: Workspace | None = None) -> tuple[Corpus, list[str]]:
     """Counts after segmentation, computed in memory; and the inputs that could not be read."""
     result = ingest_paths(paths, max_chars=settings.build.max_document_chars)
-    sections = chunks = tokens = 0
+    sections = chunks = tokens = graph_requests = 0
     for document in result.documents:
         rows, _ = segment(document.doc_id, document.text, document.language, document.kind,
                           section_texts=document.meta.get("section_texts"),
@@ -69,9 +70,20 @@ def measure_corpus(paths: list[str], settings: Settings, workspace: Workspace | 
         sections += len(rows)
         chunks += len(chunk_rows)
         tokens += sum(r["n_tokens"] for r in chunk_rows)
+        graph_requests += packed_requests([int(r["n_tokens"]) for r in chunk_rows], settings.extract_graph.pack_tokens)
     problems = [f"{f.source}: {f.error}" for f in result.failures]
     built = built_counts(workspace, [d.doc_id for d in result.documents])
-    return Corpus(len(result.documents), sections, chunks, tokens, built), problems
+    return Corpus(len(result.documents), sections, chunks, tokens, built, graph_requests), problems
+
+
+def packed_requests(chunk_tokens: list[int], budget: int) -> int:
+    """How many requests consecutive chunks make when packed greedily up to `budget` tokens."""
+    requests, used = 0, 0
+    for tokens in chunk_tokens:
+        if requests == 0 or budget <= 0 or used + tokens > budget:
+            requests, used = requests + 1, 0
+        used += tokens
+    return requests
 
 
 def _template_tokens(stage: Stage) -> int:
@@ -91,13 +103,14 @@ def estimate_stage(stage: Stage, corpus: Corpus, settings: Settings) -> dict[str
     episodes = corpus.built["episodes"] if corpus.built else corpus.sections * a["episodes_per_section"]
     per_episode = min(settings.relate_episodes.window, settings.relate_episodes.max_candidates_per_episode)
     pairs = episodes * per_episode
-    per_call_input = {"extract_graph": chunk, "extract_narrative": chunk,
+    graph_requests = corpus.graph_requests or corpus.chunks
+    per_call_input = {"extract_graph": corpus.chunk_tokens / max(1, graph_requests), "extract_narrative": chunk,
                       "extract_facts": chunk * min(4, settings.extract_facts.max_chunks_per_entity),
                       "canonicalize_entities": 200, "assemble_episodes": 400,
                       "relate_episodes": a["episode_description_tokens"] * (1 + per_episode),
                       "break_cycles": 400, "induce_storylines": 600}
     calls = {
-        "extract_graph": corpus.chunks * (2 if settings.extract_graph.gleaning else 1),
+        "extract_graph": graph_requests * (2 if settings.extract_graph.gleaning else 1),
         "extract_narrative": corpus.chunks,
         "canonicalize_entities": entities * a["ambiguous_share_of_entities"] if settings.canonicalize_entities.enabled else 0,
         "extract_facts": entities * a["profiled_share_of_entities"] if settings.extract_facts.enabled else 0,
