@@ -175,17 +175,25 @@ def print_llm(llm: dict, offline: dict, latency: float, concurrency: int) -> Non
     achieved = len(arrivals) * latency / window if window else 0.0
     print(f"\n[2] concurrency: {len(arrivals)} requests at {latency * 1000:.0f} ms, {concurrency} in flight; first request to "
           f"last reply {window:.1f} s; achieved {achieved:.1f} / configured {concurrency} = {achieved / concurrency:.2f}")
-    print("\n[3] --dry-run estimate vs actual, per stage (calls; prompt tokens)")
-    print(f"  {'stage':<22} {'est calls':>9} {'calls':>6} {'ratio':>6} {'est prompt':>11} {'prompt':>10} {'ratio':>6}")
+    print("\n[3] --dry-run estimate vs actual, per stage (calls; prompt tokens); 'at offline counts' scales the "
+          "test server's calls and tokens per item to the offline build's item counts")
+    print(f"  {'stage':<22} {'est calls':>9} {'calls':>6} {'ratio':>6} {'at offline':>10} {'ratio':>6} "
+          f"{'est prompt':>11} {'prompt':>10} {'ratio':>6} {'at offline':>10} {'ratio':>6}")
+    totals = [0.0, 0.0, 0.0]
     for stage in LLM_STAGES:
         row = llm["estimate"].get(stage) or {}
         group = calls[calls["stage"] == stage]
         est_calls, est_prompt = row.get("calls") or 0, row.get("prompt_tokens") or 0
         actual_prompt = int(group["prompt_tokens"].sum())
-        print(f"  {stage:<22} {est_calls:>9} {len(group):>6} {est_calls / max(1, len(group)):>6.2f} {est_prompt:>11,} "
-              f"{actual_prompt:>10,} {est_prompt / max(1, actual_prompt):>6.2f}")
-    est_total = sum((r.get("calls") or 0) for r in llm["estimate"].values())
-    print(f"  {'total':<22} {est_total:>9} {len(calls):>6} {est_total / max(1, len(calls)):>6.2f}")
+        items_llm, items_off = llm["items"].get(stage, 0), offline["items"].get(stage, 0)
+        scale = items_off / items_llm if items_llm else 1.0
+        totals = [totals[0] + est_calls, totals[1] + len(group), totals[2] + len(group) * scale]
+        print(f"  {stage:<22} {est_calls:>9} {len(group):>6} {est_calls / max(1, len(group)):>6.2f} "
+              f"{len(group) * scale:>10.0f} {est_calls / max(1, len(group) * scale):>6.2f} {est_prompt:>11,} "
+              f"{actual_prompt:>10,} {est_prompt / max(1, actual_prompt):>6.2f} {actual_prompt * scale:>10,.0f} "
+              f"{est_prompt / max(1, actual_prompt * scale):>6.2f}")
+    print(f"  {'total':<22} {totals[0]:>9.0f} {totals[1]:>6.0f} {totals[0] / max(1, totals[1]):>6.2f} "
+          f"{totals[2]:>10.0f} {totals[0] / max(1, totals[2]):>6.2f}")
     if llm.get("cost") is not None:
         actual = int(calls["prompt_tokens"].sum() + calls["completion_tokens"].sum())
         print(f"  cost at {PRICE_PER_MILLION} per million tokens: estimated {llm['cost']:.2f}, "
