@@ -84,9 +84,10 @@ def split_reply(reply: GraphExtraction, members: tuple[Member, ...], language: s
         relations[target].append(relation)
         needed[target].update(e for e in ends if isinstance(e, int))
     anywhere = {key for keys in named for key in keys if isinstance(key, int)}.union(*needed)
+    unplaced = {i for i in range(len(reply.entities)) if i not in anywhere}  # to the first chunk: dropped there
     replies = []
     for k in range(len(members)):
-        keep = {key for key in named[k] if isinstance(key, int)} | needed[k] | ({i for i in range(len(reply.entities)) if i not in anywhere} if k == 0 else set())
+        keep = {key for key in named[k] if isinstance(key, int)} | needed[k] | (unplaced if k == 0 else set())
         replies.append(GraphExtraction(entities=[e for i, e in enumerate(reply.entities) if i in keep],
                                        relations=relations[k]))
     return replies
