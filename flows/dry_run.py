@@ -19,6 +19,7 @@ from tasks.ingest.scan import scan_inputs
 from tasks.llm.prompts import PROMPTS_DIR
 from tasks.ingest.segment_sections import segment
 from tasks.ingest.split_chunks import chunks_for_document
+from tasks.tables.io import Workspace, read_frame
 from tasks.text import count_tokens
 
 # Ratios observed on screenplays and stories with the embedded extractors; stated in the output.
@@ -32,6 +33,7 @@ ASSUMPTIONS = {
     "candidate_share_of_scene_pairs": 0.15,  # 0.035-0.20 measured on the STAGE dev screenplays
     "chains_per_section": 0.4,
     "state_rounds_per_section": 1.5,
+    "episode_description_tokens": 120,
 }
 
 
@@ -41,12 +43,28 @@ class Corpus:
     sections: int
     chunks: int
     chunk_tokens: int
+    built: dict[str, int] | None = None  # item counts of a previous build of these documents, when one exists
+    graph_requests: int = 0  # extract_graph requests: consecutive chunks packed up to the token budget
 
 
-def measure_corpus(paths: list[str], settings: Settings) -> tuple[Corpus, list[str]]:
+def built_counts(workspace: Workspace | None, doc_ids: list[str]) -> dict[str, int] | None:
+    """Entities and episodes a previous build of these documents produced (None when it has none)."""
+    if workspace is None or not workspace.tables_dir.is_dir():
+        return None
+    counts = {}
+    for table in ("entities", "episodes"):
+        frame = read_frame(workspace, table)
+        if frame.empty or "doc_id" not in frame:
+            return None
+        counts[table] = int(frame["doc_id"].isin(doc_ids).sum())
+    return counts if all(counts.values()) else None
+
+
+def measure_corpus(paths: list[str], settings: Settings, workspace: Workspace | None = None) -> tuple[Corpus, list[str]]:
     """Counts after segmentation, computed in memory; and the inputs that could not be read."""
-    sections = chunks = tokens = documents = 0
+    sections = chunks = tokens = documents = graph_requests = 0
     problems = []
+    doc_ids = []
     # One document in memory at a time, whatever the corpus size.
     for item in scan_inputs(paths, max_chars=settings.build.max_document_chars):
         if item.failure is not None:
@@ -55,6 +73,7 @@ def measure_corpus(paths: list[str], settings: Settings) -> tuple[Corpus, list[s
             continue
         document = item.document
         documents += 1
+        doc_ids.append(document.doc_id)
         rows, _ = segment(document.doc_id, document.text, document.language, document.kind,
                           section_texts=document.meta.get("section_texts"),
                           paragraph_group_tokens=settings.segment_sections.paragraph_group_tokens)
@@ -63,7 +82,20 @@ def measure_corpus(paths: list[str], settings: Settings) -> tuple[Corpus, list[s
         sections += len(rows)
         chunks += len(chunk_rows)
         tokens += sum(r["n_tokens"] for r in chunk_rows)
-    return Corpus(documents, sections, chunks, tokens), problems
+        graph_requests += packed_requests([int(r["n_tokens"]) for r in chunk_rows],
+                                          settings.extract_graph.pack_tokens)
+    built = built_counts(workspace, doc_ids)
+    return Corpus(documents, sections, chunks, tokens, built, graph_requests), problems
+
+
+def packed_requests(chunk_tokens: list[int], budget: int) -> int:
+    """How many requests consecutive chunks make when packed greedily up to `budget` tokens."""
+    requests, used = 0, 0
+    for tokens in chunk_tokens:
+        if requests == 0 or budget <= 0 or used + tokens > budget:
+            requests, used = requests + 1, 0
+        used += tokens
+    return requests
 
 
 def _template_tokens(stage: Stage) -> int:
@@ -79,23 +111,26 @@ def estimate_stage(stage: Stage, corpus: Corpus, settings: Settings) -> dict[str
     """(calls, prompt tokens, completion tokens) expected for one LLM stage over the corpus."""
     a = ASSUMPTIONS
     chunk = corpus.chunk_tokens / max(1, corpus.chunks)
-    entities = corpus.chunks * a["entities_per_chunk"]
-    episodes = corpus.sections * a["episodes_per_section"]
-    pairs = episodes * min(settings.relate_episodes.window, settings.relate_episodes.max_candidates_per_episode)
-    per_call_input = {"extract_graph": chunk, "extract_narrative": chunk,
+    entities = corpus.built["entities"] if corpus.built else corpus.chunks * a["entities_per_chunk"]
+    episodes = corpus.built["episodes"] if corpus.built else corpus.sections * a["episodes_per_section"]
+    per_episode = min(settings.relate_episodes.window, settings.relate_episodes.max_candidates_per_episode)
+    pairs = episodes * per_episode
+    graph_requests = corpus.graph_requests or corpus.chunks
+    per_call_input = {"extract_graph": corpus.chunk_tokens / max(1, graph_requests), "extract_narrative": chunk,
                       "extract_facts": chunk * min(4, settings.extract_facts.max_chunks_per_entity),
-                      "canonicalize_entities": 200, "assemble_episodes": 400, "relate_episodes": 300,
+                      "canonicalize_entities": 200, "assemble_episodes": 400,
+                      "relate_episodes": a["episode_description_tokens"] * (1 + per_episode),
                       "break_cycles": 400, "induce_storylines": 600, "judge_continuity": 700,
                       "chain_continuity": 1200, "track_character_states": 900}
     per_document = corpus.sections / max(1, corpus.documents)
     scene_pairs = corpus.documents * per_document * (per_document - 1) / 2
     calls = {
-        "extract_graph": corpus.chunks * (2 if settings.extract_graph.gleaning else 1),
+        "extract_graph": graph_requests * (2 if settings.extract_graph.gleaning else 1),
         "extract_narrative": corpus.chunks,
         "canonicalize_entities": entities * a["ambiguous_share_of_entities"] if settings.canonicalize_entities.enabled else 0,
         "extract_facts": entities * a["profiled_share_of_entities"] if settings.extract_facts.enabled else 0,
         "assemble_episodes": episodes,
-        "relate_episodes": pairs,
+        "relate_episodes": episodes,  # one request per episode with all its candidates
         "break_cycles": min(settings.break_cycles.max_adjudications * corpus.documents, pairs * a["shortcut_share_of_pairs"])
         if settings.break_cycles.mode == "saber" else 0,
         "induce_storylines": corpus.documents * settings.induce_storylines.max_storylines * 2,
@@ -112,11 +147,16 @@ def estimate_stage(stage: Stage, corpus: Corpus, settings: Settings) -> dict[str
     return {"stage": stage.name, "calls": calls, "prompt_tokens": prompt_tokens, "completion_tokens": completion}
 
 
-def dry_run(paths: list[str], stages: list[Stage], settings: Settings) -> dict[str, Any]:
-    corpus, problems = measure_corpus(paths, settings)
+def dry_run(paths: list[str], stages: list[Stage], settings: Settings, workspace: Workspace | None = None,
+            price_per_million: float | None = None) -> dict[str, Any]:
+    """Estimated calls and tokens per LLM stage; entity and episode counts come from a previous
+    build in `workspace` when there is one, else from the ratios in ASSUMPTIONS."""
+    corpus, problems = measure_corpus(paths, settings, workspace)
     rows = [estimate_stage(stage, corpus, settings) for stage in stages if stage.uses_llm]
+    tokens = sum((r["prompt_tokens"] or 0) + (r["completion_tokens"] or 0) for r in rows)
+    cost = round(tokens / 1e6 * price_per_million, 4) if price_per_million is not None else None
     return {"corpus": corpus.__dict__, "stages": rows, "assumptions": ASSUMPTIONS, "unreadable_inputs": problems,
-            "llm_configured": bool(settings.llm.url)}
+            "llm_configured": bool(settings.llm.url), "price_per_million": price_per_million, "cost": cost}
 
 
 def format_dry_run(report: dict[str, Any]) -> str:
@@ -135,6 +175,12 @@ def format_dry_run(report: dict[str, Any]) -> str:
             lines.append(f"{row['stage']:<24} {row['calls']:>8,} {row['prompt_tokens']:>14,} {row['completion_tokens']:>12,}")
             total = [total[0] + row["calls"], total[1] + row["prompt_tokens"], total[2] + row["completion_tokens"]]
         lines.append(f"{'total':<24} {total[0]:>8,} {total[1]:>14,} {total[2]:>12,}")
+        if report.get("cost") is not None:
+            lines.append(f"cost: {total[1] + total[2]:,} tokens at {report['price_per_million']} per million tokens "
+                         f"= {report['cost']:,.2f}")
+        if corpus.get("built"):
+            lines.append("entity and episode counts from the previous build: "
+                         + ", ".join(f"{k} {v:,}" for k, v in corpus["built"].items()))
         lines.append("estimates assume " + ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in report["assumptions"].items()))
     if not report["llm_configured"]:
         lines.append("note: no --llm-url given; a real build would use the embedded (offline) implementations and make 0 calls")

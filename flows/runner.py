@@ -27,6 +27,7 @@ from schemas.ids import stable_hash
 from tasks.ingest.scan import DocumentRef, read_document
 from tasks.stage import RawDocument
 from tasks.llm.prompts import prompts_hash
+from tasks.vector_store import caching
 from tasks.tables.io import SchemaError, Workspace, read_frame, read_table, to_arrow, write_table
 
 # Failures rows of items the LLM server never answered (connection, HTTP 5xx/429, timeouts): a later
@@ -67,6 +68,8 @@ class Resources:
     embedder_factory: Callable[[], Embedder]
     llm: Any = None  # tasks.llm.client.LLMClient when an LLM URL is configured
     force: frozenset[str] = frozenset()  # stages rebuilt even when up to date (`nkw build --force STAGE`)
+    vectors_dir: Any = None  # Path of the workspace vector store: each text is embedded once per model
+    reuse_vectors: bool = True  # False: every stage embeds its own texts (the behaviour before the store)
     _embedder: Any = None  # Embedder; typed loosely so Prefect can describe task parameters
     _lock: Any = field(default_factory=threading.Lock)
 
@@ -74,8 +77,16 @@ class Resources:
     def embedder(self) -> Embedder:
         with self._lock:
             if self._embedder is None:
-                self._embedder = self.embedder_factory()
+                embedder = self.embedder_factory()
+                self._embedder = caching(embedder, self.vectors_dir) if self.reuse_vectors else embedder
             return self._embedder
+
+    def flush_vectors(self) -> None:
+        """Persist the vectors embedded so far (a no-op when no embedder was built)."""
+        with self._lock:
+            embedder = self._embedder
+        if embedder is not None and hasattr(embedder, "flush"):
+            embedder.flush()
 
     def backend_identity(self, stage: Stage) -> str:
         parts = []
@@ -152,6 +163,7 @@ def run_document(workspace: Workspace, raw: Document, stages: list[Stage], setti
         report.outcomes.append(outcome)
         if progress is not None:
             progress(raw.doc_id, outcome)
+    resources.flush_vectors()  # this document's new vectors survive a later crash
     report.seconds = time.perf_counter() - started
     return report
 

@@ -80,7 +80,7 @@ STAGES: tuple[Stage, ...] = (
           version="1", config="assemble_episodes", needs_embedder=True, uses_llm=True, prompts=("assemble_episodes/v1",)),
     Stage("relate_episodes", relate_episodes.run, reads=("documents", "sections", "entities", "relations", "episodes"),
           writes=("episode_links",), version="1", config="relate_episodes", needs_embedder=True, uses_llm=True,
-          prompts=("relate_episodes/v1",)),
+          prompts=("relate_episodes/v2",)),
     Stage("break_cycles", break_cycles.run, reads=("documents", "episodes", "episode_links"),
           writes=("episode_relations", "saber_actions"), version="1", config="break_cycles", uses_llm=True,
           prompts=("break_cycles/v1",)),

@@ -57,6 +57,8 @@ class LLMSettings(Section):
 
 class ExtractGraphSettings(Section):
     gleaning: bool = Field(False, description="LLM: ask once more per chunk for entities/relations it missed")
+    pack_tokens: int = Field(1500, ge=0, description="LLM: consecutive chunks share one request up to this many "
+                             "source tokens (instructions sent once, not per scene); 0 = one request per chunk")
     min_prose_name_count: int = Field(2, ge=1, description="offline prose: mentions a capitalised name needs to count")
     max_description_chars: int = Field(600, ge=80, description="longer merged descriptions are compacted")
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from pathlib import Path
 
 from flows import cli_output
@@ -79,6 +80,11 @@ def run(args: argparse.Namespace) -> int:
                 if batch:
                     text = f"Q{number}: {question}\n{text}\n"
             print(text, flush=True)
+            if batch is None and not args.json:
+                # Fixed start-up (imports, embedding model, bundle load) apart from the answer's own latency.
+                startup = time.perf_counter() - args.started - answer.latency_ms / 1000
+                print(f"start-up {startup:.2f} s (imports, model, bundle); answer {answer.latency_ms:.0f} ms",
+                      file=sys.stderr)
     finally:
         if llm is not None:
             llm.close()

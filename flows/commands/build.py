@@ -59,7 +59,8 @@ def run(args: argparse.Namespace) -> int:
     if problems and len(problems) == len(paths):
         raise UserError("; ".join(problems))
     if args.dry_run:
-        estimate = dry_run(paths, stages, settings)
+        existing = workspace if workspace.tables_dir.is_dir() else None  # a previous build's counts, if any
+        estimate = dry_run(paths, stages, settings, existing, args.price_per_million)
         print(json.dumps(estimate, indent=1) if args.json else format_dry_run(estimate))
         return 0
     prefect_environment(args.verbose)

@@ -27,6 +27,22 @@ class EpisodeRelationJudgment(ResponseModel):
     reason: str = Field("", max_length=600)
 
 
+class EpisodeRelationItem(ResponseModel):
+    """One judgment on the anchor episode A and one listed later-told episode (e.g. E2)."""
+
+    other: str = Field(description="label of the listed episode, e.g. E2")
+    relation_type: Literal["causes", "precedes", "elaborates", "contrasts", "none"]
+    direction: Literal["A_to_B", "B_to_A"] = Field(description="A_to_B when A is the source; B is the listed episode")
+    confidence: float = Field(ge=0.0, le=1.0)
+    reason: str = Field("", max_length=600)
+
+
+class EpisodeRelationBatch(ResponseModel):
+    """Judgments on every candidate episode of one anchor episode, in one reply."""
+
+    judgments: list[EpisodeRelationItem] = Field(default_factory=list, max_length=40)
+
+
 class ShortcutJudgment(ResponseModel):
     """Whether a direct episode edge is covered by an indirect path already in the graph."""
 

@@ -1,10 +1,11 @@
-"""The LLM graph extractor: one structured request per chunk (plus an optional gleaning
-round), then every returned entity is grounded to spans of its chunk.
+"""The LLM graph extractor: one structured request per pack of consecutive chunks up to a token
+budget (plus an optional gleaning round), each packed reply split back per chunk, then every
+returned entity is grounded to spans of its chunk.
 
 An entity whose name and aliases cannot be found in the chunk is kept (without mentions)
 only when a relation needs it; otherwise it is dropped and counted in a warning. Relation
-endpoints that are not among the extracted entities become proxy entities. A chunk whose
-request fails is a `failures` row; the other chunks carry on.
+endpoints that are not among the extracted entities become proxy entities. A pack whose
+request fails is a `failures` row (for its first chunk); the other chunks carry on.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from schemas.responses.graph import GraphExtraction
 from tasks.stage import StageContext, StageOutput
 from tasks.graph.name_lexicon import ANY, Lexicon
 from tasks.graph.names import normalize_name
+from tasks.graph.packing import Pack, pack_chunks, split_reply
 from tasks.graph.upsert import ChunkIndex, EntityKey, GraphDraft
 from tasks.llm.items import LLMBatch, run_structured
 
@@ -61,21 +63,22 @@ def extract_with_llm(ctx: StageContext, prompt_id: str, offline_entities: list[d
     chunks = ctx.table("chunks").sort_values("ordinal")
     known = known_character_names(offline_entities, document.language)
     nothing = "（尚无）" if document.language == "zh" else "(nothing yet)"
-    items = [(c.chunk_id, _values(document.title, document.language, known, c.text, nothing)) for c in chunks.itertuples()]
+    packs = pack_chunks(list(chunks.itertuples()), document.text, settings.pack_tokens)
+    items = [(p.item_id, _values(document.title, document.language, known, p.text, nothing)) for p in packs]
     batch: LLMBatch[GraphExtraction] = run_structured(ctx, prompt_id, items, GraphExtraction)
-    by_id = {c.chunk_id: c for c in chunks.itertuples()}
-    replies = [ChunkReply(cid, int(by_id[cid].char_start), by_id[cid].text, reply, "llm")
-               for cid, reply in sorted(batch.values.items(), key=lambda kv: by_id[kv[0]].ordinal)]
-    if settings.gleaning and replies:
-        glean_items = [(r.chunk_id + GLEAN_SUFFIX, _values(document.title, document.language, known, r.text,
-                                                           _already_found(r.reply, document.language)))
-                       for r in replies]
+    by_pack = {p.item_id: p for p in packs}
+    answered = [(by_pack[item_id], reply) for item_id, reply in batch.values.items()]
+    answered.sort(key=lambda pr: pr[0].start)
+    replies = _chunk_replies(answered, document.language, "llm")
+    if settings.gleaning and answered:
+        glean_items = [(p.item_id + GLEAN_SUFFIX, _values(document.title, document.language, known, p.text,
+                                                          _already_found(reply, document.language)))
+                       for p, reply in answered]
         gleaned = run_structured(ctx, prompt_id, glean_items, GraphExtraction)
         batch.calls.extend(gleaned.calls)
         batch.failures.extend(gleaned.failures)
-        for item_id, reply in sorted(gleaned.values.items()):
-            chunk = by_id[item_id[: -len(GLEAN_SUFFIX)]]
-            replies.append(ChunkReply(chunk.chunk_id, int(chunk.char_start), chunk.text, reply, "llm:gleaning"))
+        extra = [(by_pack[item_id[: -len(GLEAN_SUFFIX)]], reply) for item_id, reply in sorted(gleaned.values.items())]
+        replies.extend(_chunk_replies(extra, document.language, "llm:gleaning"))
     draft = GraphDraft(document.doc_id, document.text, ChunkIndex(chunks))
     dropped = ground_replies(draft, replies, document.language)
     rows = draft.to_rows(settings.max_description_chars)
@@ -84,6 +87,15 @@ def extract_with_llm(ctx: StageContext, prompt_id: str, offline_entities: list[d
     if batch.failures:
         warnings.append(f"{len(batch.failures)} LLM item(s) failed (see failures)")
     return {**rows, "failures": batch.failures, "llm_calls": batch.calls, "_warnings": warnings}
+
+
+def _chunk_replies(answered: list[tuple[Pack, GraphExtraction]], language: str, method: str) -> list[ChunkReply]:
+    """Per-chunk replies from packed replies, in document order."""
+    replies = []
+    for pack, reply in answered:
+        for member, part in zip(pack.members, split_reply(reply, pack.members, language)):
+            replies.append(ChunkReply(member.chunk_id, member.start, member.text, part, method))
+    return replies
 
 
 def _majority_types(replies: list[ChunkReply]) -> dict[str, str]:

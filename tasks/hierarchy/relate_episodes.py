@@ -2,8 +2,8 @@
 causes / precedes / elaborates / contrasts, one row per predicted directed link.
 
 Predictions live in `episode_links`; cleaning (SABER) is the next stage, so the raw,
-heuristic and SABER settings all reuse the same predictions. With an LLM each candidate pair
-gets one structured judgment (all pairs sent as one batch); offline a pair is labelled from
+heuristic and SABER settings all reuse the same predictions. With an LLM each episode gets one
+request judging all its candidate pairs (requests sent as one batch); offline a pair is labelled from
 source order, shared participants and cue words (a flashback cue gives a backward edge).
 """
 
@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from schemas.config import RelateEpisodesSettings
-from schemas.responses.hierarchy import EpisodeRelationJudgment
+from schemas.responses.hierarchy import EpisodeRelationBatch
 from tasks.stage import StageContext, StageOutput
 from tasks.hierarchy.episode_candidates import Candidate, EpisodeInfo, candidate_pairs, entity_idf, weighted_overlap
 from tasks.hierarchy.text import shorten, span_label
@@ -26,7 +26,7 @@ from schemas.ids import make_id
 from tasks.llm.items import run_structured
 from tasks.text import index_terms
 
-PROMPT_ID = "relate_episodes/v1"
+PROMPT_ID = "relate_episodes/v2"
 
 
 def episode_infos(episodes: pd.DataFrame, types: dict[str, str], language: str) -> list[EpisodeInfo]:
@@ -135,26 +135,57 @@ def _describe(r: Any, names: dict[str, str], language: str) -> dict[str, str]:
             "participants": people, "summary": shorten(as_text(r.summary), 900), "goal": as_text(r.goal) or "-"}
 
 
+CANDIDATE_SUMMARY_CHARS = 500
+_FIELDS = {"en": ("{label} ({sections}): {title}\nParticipants: {participants}\nGoal or conflict: {goal}\n"
+                  "Summary: {summary}"),
+           "zh": "{label}（{sections}）：{title}\n参与者：{participants}\n目标或冲突：{goal}\n概要：{summary}"}
+
+
+def candidate_block(described: list[dict[str, str]], language: str) -> str:
+    """The listed episodes of one request, labelled E1, E2, ... in candidate order."""
+    template = _FIELDS["zh" if language == "zh" else "en"]
+    return "\n\n".join(template.format(label=f"E{i}", **{**d, "summary": shorten(d["summary"], CANDIDATE_SUMMARY_CHARS)})
+                        for i, d in enumerate(described, start=1))
+
+
 def llm_links(ctx: StageContext, infos: list[EpisodeInfo], candidates: list[Candidate], names: dict[str, str]) -> StageOutput:
-    """`episode_links` from one LLM judgment per candidate pair, plus failures and llm_calls rows."""
+    """`episode_links` from one LLM request per anchor episode judging all its candidate pairs at
+    once (the instructions and the anchor are sent once, not once per pair), plus failures and
+    llm_calls rows. A pair the reply leaves out is counted in a warning and gets no link."""
     doc = ctx.document
     episodes = {str(r.episode_id): r for r in ctx.table("episodes").itertuples()}
+    by_anchor: dict[int, list[Candidate]] = defaultdict(list)
+    for cand in candidates:
+        by_anchor[cand.a].append(cand)
     items = []
-    for cand in candidates:
-        a, b = (_describe(episodes[infos[i].episode_id], names, doc.language) for i in (cand.a, cand.b))
-        values = {"document_title": doc.title, **{f"a_{k}": v for k, v in a.items()}, **{f"b_{k}": v for k, v in b.items()}}
-        items.append((f"{infos[cand.a].episode_id}|{infos[cand.b].episode_id}", values))
-    batch = run_structured(ctx, PROMPT_ID, items, EpisodeRelationJudgment)
-    rows = []
-    for cand in candidates:
-        a_id, b_id = infos[cand.a].episode_id, infos[cand.b].episode_id
-        reply = batch.values.get(f"{a_id}|{b_id}")
-        if reply is None or reply.relation_type == "none" or reply.confidence < ctx.settings.relate_episodes.min_confidence:
+    for anchor, group in sorted(by_anchor.items()):
+        a = _describe(episodes[infos[anchor].episode_id], names, doc.language)
+        listed = [_describe(episodes[infos[c.b].episode_id], names, doc.language) for c in group]
+        items.append((infos[anchor].episode_id, {"document_title": doc.title, **{f"a_{k}": v for k, v in a.items()},
+                                                 "candidates": candidate_block(listed, doc.language)}))
+    batch = run_structured(ctx, PROMPT_ID, items, EpisodeRelationBatch)
+    rows, unanswered = [], 0
+    for anchor, group in sorted(by_anchor.items()):
+        a_id = infos[anchor].episode_id
+        reply = batch.values.get(a_id)
+        if reply is None:
             continue
-        source, target = (a_id, b_id) if reply.direction == "A_to_B" else (b_id, a_id)
-        rows.append(link_row(doc.doc_id, (reply.relation_type, source, target, round(reply.confidence, 4),
-                                          shorten(reply.reason, 500)), "llm"))
-    return {"episode_links": rows, "failures": batch.failures, "llm_calls": batch.calls}
+        judged: dict[str, Any] = {}
+        for judgment in reply.judgments:
+            judged.setdefault(judgment.other.strip().upper(), judgment)
+        for position, cand in enumerate(group, start=1):
+            b_id = infos[cand.b].episode_id
+            judgment = judged.get(f"E{position}")
+            if judgment is None:
+                unanswered += 1
+                continue
+            if judgment.relation_type == "none" or judgment.confidence < ctx.settings.relate_episodes.min_confidence:
+                continue
+            source, target = (a_id, b_id) if judgment.direction == "A_to_B" else (b_id, a_id)
+            rows.append(link_row(doc.doc_id, (judgment.relation_type, source, target, round(judgment.confidence, 4),
+                                              shorten(judgment.reason, 500)), "llm"))
+    warnings = [f"{unanswered} candidate pair(s) left unjudged by the LLM reply"] if unanswered else []
+    return {"episode_links": rows, "failures": batch.failures, "llm_calls": batch.calls, "_warnings": warnings}
 
 
 def run(ctx: StageContext) -> StageOutput:

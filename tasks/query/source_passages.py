@@ -30,7 +30,7 @@ def excerpt(store: NarrativeStore, chunk_id: str, question: str, query_vector: n
     if chunk["n_tokens"] <= max_tokens:
         return int(chunk["char_start"]), int(chunk["char_end"]), chunk["text"], int(chunk["n_tokens"])
     sentences = store.source.sentences
-    positions = np.flatnonzero((sentences["chunk_id"] == chunk_id).to_numpy())
+    positions = store.sentences_of_chunk.get(chunk_id, np.zeros(0, dtype=np.int64))
     if positions.size == 0:
         text = chunk["text"]
         return int(chunk["char_start"]), int(chunk["char_end"]), text, count_tokens(text)
@@ -39,7 +39,7 @@ def excerpt(store: NarrativeStore, chunk_id: str, question: str, query_vector: n
     ends = sentences["char_end"].to_numpy()[positions]
     for span_start, span_end in focus or []:
         scores = scores + 0.3 * ((starts < span_end) & (span_start < ends))
-    tokens = np.array([count_tokens(t) for t in sentences["text"].to_numpy()[positions]])
+    tokens = store.sentence_tokens[positions]
     best = int(np.argmax(scores))
     low = high = best
     used = int(tokens[best])

@@ -36,9 +36,11 @@ def test_llm_check_ok_and_clear_errors(capsys, fake_llm_server):
 def test_dry_run_estimates_without_writing(capsys, tmp_path):
     workspace = tmp_path / "ws"
     code = main(["build", str(SAMPLES / "the_lighthouse_key.txt"), "-w", str(workspace), "--dry-run", "--json",
-                 "--llm-url", "http://127.0.0.1:9/v1"])
+                 "--llm-url", "http://127.0.0.1:9/v1", "--price-per-million", "2.0"])
     report = json.loads(capsys.readouterr().out)
     assert code == 0 and not workspace.exists()
     assert report["corpus"]["documents"] == 1 and report["corpus"]["chunks"] >= 16
     for row in report["stages"]:
         assert row["calls"] is None or row["calls"] >= 0
+    tokens = sum(r["prompt_tokens"] + r["completion_tokens"] for r in report["stages"] if r["calls"] is not None)
+    assert report["cost"] == round(tokens / 1e6 * 2.0, 4) and report["cost"] > 0

@@ -11,6 +11,7 @@ import pytest
 from flows.corpus import build, make_resources
 from flows.stages import STAGES
 from schemas.config import Settings, load_settings
+from tasks.graph.packing import pack_chunks
 from tasks.llm.client import OpenAICompatibleClient
 from tasks.llm.cache import LLMCache
 from tasks.tables.io import Workspace, read_frame
@@ -73,8 +74,19 @@ def test_no_item_is_lost_under_faults(clean_and_faulted):
     assert lost == [], lost
     assert any(not ok for ok in outcomes.values()), "some items should have failed for good (refusals)"
     chunks = set(read_frame(faulted, "chunks")["chunk_id"])
-    for stage in ("extract_graph", "extract_narrative"):
-        assert {item for s, item in outcomes if s == stage} == chunks, stage
+    assert {item for s, item in outcomes if s == "extract_narrative"} == chunks
+    # extract_graph packs consecutive chunks: one item per pack, and the packs cover every chunk.
+    packs = _packs(faulted)
+    assert {item for s, item in outcomes if s == "extract_graph"} == set(packs) and len(packs) < len(chunks)
+    assert {member for members in packs.values() for member in members} == chunks
+
+
+def _packs(workspace: Workspace) -> dict[str, list[str]]:
+    """extract_graph item id -> the chunk ids its request packed."""
+    chunks = read_frame(workspace, "chunks").sort_values("ordinal")
+    text = read_frame(workspace, "documents").iloc[0]["text"]
+    budget = load_settings().extract_graph.pack_tokens
+    return {p.item_id: [m.chunk_id for m in p.members] for p in pack_chunks(list(chunks.itertuples()), text, budget)}
 
 
 def test_items_that_succeeded_match_the_fault_free_run(clean_and_faulted):
@@ -88,7 +100,8 @@ def test_items_that_succeeded_match_the_fault_free_run(clean_and_faulted):
         return {chunk: set(zip(g["surface"], g["char_start"], g["char_end"])) for chunk, g in mentions.groupby("chunk_id")}
 
     clean_spans, faulted_spans = spans(clean), spans(faulted)
-    for chunk_id in succeeded:
+    packs = _packs(faulted)
+    for chunk_id in (member for item in succeeded for member in packs[item]):
         assert faulted_spans.get(chunk_id, set()) == clean_spans.get(chunk_id, set()), chunk_id
 
 

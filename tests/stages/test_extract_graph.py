@@ -171,7 +171,7 @@ def test_offline_extraction_is_deterministic(sample_workspace):
 # -- the LLM path ----------------------------------------------------------------------------
 
 def test_llm_path_fills_the_same_tables_with_proxies_and_grounding(tmp_path):
-    settings = graph_settings(split_chunks={"chunk_tokens": 60}, extract_graph={"gleaning": True})
+    settings = graph_settings(split_chunks={"chunk_tokens": 60}, extract_graph={"gleaning": True, "pack_tokens": 0})
     with FakeOpenAIServer(model_names=("test-model",), responder=smiths_responder) as server:
         client = OpenAICompatibleClient(fast_llm_settings(server.url), cache=None)
         workspace, report = build_graph([TWO_SMITHS], tmp_path, settings, llm=client)
@@ -196,7 +196,7 @@ def test_llm_path_fills_the_same_tables_with_proxies_and_grounding(tmp_path):
 
 @pytest.mark.parametrize("faults", [("malformed_json", "malformed_json"), ("length", "length")])
 def test_llm_faults_become_failures_not_empty_entities(tmp_path, faults):
-    settings = graph_settings(split_chunks={"chunk_tokens": 60})
+    settings = graph_settings(split_chunks={"chunk_tokens": 60}, extract_graph={"pack_tokens": 0})
     with FakeOpenAIServer(model_names=("test-model",), responder=smiths_responder) as server:
         server.queue_faults(*faults)
         client = OpenAICompatibleClient(fast_llm_settings(server.url, concurrency=1), cache=None)
@@ -207,6 +207,25 @@ def test_llm_faults_become_failures_not_empty_entities(tmp_path, faults):
     assert failures.iloc[0]["item_id"] in set(chunks["chunk_id"])
     assert ("invalid" if faults[0] == "malformed_json" else "truncated") in failures.iloc[0]["error"]
     assert len(entities) and entities["name"].str.len().min() > 0  # the other chunks still count
+
+
+def test_packed_requests_keep_every_entity_relation_and_span_of_per_chunk_requests(tmp_path):
+    found = {}
+    for budget in (0, 400):
+        settings = graph_settings(split_chunks={"chunk_tokens": 60}, extract_graph={"pack_tokens": budget})
+        with FakeOpenAIServer(model_names=("test-model",), responder=smiths_responder) as server:
+            client = OpenAICompatibleClient(fast_llm_settings(server.url), cache=None)
+            workspace, report = build_graph([TWO_SMITHS], tmp_path / str(budget), settings, llm=client)
+            requests = len(server.chat_requests())
+        assert report.ok, report.summary()
+        entities, mentions, relations, chunks, documents = tables(
+            workspace, "two_smiths", "raw_entities", "raw_mentions", "raw_relations", "chunks", "documents")
+        assert_grounded(documents.iloc[0]["text"], mentions, chunks)
+        found[budget] = (requests, set(entities["name"]), set(zip(mentions["char_start"], mentions["char_end"])),
+                         len(relations), len(chunks))
+    assert found[400][0] < found[0][0] == found[0][4]  # fewer requests than one per chunk
+    assert found[400][1] >= found[0][1] - {"storm"} and found[400][2] >= found[0][2]  # nothing lost
+    assert found[400][3] >= 1
 
 
 def test_ground_replies_keeps_unfound_entities_only_when_a_relation_needs_them():

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pandas as pd
 
@@ -129,36 +131,65 @@ def test_offline_stage_on_the_mini_story() -> None:
     assert relate_episodes.run(context("relate_episodes", frames, strict))["episode_links"] == []
 
 
-def test_llm_judges_each_pair_once_with_direction_and_failures() -> None:
+def _listed(prompt: str) -> dict[str, str]:
+    """Label -> listed block of a relate_episodes request."""
+    block = prompt.split("Later-told episodes to judge against A:", 1)[1]
+    parts = re.split(r"^(E\d+) ", block, flags=re.MULTILINE)
+    return dict(zip(parts[1::2], parts[2::2]))
+
+
+def test_llm_judges_all_candidates_of_an_episode_in_one_request_with_direction_and_failures() -> None:
     frames = with_episodes(tables())
     titles = list(frames["episodes"]["title"])
 
     def answer(prompt: str) -> object:
-        a_part, b_part = prompt.split("Episode B", 1)
-        if titles[0] in a_part and titles[1] in b_part:
-            return {"relation_type": "contrasts", "direction": "A_to_B", "confidence": 0.7, "reason": "two stakes"}
-        if titles[0] in a_part and titles[2] in b_part:
-            return {"relation_type": "causes", "direction": "B_to_A", "confidence": 0.8, "reason": "the lamp"}
-        return "not json at all"
+        anchor = prompt.split("Later-told episodes to judge against A:", 1)[0]
+        if titles[0] not in anchor:
+            return "not json at all"
+        judgments = []
+        for label, block in _listed(prompt).items():
+            if titles[1] in block:
+                judgments.append({"other": label, "relation_type": "contrasts", "direction": "A_to_B",
+                                  "confidence": 0.7, "reason": "two stakes"})
+            if titles[2] in block:
+                judgments.append({"other": label, "relation_type": "causes", "direction": "B_to_A",
+                                  "confidence": 0.8, "reason": "the lamp"})
+        return {"judgments": judgments}
 
     with llm_client(answer) as (client, server):
         out = relate_episodes.run(context("relate_episodes", frames, llm=client))
-        asked = len({r.body["messages"][-1]["content"] for r in server.chat_requests()})
+        prompts = [r.body["messages"][1]["content"] for r in server.chat_requests()]
     ids = list(frames["episodes"]["episode_id"])
     got = {(l["source_episode_id"], l["target_episode_id"], l["relation_type"], l["method"]) for l in out["episode_links"]}
     assert got == {(ids[0], ids[1], "contrasts", "llm"), (ids[2], ids[0], "causes", "llm")}
-    assert [f["item_id"] for f in out["failures"]] == [f"{ids[1]}|{ids[2]}"]
-    assert asked >= 3 and contract_problems("episode_links", out["episode_links"], frames) == []
+    assert [f["item_id"] for f in out["failures"]] == [ids[1]]  # the second episode's request failed
+    first = next(p for p in prompts if titles[0] in p.split("Later-told", 1)[0])
+    assert len(_listed(first)) == 2 and first.count("Episode A") == 1  # both candidates, one anchor
+    assert contract_problems("episode_links", out["episode_links"], frames) == []
+
+
+def test_a_candidate_left_out_of_the_reply_is_a_warning_not_a_link() -> None:
+    frames = with_episodes(tables())
+
+    def answer(prompt: str) -> object:
+        first = next(iter(_listed(prompt)))
+        return {"judgments": [{"other": first, "relation_type": "precedes", "direction": "A_to_B", "confidence": 0.9,
+                               "reason": "next"}]}
+
+    with llm_client(answer) as (client, _):
+        out = relate_episodes.run(context("relate_episodes", frames, llm=client))
+    assert len(out["episode_links"]) == 2 and out["_warnings"] == ["1 candidate pair(s) left unjudged by the LLM reply"]
 
 
 def test_none_and_low_confidence_judgments_are_not_links() -> None:
     frames = with_episodes(tables())
 
     def answer(prompt: str) -> object:
-        return {"relation_type": "none" if "Daniel" in prompt else "precedes", "direction": "A_to_B",
-                "confidence": 0.1, "reason": "weak"}
+        return {"judgments": [{"other": label, "relation_type": "none" if "Daniel" in block else "precedes",
+                               "direction": "A_to_B", "confidence": 0.1, "reason": "weak"}
+                              for label, block in _listed(prompt).items()]}
 
     with llm_client(answer) as (client, _):
         out = relate_episodes.run(context("relate_episodes", frames, llm=client))
     assert RelateEpisodesSettings().min_confidence > 0.1  # the premise: 0.1 is below the bar
-    assert out["episode_links"] == [] and out["failures"] == [] and len(out["llm_calls"]) == 3
+    assert out["episode_links"] == [] and out["failures"] == [] and len(out["llm_calls"]) == 2

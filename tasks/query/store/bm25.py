@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pyarrow as pa
@@ -20,6 +20,9 @@ class Bm25Index:
     language: str
     k1: float = 1.2
     b: float = 0.75
+    _memo: dict[str, np.ndarray] = field(default_factory=dict, repr=False)  # recent queries' scores
+
+    MEMO_SIZE = 256
 
     @classmethod
     def from_postings(cls, rows: pa.Table, unit_ids: list[str], language: str) -> "Bm25Index":
@@ -55,7 +58,17 @@ class Bm25Index:
         return cls(list(unit_ids), postings, lengths, language)
 
     def scores(self, query: str) -> np.ndarray:
-        """BM25 score of every unit for `query` (zeros when no term matches)."""
+        """BM25 score of every unit for `query` (zeros when no term matches); repeated queries
+        (the same question scored for several chunks or tools) are computed once."""
+        found = self._memo.get(query)
+        if found is None:
+            found = self._score(query)
+            if len(self._memo) >= self.MEMO_SIZE:
+                self._memo.pop(next(iter(self._memo)))
+            self._memo[query] = found
+        return found.copy()
+
+    def _score(self, query: str) -> np.ndarray:
         total = np.zeros(len(self.unit_ids), dtype=np.float32)
         if not self.unit_ids:
             return total

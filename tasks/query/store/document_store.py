@@ -4,9 +4,12 @@ facts and profiles, the hierarchy, and per-kind asset search indexes."""
 
 from __future__ import annotations
 
+import re
+import threading
 from dataclasses import dataclass, field
 from functools import cached_property
 
+import duckdb
 import networkx as nx
 import numpy as np
 import pandas as pd
@@ -14,6 +17,7 @@ import pandas as pd
 from tasks.query.store.asset_index import AssetIndex
 from tasks.query.store.doc_index import DocumentIndex
 from tasks.tables.io import Workspace, as_list, read_frame
+from tasks.text import count_tokens
 
 ASSET_TABLES = ("entities", "relations", "mentions", "atomic_facts", "entity_attributes", "entity_profiles", "events",
                 "interactions", "occasions", "episodes", "episode_relations", "storylines", "storyline_relations")
@@ -33,6 +37,15 @@ class NarrativeStore:
         embeddings = read_frame(workspace, "asset_embeddings", doc_id)
         assets = {kind: AssetIndex.build(kind, embeddings, source.language) for kind in ASSET_KINDS} if len(embeddings) else {}
         return cls(source, tables, assets)
+
+    def prepare(self) -> "NarrativeStore":
+        """Build every lookup now (once per session) rather than inside the first answer."""
+        for name in ("entities_by_id", "sections_by_id", "chunks_by_id", "chunk_position", "units_by_id",
+                     "episode_of_unit", "storylines_of_episode", "episode_dag", "entity_graph", "name_patterns",
+                     "attributes_by_entity", "profile_by_entity", "relations_by_id", "_sql", "episodes_by_id",
+                     "storylines_by_id", "facts_by_id", "facts_of_entity", "sentences_of_chunk", "sentence_tokens"):
+            getattr(self, name)
+        return self
 
     @property
     def doc_id(self) -> str:
@@ -119,6 +132,78 @@ class NarrativeStore:
                 if len(name) >= 2:
                     pairs.add((name.lower(), row["entity_id"]))
         return sorted(pairs, key=lambda p: (-len(p[0]), p[0], p[1]))
+
+    @cached_property
+    def name_patterns(self) -> list[tuple[re.Pattern, str]]:
+        """`name_lexicon` as compiled patterns (word-bounded unless the name is Chinese), built once."""
+        return [(re.compile(re.escape(name) if re.search(r"[\u4e00-\u9fff]", name) else rf"(?<!\w){re.escape(name)}(?!\w)"),
+                 entity_id) for name, entity_id in self.name_lexicon]
+
+    @cached_property
+    def attributes_by_entity(self) -> dict[str, list[dict]]:
+        found: dict[str, list[dict]] = {}
+        for row in self.tables["entity_attributes"].to_dict("records"):
+            found.setdefault(row["entity_id"], []).append(row)
+        return found
+
+    @cached_property
+    def profile_by_entity(self) -> dict[str, dict]:
+        found: dict[str, dict] = {}
+        for row in self.tables["entity_profiles"].to_dict("records"):
+            found.setdefault(row["entity_id"], row)  # the first profile row, as the table orders them
+        return found
+
+    @cached_property
+    def episodes_by_id(self) -> dict[str, dict]:
+        return {row["episode_id"]: row for row in self.tables["episodes"].to_dict("records")}
+
+    @cached_property
+    def storylines_by_id(self) -> dict[str, dict]:
+        return {row["storyline_id"]: row for row in self.tables["storylines"].to_dict("records")}
+
+    @cached_property
+    def facts_by_id(self) -> dict[str, dict]:
+        return {row["fact_id"]: row for row in self.tables["atomic_facts"].to_dict("records")}
+
+    @cached_property
+    def facts_of_entity(self) -> dict[str, set[str]]:
+        found: dict[str, set[str]] = {}
+        for fact_id, entity_id in zip(self.tables["atomic_facts"]["fact_id"], self.tables["atomic_facts"]["entity_id"]):
+            found.setdefault(entity_id, set()).add(fact_id)
+        return found
+
+    @cached_property
+    def sentences_of_chunk(self) -> dict[str, np.ndarray]:
+        """Positions (in the sentences frame) of each chunk's sentences."""
+        found: dict[str, list[int]] = {}
+        for position, chunk_id in enumerate(self.source.sentences["chunk_id"]):
+            found.setdefault(chunk_id, []).append(position)
+        return {chunk_id: np.array(positions, dtype=np.int64) for chunk_id, positions in found.items()}
+
+    @cached_property
+    def sentence_tokens(self) -> np.ndarray:
+        return np.array([count_tokens(t) for t in self.source.sentences["text"]], dtype=np.int64)
+
+    @cached_property
+    def relations_by_id(self) -> dict[str, dict]:
+        return {row["relation_id"]: row for row in self.tables["relations"].to_dict("records")}
+
+    @cached_property
+    def _sql(self) -> tuple[duckdb.DuckDBPyConnection, threading.Lock]:
+        con = duckdb.connect(":memory:")
+        for name in ("events", "interactions", "occasions", "mentions", "entities"):
+            con.register(name, self.tables[name])
+        con.register("sentences", self.source.sentences)
+        con.register("sections", self.source.sections)
+        return con, threading.Lock()
+
+    def sql(self, statement: str, params: dict) -> tuple[list[str], list[tuple]]:
+        """(column names, rows) of a read query over the narrative tables; one in-memory DuckDB
+        connection per document and session, serialised across threads."""
+        con, lock = self._sql
+        with lock:
+            cursor = con.execute(statement, params)
+            return [d[0] for d in cursor.description], cursor.fetchall()
 
     def section_heading(self, section_id: str | None) -> tuple[str | None, int | None]:
         section = self.sections_by_id.get(section_id) if section_id else None

@@ -3,7 +3,6 @@ salient entities by centrality."""
 
 from __future__ import annotations
 
-import re
 
 import networkx as nx
 import numpy as np
@@ -37,9 +36,8 @@ def find_entities_in_text(env: ToolEnv, text: str) -> list[str]:
     lowered = text.lower()
     taken: list[tuple[int, int]] = []
     found: list[str] = []
-    for name, entity_id in env.store.name_lexicon:
-        pattern = re.escape(name) if re.search(r"[\u4e00-\u9fff]", name) else rf"(?<!\w){re.escape(name)}(?!\w)"
-        for match in re.finditer(pattern, lowered):
+    for pattern, entity_id in env.store.name_patterns:
+        for match in pattern.finditer(lowered):
             span = match.span()
             if any(s < span[1] and span[0] < e for s, e in taken):
                 continue
@@ -51,10 +49,8 @@ def find_entities_in_text(env: ToolEnv, text: str) -> list[str]:
 
 def _entity_row(env: ToolEnv, entity_id: str, score: float, query: str) -> ToolRow:
     entity = env.store.entities_by_id[entity_id]
-    attributes = env.store.table("entity_attributes")
-    attributes = attributes[attributes["entity_id"] == entity_id] if not attributes.empty else attributes
-    profile = env.store.table("entity_profiles")
-    profile = profile[profile["entity_id"] == entity_id] if not profile.empty else profile
+    attributes = env.store.attributes_by_entity.get(entity_id, [])
+    profile = env.store.profile_by_entity.get(entity_id)
     parts = [f"{entity['name']} ({entity['entity_type']})"]
     if entity["description"]:
         parts.append(str(entity["description"]))
@@ -62,11 +58,11 @@ def _entity_row(env: ToolEnv, entity_id: str, score: float, query: str) -> ToolR
     if aliases:
         parts.append("Also: " + ", ".join(aliases[:6]))
     shown = []
-    if len(attributes) and env.attributes:
-        parts.append("; ".join(f"{r.key}: {r.value}" for r in attributes.itertuples()))
+    if attributes and env.attributes:
+        parts.append("; ".join(f"{r['key']}: {r['value']}" for r in attributes))
         shown.append("attribute")
-    if len(profile) and env.attributes:  # the profile summary is composed from the attributes
-        parts.append(str(profile.iloc[0]["summary"]))
+    if profile is not None and env.attributes:  # the profile summary is composed from the attributes
+        parts.append(str(profile["summary"]))
         shown.append("profile")
     chunk_ids = rank_chunks(env, as_list(entity["chunk_ids"]), query)
     return ToolRow("entity", entity_id, ". ".join(parts), round(float(score), 6), "graph", env.store.doc_id,
@@ -122,11 +118,11 @@ def relation_search(env: ToolEnv, query: str, entity_ids: list[str] | None = Non
     else:
         subset = relations if allowed is None else relations[relations["relation_id"].isin(allowed)]
         hits = [(r, 0.5) for r in subset.sort_values("weight", ascending=False)["relation_id"].head(top_k)]
-    by_id = relations.set_index("relation_id")
+    by_id = env.store.relations_by_id
     names = {k: v["name"] for k, v in env.store.entities_by_id.items()}
     rows = []
     for relation_id, score in hits:
-        relation = by_id.loc[relation_id]
+        relation = by_id[relation_id]
         pair = (relation["source_entity_id"], relation["target_entity_id"])
         text = f"{names.get(pair[0], '?')} — {names.get(pair[1], '?')}: {relation['description'] or ''}"
         chunk_ids = rank_chunks(env, as_list(relation["chunk_ids"]), query)

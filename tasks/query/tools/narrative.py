@@ -7,7 +7,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import duckdb
 
 import schemas
 from tasks.query.tools.env import ToolEnv
@@ -36,11 +35,9 @@ def _episode_chunks(env: ToolEnv, episode: dict[str, Any], limit: int = 4) -> li
 
 
 def _episode_row(env: ToolEnv, episode_id: str, score: float, extra: dict[str, Any] | None = None) -> ToolRow | None:
-    episodes = env.store.table("episodes")
-    match = episodes[episodes["episode_id"] == episode_id]
-    if match.empty:
+    episode = env.store.episodes_by_id.get(episode_id)
+    if episode is None:
         return None
-    episode = match.iloc[0].to_dict()
     text = f"{episode['title']}: {episode['summary']}"
     return ToolRow("episode", episode_id, text, round(float(score), 6), "narrative", env.store.doc_id,
                    **provenance(env.store, _episode_chunks(env, episode)),
@@ -50,13 +47,11 @@ def _episode_row(env: ToolEnv, episode_id: str, score: float, extra: dict[str, A
 
 
 def _storyline_row(env: ToolEnv, storyline_id: str, score: float) -> ToolRow | None:
-    storylines = env.store.table("storylines")
-    match = storylines[storylines["storyline_id"] == storyline_id]
-    if match.empty:
+    storyline = env.store.storylines_by_id.get(storyline_id)
+    if storyline is None:
         return None
-    storyline = match.iloc[0].to_dict()
     episode_ids = as_list(storyline["episode_ids"])
-    episodes = {row["episode_id"]: row for row in env.store.table("episodes").to_dict("records")}
+    episodes = env.store.episodes_by_id
     steps = " → ".join(str(episodes[e]["title"]) for e in episode_ids if e in episodes)
     text = f"{storyline['name']}: {storyline['description']} Steps: {steps}"
     # Ground the storyline in its opening episode: where the arc starts is what questions ask first.
@@ -146,18 +141,6 @@ def narrative_trace_search(env: ToolEnv, query: str, direction: str = "any", hop
     return rows[:top_k]
 
 
-def _connection(env: ToolEnv) -> duckdb.DuckDBPyConnection:
-    con = getattr(env, "_duckdb", None)
-    if con is None:
-        con = duckdb.connect(":memory:")
-        for name in ("events", "interactions", "occasions", "mentions", "entities"):
-            con.register(name, env.store.table(name))
-        con.register("sentences", env.store.source.sentences)
-        con.register("sections", env.store.source.sections)
-        env._duckdb = con  # one in-memory connection per tool environment
-    return con
-
-
 def narrative_sql_search(env: ToolEnv, query_name: str, entity_id: str | None = None, other_entity_id: str | None = None,
                          section_ordinal: int | None = None, limit: int = 12) -> list[ToolRow]:
     """A fixed, parameterised look-up: dialogue_by_speaker, interactions_between, interactions_of,
@@ -182,10 +165,9 @@ def narrative_sql_search(env: ToolEnv, query_name: str, entity_id: str | None = 
         if entity_id is None:
             return []
         params["entity_id"] = entity_id
-    cursor = _connection(env).execute(SQL_QUERIES[query_name], params)
-    names = [d[0] for d in cursor.description]
+    names, found = env.store.sql(SQL_QUERIES[query_name], params)
     rows = []
-    for record in (dict(zip(names, values)) for values in cursor.fetchall()):
+    for record in (dict(zip(names, values)) for values in found):
         item_id = record.get("sentence_id") or record.get("interaction_id") or record.get("event_id") or \
             record.get("unit_id") or f"{record.get('section_id')}"
         text = record.get("text") or record.get("description") or f"{record.get('heading')} ({record.get('mentions')} mentions)"

@@ -86,11 +86,12 @@ def atomic_fact_search(env: ToolEnv, query: str, entity_ids: list[str] | None = 
     facts = env.store.table("atomic_facts")
     if index is None or facts.empty:
         return []
-    allowed = set(facts.loc[facts["entity_id"].isin(entity_ids), "fact_id"]) if entity_ids else None
-    by_id = facts.set_index("fact_id")
+    of_entity = env.store.facts_of_entity
+    allowed = set().union(*(of_entity.get(e, set()) for e in entity_ids)) if entity_ids else None
+    by_id = env.store.facts_by_id
     rows = []
     for fact_id, score in index.search(query, env.vector(query), top_k, allowed):
-        fact = by_id.loc[fact_id]
+        fact = by_id[fact_id]
         rows.append(ToolRow("fact", fact_id, fact["text"], round(score, 6), "text", env.store.doc_id,
                             **provenance(env.store, [fact["chunk_id"]], fact["section_id"],
                                          (int(fact["char_start"]), int(fact["char_end"]))),
