@@ -28,13 +28,20 @@ from tasks.tables.warehouse import connect, load_sql  # noqa: E402
 
 HIERARCHY = ("assemble_episodes", "relate_episodes", "break_cycles", "induce_storylines")
 DEFAULT_INPUTS = [REPO.parent / "shared" / "data" / "stage" / "documents.jsonl"]
-FALLBACK_INPUTS = [REPO / "data" / "samples" / "the_lighthouse_key.txt", REPO / "data" / "samples" / "the_fisherman_and_his_wife.txt"]
+FALLBACK_INPUTS = [
+    REPO / "data" / "samples" / "the_lighthouse_key.txt",
+    REPO / "data" / "samples" / "the_fisherman_and_his_wife.txt",
+]
 
 
 def run_build(paths: list[str], workspace: Path, extra: list[str]) -> tuple[dict, float]:
     started = time.perf_counter()
-    process = subprocess.run([sys.executable, "-m", "flows.cli", "build", *paths, "--workspace", str(workspace), "--json", *extra],
-                             cwd=REPO, capture_output=True, text=True)
+    process = subprocess.run(
+        [sys.executable, "-m", "flows.cli", "build", *paths, "--workspace", str(workspace), "--json", *extra],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+    )
     seconds = time.perf_counter() - started
     if process.returncode != 0:
         sys.exit(f"build failed: {process.stderr[-1000:]}")
@@ -46,7 +53,9 @@ def main() -> None:
     parser.add_argument("paths", nargs="*")
     parser.add_argument("--embeddings", choices=["minilm", "hashing"], default=None)
     args = parser.parse_args()
-    inputs = args.paths or [str(p) for p in (DEFAULT_INPUTS if DEFAULT_INPUTS[0].exists() else FALLBACK_INPUTS)]
+    inputs = args.paths or [
+        str(p) for p in (DEFAULT_INPUTS if DEFAULT_INPUTS[0].exists() else FALLBACK_INPUTS)
+    ]
     extra = ["--embeddings", args.embeddings] if args.embeddings else []
     with tempfile.TemporaryDirectory() as folder:
         workspace = Path(folder) / "ws"
@@ -60,22 +69,34 @@ def main() -> None:
         columns = [d[0] for d in cursor.description]
         assets = [dict(zip(columns, row)) for row in cursor.fetchall()]
         manifests = list_manifests(Workspace.at(workspace))
-    print(f"inputs: {', '.join(Path(p).name for p in inputs)} ({totals['docs']} documents, {totals['words']:,} words)")
-    print(f"first build:        {first_seconds:8.1f} s  ({first['built']} stage runs, Prefect={first['used_prefect']})")
+    print(
+        f"inputs: {', '.join(Path(p).name for p in inputs)} ({totals['docs']} documents, {totals['words']:,} words)"
+    )
+    print(
+        f"first build:        {first_seconds:8.1f} s  ({first['built']} stage runs, Prefect={first['used_prefect']})"
+    )
     print(f"per 10k words:      {first_seconds / totals['words'] * 10_000:8.1f} s")
     print(f"peak memory:        {peak_mb:8.0f} MB (largest build process)")
-    print(f"no-op rebuild:      {second_seconds:8.2f} s  ({second['skipped']} stages skipped, "
-          f"{100 * second_seconds / first_seconds:.1f}% of the first build)")
+    print(
+        f"no-op rebuild:      {second_seconds:8.2f} s  ({second['skipped']} stages skipped, "
+        f"{100 * second_seconds / first_seconds:.1f}% of the first build)"
+    )
     print("assets per document:")
     print("  " + " ".join(f"{c[:14]:>14}" for c in columns))
     for row in assets:
         print("  " + " ".join(f"{str(row[c])[:14]:>14}" for c in columns))
-    print("hierarchy per document: stage seconds (assemble / relate / break / induce), episodes, candidate pairs")
+    print(
+        "hierarchy per document: stage seconds (assemble / relate / break / induce), episodes, candidate pairs"
+    )
     for manifest in manifests:
-        seconds = " / ".join(f"{manifest.stages[s].seconds:.2f}" if s in manifest.stages else "-" for s in HIERARCHY)
+        seconds = " / ".join(
+            f"{manifest.stages[s].seconds:.2f}" if s in manifest.stages else "-" for s in HIERARCHY
+        )
         details = manifest.stages["relate_episodes"].details if "relate_episodes" in manifest.stages else {}
-        print(f"  {manifest.doc_id[:24]:<24} {seconds}  episodes {details.get('episodes', '-')}, "
-              f"candidate pairs {details.get('candidate_pairs', '-')}")
+        print(
+            f"  {manifest.doc_id[:24]:<24} {seconds}  episodes {details.get('episodes', '-')}, "
+            f"candidate pairs {details.get('candidate_pairs', '-')}"
+        )
 
 
 if __name__ == "__main__":

@@ -54,53 +54,99 @@ from tests.fixtures.pipeline_llm import pipeline_responder  # noqa: E402
 
 STAGE = REPO.parent / "shared" / "data" / "stage"
 PRICE_PER_MILLION = 0.5
-LLM_STAGES = ("extract_graph", "canonicalize_entities", "extract_narrative", "extract_facts", "assemble_episodes",
-              "relate_episodes", "break_cycles", "induce_storylines")
+LLM_STAGES = (
+    "extract_graph",
+    "canonicalize_entities",
+    "extract_narrative",
+    "extract_facts",
+    "assemble_episodes",
+    "relate_episodes",
+    "break_cycles",
+    "induce_storylines",
+)
 
 
 def write_inputs(folder: Path, title: str) -> tuple[Path, str, Path]:
     """The one document (and its questions) as a benchmark documents.jsonl / questions.jsonl pair."""
-    documents = [json.loads(line) for line in (STAGE / "documents.jsonl").read_text(encoding="utf-8").splitlines()
-                 if line.strip()]
+    documents = [
+        json.loads(line)
+        for line in (STAGE / "documents.jsonl").read_text(encoding="utf-8").splitlines()
+        if line.strip()
+    ]
     document = next(d for d in documents if d["title"] == title)
     doc_path, questions_path = folder / "documents.jsonl", folder / "questions.jsonl"
     doc_path.write_text(json.dumps(document, ensure_ascii=False) + "\n", encoding="utf-8")
-    questions = [line for line in (STAGE / "questions.jsonl").read_text(encoding="utf-8").splitlines()
-                 if line.strip() and json.loads(line)["doc_id"] == document["doc_id"]]
+    questions = [
+        line
+        for line in (STAGE / "questions.jsonl").read_text(encoding="utf-8").splitlines()
+        if line.strip() and json.loads(line)["doc_id"] == document["doc_id"]
+    ]
     questions_path.write_text("\n".join(questions) + "\n", encoding="utf-8")
     return doc_path, document["doc_id"], questions_path
 
 
 def stage_items(workspace: Workspace) -> dict[str, int]:
     """The item count each LLM stage works over (the unit its calls scale with)."""
+
     def rows(table: str) -> int:
         return len(read_frame(workspace, table))
+
     units = rows("events") + rows("interactions") + rows("occasions")
-    return {"extract_graph": rows("chunks"), "extract_narrative": rows("chunks"), "canonicalize_entities": rows("raw_entities"),
-            "extract_facts": rows("entities"), "assemble_episodes": units, "relate_episodes": rows("episodes"),
-            "break_cycles": rows("episode_links"), "induce_storylines": rows("episodes")}
+    return {
+        "extract_graph": rows("chunks"),
+        "extract_narrative": rows("chunks"),
+        "canonicalize_entities": rows("raw_entities"),
+        "extract_facts": rows("entities"),
+        "assemble_episodes": units,
+        "relate_episodes": rows("episodes"),
+        "break_cycles": rows("episode_links"),
+        "induce_storylines": rows("episodes"),
+    }
 
 
 def llm_build(doc_path: Path, folder: Path, latency: float, concurrency: int, previous: Workspace) -> dict:
-    with FakeOpenAIServer(model_names=("bench-model",), responder=pipeline_responder, latency_s=latency) as server:
+    with FakeOpenAIServer(
+        model_names=("bench-model",), responder=pipeline_responder, latency_s=latency
+    ) as server:
         workspace = Workspace.at(folder / "llm")
-        settings = load_settings(overrides={"embed_texts": {"backend": "hashing"},
-                                            "llm": {"url": server.url, "model": "bench-model",
-                                                    "concurrency": concurrency, "timeout_s": 30}})
+        settings = load_settings(
+            overrides={
+                "embed_texts": {"backend": "hashing"},
+                "llm": {
+                    "url": server.url,
+                    "model": "bench-model",
+                    "concurrency": concurrency,
+                    "timeout_s": 30,
+                },
+            }
+        )
         try:  # a previous (offline) build's entity and episode counts, where the dry run can use them
             estimate = dry_run([str(doc_path)], select_stages(), settings, previous, PRICE_PER_MILLION)
         except TypeError:  # pragma: no cover - a tree from before the dry run took a workspace
             estimate = {"stages": dry_run([str(doc_path)], select_stages(), settings)["stages"]}
         with OpenAICompatibleClient(settings.llm) as client:
             started = time.perf_counter()
-            report = build([str(doc_path)], workspace, settings, resources=make_resources(settings, llm=client),
-                           quiet=True)
+            report = build(
+                [str(doc_path)],
+                workspace,
+                settings,
+                resources=make_resources(settings, llm=client),
+                quiet=True,
+            )
             wall = time.perf_counter() - started
         arrivals = sorted(r.arrived for r in server.chat_requests())
     calls = read_frame(workspace, "llm_calls")
-    return {"workspace": workspace, "wall": wall, "ok": report.ok, "calls": calls, "arrivals": arrivals,
-            "estimate": {row["stage"]: row for row in estimate["stages"]}, "cost": estimate.get("cost"),
-            "source_tokens": int(read_frame(workspace, "chunks")["n_tokens"].sum()), "items": stage_items(workspace)}
+    return {
+        "workspace": workspace,
+        "wall": wall,
+        "ok": report.ok,
+        "calls": calls,
+        "arrivals": arrivals,
+        "estimate": {row["stage"]: row for row in estimate["stages"]},
+        "cost": estimate.get("cost"),
+        "source_tokens": int(read_frame(workspace, "chunks")["n_tokens"].sum()),
+        "items": stage_items(workspace),
+    }
 
 
 def offline_build(doc_path: Path, folder: Path) -> dict:
@@ -109,8 +155,13 @@ def offline_build(doc_path: Path, folder: Path) -> dict:
     embedder.embed(["load the model"])  # model load is paid before either timing
     workspace = Workspace.at(folder / "offline")
     started = time.perf_counter()
-    report = build([str(doc_path)], workspace, settings, resources=make_resources(settings, embedder_factory=lambda: embedder),
-                   quiet=True)
+    report = build(
+        [str(doc_path)],
+        workspace,
+        settings,
+        resources=make_resources(settings, embedder_factory=lambda: embedder),
+        quiet=True,
+    )
     wall = time.perf_counter() - started
     sentences = read_frame(workspace, "sentences")["text"].tolist()
     started = time.perf_counter()
@@ -120,9 +171,17 @@ def offline_build(doc_path: Path, folder: Path) -> dict:
     for manifest in list_manifests(workspace):
         for name, record in manifest.stages.items():
             stage_seconds[name] = stage_seconds.get(name, 0.0) + record.seconds
-    return {"workspace": workspace, "wall": wall, "ok": report.ok, "floor": floor, "sentences": len(sentences),
-            "floor_tokens": sum(count_tokens(s) for s in sentences), "stage_seconds": stage_seconds,
-            "items": stage_items(workspace), "settings": settings}
+    return {
+        "workspace": workspace,
+        "wall": wall,
+        "ok": report.ok,
+        "floor": floor,
+        "sentences": len(sentences),
+        "floor_tokens": sum(count_tokens(s) for s in sentences),
+        "stage_seconds": stage_seconds,
+        "items": stage_items(workspace),
+        "settings": settings,
+    }
 
 
 def query_latencies(workspace: Workspace, questions_path: Path, settings) -> dict[str, list[float]]:
@@ -132,7 +191,9 @@ def query_latencies(workspace: Workspace, questions_path: Path, settings) -> dic
         warm_up(engine, doc_id)
     found: dict[str, list[float]] = {}
     for system in ("nkw", "hybrid"):
-        engine.ask(questions[0].doc_id, questions[0].question, questions[0].options, system)  # first-call lookups
+        engine.ask(
+            questions[0].doc_id, questions[0].question, questions[0].options, system
+        )  # first-call lookups
         found[system] = []
         for question in questions:
             started = time.perf_counter()
@@ -144,9 +205,24 @@ def query_latencies(workspace: Workspace, questions_path: Path, settings) -> dic
 def ask_startup(workspace: Workspace, doc_id: str, question: str) -> tuple[float, float]:
     """(process wall seconds, answer latency seconds) of one `nkw ask --json`."""
     started = time.perf_counter()
-    process = subprocess.run([sys.executable, "-m", "flows.cli", "ask", "--workspace", str(workspace.root), "--doc", doc_id,
-                              question, "--json"], cwd=REPO, capture_output=True, text=True,
-                             env={**os.environ, "PYTHONPATH": str(REPO)})
+    process = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "flows.cli",
+            "ask",
+            "--workspace",
+            str(workspace.root),
+            "--doc",
+            doc_id,
+            question,
+            "--json",
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
     wall = time.perf_counter() - started
     if process.returncode != 0:
         sys.exit(f"nkw ask failed: {process.stderr[-800:]}")
@@ -155,10 +231,14 @@ def ask_startup(workspace: Workspace, doc_id: str, question: str) -> tuple[float
 
 def print_llm(llm: dict, offline: dict, latency: float, concurrency: int) -> None:
     calls, source = llm["calls"], llm["source_tokens"]
-    print(f"\n[1] LLM prompt tokens / source tokens ({source:,} source tokens; test server; build {llm['wall']:.1f} s, "
-          f"ok={llm['ok']})")
-    print(f"  {'stage':<22} {'calls':>6} {'prompt tok':>11} {'/ source':>9} {'items llm':>9} {'items off':>9} "
-          f"{'projected / source':>19}")
+    print(
+        f"\n[1] LLM prompt tokens / source tokens ({source:,} source tokens; test server; build {llm['wall']:.1f} s, "
+        f"ok={llm['ok']})"
+    )
+    print(
+        f"  {'stage':<22} {'calls':>6} {'prompt tok':>11} {'/ source':>9} {'items llm':>9} {'items off':>9} "
+        f"{'projected / source':>19}"
+    )
     total = projected_total = 0.0
     for stage in LLM_STAGES:
         group = calls[calls["stage"] == stage]
@@ -167,19 +247,29 @@ def print_llm(llm: dict, offline: dict, latency: float, concurrency: int) -> Non
         projected = prompt / items_llm * items_off if items_llm else prompt
         total += prompt
         projected_total += projected
-        print(f"  {stage:<22} {len(group):>6} {prompt:>11,.0f} {prompt / source:>9.2f} {items_llm:>9} {items_off:>9} "
-              f"{projected / source:>19.2f}")
-    print(f"  {'total':<22} {len(calls):>6} {total:>11,.0f} {total / source:>9.2f} {'':>9} {'':>9} "
-          f"{projected_total / source:>19.2f}")
+        print(
+            f"  {stage:<22} {len(group):>6} {prompt:>11,.0f} {prompt / source:>9.2f} {items_llm:>9} {items_off:>9} "
+            f"{projected / source:>19.2f}"
+        )
+    print(
+        f"  {'total':<22} {len(calls):>6} {total:>11,.0f} {total / source:>9.2f} {'':>9} {'':>9} "
+        f"{projected_total / source:>19.2f}"
+    )
     arrivals = llm["arrivals"]
     window = arrivals[-1] + latency - arrivals[0] if arrivals else 0.0
     achieved = len(arrivals) * latency / window if window else 0.0
-    print(f"\n[2] concurrency: {len(arrivals)} requests at {latency * 1000:.0f} ms, {concurrency} in flight; first request to "
-          f"last reply {window:.1f} s; achieved {achieved:.1f} / configured {concurrency} = {achieved / concurrency:.2f}")
-    print("\n[3] --dry-run estimate vs actual, per stage (calls; prompt tokens); 'at offline counts' scales the "
-          "test server's calls and tokens per item to the offline build's item counts")
-    print(f"  {'stage':<22} {'est calls':>9} {'calls':>6} {'ratio':>6} {'at offline':>10} {'ratio':>6} "
-          f"{'est prompt':>11} {'prompt':>10} {'ratio':>6} {'at offline':>10} {'ratio':>6}")
+    print(
+        f"\n[2] concurrency: {len(arrivals)} requests at {latency * 1000:.0f} ms, {concurrency} in flight; first request to "
+        f"last reply {window:.1f} s; achieved {achieved:.1f} / configured {concurrency} = {achieved / concurrency:.2f}"
+    )
+    print(
+        "\n[3] --dry-run estimate vs actual, per stage (calls; prompt tokens); 'at offline counts' scales the "
+        "test server's calls and tokens per item to the offline build's item counts"
+    )
+    print(
+        f"  {'stage':<22} {'est calls':>9} {'calls':>6} {'ratio':>6} {'at offline':>10} {'ratio':>6} "
+        f"{'est prompt':>11} {'prompt':>10} {'ratio':>6} {'at offline':>10} {'ratio':>6}"
+    )
     totals = [0.0, 0.0, 0.0]
     for stage in LLM_STAGES:
         row = llm["estimate"].get(stage) or {}
@@ -189,16 +279,22 @@ def print_llm(llm: dict, offline: dict, latency: float, concurrency: int) -> Non
         items_llm, items_off = llm["items"].get(stage, 0), offline["items"].get(stage, 0)
         scale = items_off / items_llm if items_llm else 1.0
         totals = [totals[0] + est_calls, totals[1] + len(group), totals[2] + len(group) * scale]
-        print(f"  {stage:<22} {est_calls:>9} {len(group):>6} {est_calls / max(1, len(group)):>6.2f} "
-              f"{len(group) * scale:>10.0f} {est_calls / max(1, len(group) * scale):>6.2f} {est_prompt:>11,} "
-              f"{actual_prompt:>10,} {est_prompt / max(1, actual_prompt):>6.2f} {actual_prompt * scale:>10,.0f} "
-              f"{est_prompt / max(1, actual_prompt * scale):>6.2f}")
-    print(f"  {'total':<22} {totals[0]:>9.0f} {totals[1]:>6.0f} {totals[0] / max(1, totals[1]):>6.2f} "
-          f"{totals[2]:>10.0f} {totals[0] / max(1, totals[2]):>6.2f}")
+        print(
+            f"  {stage:<22} {est_calls:>9} {len(group):>6} {est_calls / max(1, len(group)):>6.2f} "
+            f"{len(group) * scale:>10.0f} {est_calls / max(1, len(group) * scale):>6.2f} {est_prompt:>11,} "
+            f"{actual_prompt:>10,} {est_prompt / max(1, actual_prompt):>6.2f} {actual_prompt * scale:>10,.0f} "
+            f"{est_prompt / max(1, actual_prompt * scale):>6.2f}"
+        )
+    print(
+        f"  {'total':<22} {totals[0]:>9.0f} {totals[1]:>6.0f} {totals[0] / max(1, totals[1]):>6.2f} "
+        f"{totals[2]:>10.0f} {totals[0] / max(1, totals[2]):>6.2f}"
+    )
     if llm.get("cost") is not None:
         actual = int(calls["prompt_tokens"].sum() + calls["completion_tokens"].sum())
-        print(f"  cost at {PRICE_PER_MILLION} per million tokens: estimated {llm['cost']:.2f}, "
-              f"actual {actual / 1e6 * PRICE_PER_MILLION:.2f}")
+        print(
+            f"  cost at {PRICE_PER_MILLION} per million tokens: estimated {llm['cost']:.2f}, "
+            f"actual {actual / 1e6 * PRICE_PER_MILLION:.2f}"
+        )
 
 
 def main() -> None:
@@ -222,16 +318,22 @@ def main() -> None:
     threads = os.environ.get("OMP_WAIT_POLICY", "(unset)")
     print(f"document: {args.doc_title} ({doc_id}); OMP_WAIT_POLICY={threads}; cores {os.cpu_count()}")
     print_llm(llm, offline, args.latency, args.concurrency)
-    print(f"\n[4] offline build (MiniLM, no Prefect, model loaded): {offline['wall']:.1f} s, ok={offline['ok']}; embedding "
-          f"floor ({offline['sentences']:,} sentences, {offline['floor_tokens']:,} tokens) {offline['floor']:.1f} s; "
-          f"ratio {offline['wall'] / offline['floor']:.2f}")
+    print(
+        f"\n[4] offline build (MiniLM, no Prefect, model loaded): {offline['wall']:.1f} s, ok={offline['ok']}; embedding "
+        f"floor ({offline['sentences']:,} sentences, {offline['floor_tokens']:,} tokens) {offline['floor']:.1f} s; "
+        f"ratio {offline['wall'] / offline['floor']:.2f}"
+    )
     slow = sorted(offline["stage_seconds"].items(), key=lambda kv: -kv[1])[:6]
     print("  slowest stages: " + ", ".join(f"{k} {v:.1f} s" for k, v in slow))
     print(f"\n[5] offline answer latency over {len(latencies['nkw'])} questions (model and bundle loaded)")
     for system, values in latencies.items():
         array = np.array(values)
-        print(f"  {system:<7} p50 {np.percentile(array, 50):7.1f} ms   p95 {np.percentile(array, 95):7.1f} ms")
-    print(f"\n[6] nkw ask: process {ask_wall:.2f} s = start-up {ask_wall - ask_answer:.2f} s + answer {ask_answer:.2f} s")
+        print(
+            f"  {system:<7} p50 {np.percentile(array, 50):7.1f} ms   p95 {np.percentile(array, 95):7.1f} ms"
+        )
+    print(
+        f"\n[6] nkw ask: process {ask_wall:.2f} s = start-up {ask_wall - ask_answer:.2f} s + answer {ask_answer:.2f} s"
+    )
     print(f"\nbenchmark wall time {time.perf_counter() - bench_started:.0f} s")
 
 

@@ -42,16 +42,30 @@ def main() -> None:
     args = parser.parse_args()
     paths = args.paths or [str(STAGE_DEV if STAGE_DEV.exists() else SAMPLE)]
     prefect_environment()
-    with tempfile.TemporaryDirectory() as folder, \
-            FakeOpenAIServer(model_names=("bench-model",), responder=pipeline_responder, latency_s=args.latency) as server:
+    with (
+        tempfile.TemporaryDirectory() as folder,
+        FakeOpenAIServer(
+            model_names=("bench-model",), responder=pipeline_responder, latency_s=args.latency
+        ) as server,
+    ):
         workspace = Workspace.at(Path(folder) / "ws")
-        settings = load_settings(overrides={"embed_texts": {"backend": "hashing"},
-                                            "build": {"concurrency": args.documents},
-                                            "llm": {"url": server.url, "model": "bench-model",
-                                                    "concurrency": args.concurrency, "timeout_s": 30}})
+        settings = load_settings(
+            overrides={
+                "embed_texts": {"backend": "hashing"},
+                "build": {"concurrency": args.documents},
+                "llm": {
+                    "url": server.url,
+                    "model": "bench-model",
+                    "concurrency": args.concurrency,
+                    "timeout_s": 30,
+                },
+            }
+        )
         with OpenAICompatibleClient(settings.llm) as client:
             started = time.perf_counter()
-            report = build(paths, workspace, settings, resources=make_resources(settings, llm=client), quiet=True)
+            report = build(
+                paths, workspace, settings, resources=make_resources(settings, llm=client), quiet=True
+            )
             wall = time.perf_counter() - started
         calls = read_frame(workspace, "llm_calls")
         chunks = read_frame(workspace, "chunks")
@@ -59,15 +73,21 @@ def main() -> None:
         llm_window = max(arrivals) + args.latency - min(arrivals)
     source_tokens = int(chunks["n_tokens"].sum())
     achieved = len(arrivals) * args.latency / llm_window
-    print(f"inputs: {', '.join(Path(p).name for p in paths)}; {source_tokens:,} source tokens; build {wall:.1f} s "
-          f"(with Prefect start-up), ok={report.ok}")
-    print(f"LLM requests: {len(arrivals)} at {args.latency * 1000:.0f} ms each, {args.concurrency} in flight, "
-          f"{args.documents} documents at a time; first request to last reply {llm_window:.1f} s")
+    print(
+        f"inputs: {', '.join(Path(p).name for p in paths)}; {source_tokens:,} source tokens; build {wall:.1f} s "
+        f"(with Prefect start-up), ok={report.ok}"
+    )
+    print(
+        f"LLM requests: {len(arrivals)} at {args.latency * 1000:.0f} ms each, {args.concurrency} in flight, "
+        f"{args.documents} documents at a time; first request to last reply {llm_window:.1f} s"
+    )
     print(f"achieved concurrency (calls x latency / wall time): {achieved:.1f}")
     print(f"{'stage':<24} {'calls':>6} {'prompt tok / 1k src':>20} {'completion tok / 1k src':>24}")
     for stage, group in calls.groupby("stage", sort=False):
-        print(f"{stage:<24} {len(group):>6} {group['prompt_tokens'].sum() * 1000 / source_tokens:>20.0f} "
-              f"{group['completion_tokens'].sum() * 1000 / source_tokens:>24.0f}")
+        print(
+            f"{stage:<24} {len(group):>6} {group['prompt_tokens'].sum() * 1000 / source_tokens:>20.0f} "
+            f"{group['completion_tokens'].sum() * 1000 / source_tokens:>24.0f}"
+        )
 
 
 if __name__ == "__main__":

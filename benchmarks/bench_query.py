@@ -55,14 +55,36 @@ def main() -> None:
             workspace, questions = Path(args.workspace), Path(args.questions)
         else:
             source = STAGE if STAGE.exists() else SAMPLES
-            inputs = [str(source / "documents.jsonl")] if source == STAGE else [str(SAMPLES / "the_lighthouse_key.txt")]
-            questions = source / "questions.jsonl" if source == STAGE else SAMPLES / "the_lighthouse_key.questions.jsonl"
+            inputs = (
+                [str(source / "documents.jsonl")]
+                if source == STAGE
+                else [str(SAMPLES / "the_lighthouse_key.txt")]
+            )
+            questions = (
+                source / "questions.jsonl"
+                if source == STAGE
+                else SAMPLES / "the_lighthouse_key.questions.jsonl"
+            )
             workspace = Path(folder) / "ws"
-            subprocess.run([sys.executable, "-m", "flows.cli", "build", *inputs, "--workspace", str(workspace), "--quiet"],
-                           cwd=REPO, check=True)
+            subprocess.run(
+                [
+                    sys.executable,
+                    "-m",
+                    "flows.cli",
+                    "build",
+                    *inputs,
+                    "--workspace",
+                    str(workspace),
+                    "--quiet",
+                ],
+                cwd=REPO,
+                check=True,
+            )
         latencies = np.array(measure(workspace, questions, args.system))
     print(f"system {args.system}: {len(latencies)} questions from {questions.parent.name}/{questions.name}")
-    print(f"latency p50 {np.percentile(latencies, 50):.1f} ms, p95 {np.percentile(latencies, 95):.1f} ms, max {latencies.max():.1f} ms")
+    print(
+        f"latency p50 {np.percentile(latencies, 50):.1f} ms, p95 {np.percentile(latencies, 95):.1f} ms, max {latencies.max():.1f} ms"
+    )
 
 
 if __name__ == "__main__":

@@ -28,10 +28,17 @@ def main() -> None:
     parser.add_argument("--questions", nargs="*")
     parser.add_argument("--embeddings", choices=["minilm", "hashing"], default=None)
     args = parser.parse_args()
-    questions = [Path(q) for q in args.questions] if args.questions else \
-        [SHARED / name / "questions.jsonl" for name in ("stage", "fairytaleqa", "quality")]
+    questions = (
+        [Path(q) for q in args.questions]
+        if args.questions
+        else [SHARED / name / "questions.jsonl" for name in ("stage", "fairytaleqa", "quality")]
+    )
     overrides = {"embed_texts": {"backend": args.embeddings}} if args.embeddings else {}
-    print(format_comparison(compare(Workspace.at(args.workspace), questions, load_settings(overrides=overrides))))
+    print(
+        format_comparison(
+            compare(Workspace.at(args.workspace), questions, load_settings(overrides=overrides))
+        )
+    )
 
 
 if __name__ == "__main__":

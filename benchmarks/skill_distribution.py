@@ -31,28 +31,38 @@ def distribution(rows: list[dict], use_qtype: bool) -> dict:
     per_family: Counter = Counter()
     total_skills = 0
     for row in rows:
-        picked = select_skills_offline(row["question"], row.get("options") or None,
-                                       qtype=row.get("qtype") if use_qtype else None)
+        picked = select_skills_offline(
+            row["question"], row.get("options") or None, qtype=row.get("qtype") if use_qtype else None
+        )
         total_skills += len(picked)
         per_card.update(picked)
         per_family.update({cards[c].family for c in picked})
     n = max(1, len(rows))
-    return {"questions": len(rows), "avg_skills": round(total_skills / n, 2),
-            "cards": {c: round(100 * per_card[c] / n, 1) for c in cards},
-            "families": {f: round(100 * per_family[f] / n, 1) for f in sorted({c.family for c in cards.values()})}}
+    return {
+        "questions": len(rows),
+        "avg_skills": round(total_skills / n, 2),
+        "cards": {c: round(100 * per_card[c] / n, 1) for c in cards},
+        "families": {
+            f: round(100 * per_family[f] / n, 1) for f in sorted({c.family for c in cards.values()})
+        },
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("data", nargs="?", default=str(DEFAULT_DATA))
-    parser.add_argument("--use-qtype", action="store_true", help="also pass each question's benchmark type as a hint")
+    parser.add_argument(
+        "--use-qtype", action="store_true", help="also pass each question's benchmark type as a hint"
+    )
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     results = {}
     for name in BENCHMARKS:
         path = Path(args.data) / name / "questions.jsonl"
         if path.is_file():
-            rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+            rows = [
+                json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()
+            ]
             results[name] = distribution(rows, args.use_qtype)
     if args.json:
         print(json.dumps(results, indent=2))

@@ -189,8 +189,10 @@ def format_ablation(report: AblationReport) -> str:
     """The paper's ablation table: Overall / Pass@k / evidence recall per setting and benchmark, with the
     change against the full system."""
     rows = report.rows[report.rows["qtype"] == "*"]
-    header = (f"{'setting':<24} {'benchmark':<28} {'n':>4} {'overall (Δ)':>17} {'pass@k':>8} "
-              f"{'evidence recall (Δ)':>21}")
+    header = (
+        f"{'setting':<24} {'benchmark':<28} {'n':>4} {'overall (Δ)':>17} {'pass@k':>8} "
+        f"{'evidence recall (Δ)':>21}"
+    )
     lines = [f"ablation {report.ablation_id}", header, "-" * len(header)]
     full = {r["benchmark"]: r for r in rows[rows["setting"] == "full"].to_dict("records")}
 

@@ -31,8 +31,13 @@ SYSTEMS = ("nkw", "hybrid")
 
 
 class QueryEngine:
-    def __init__(self, workspace: Workspace, settings: Settings,
-                 embedder_factory: Callable[[str | None], Embedder | None] | None = None, llm: Any = None) -> None:
+    def __init__(
+        self,
+        workspace: Workspace,
+        settings: Settings,
+        embedder_factory: Callable[[str | None], Embedder | None] | None = None,
+        llm: Any = None,
+    ) -> None:
         self.workspace = workspace
         self.settings = settings
         self.llm = llm  # tasks.llm.client.LLMClient, or None for the offline path
@@ -44,7 +49,9 @@ class QueryEngine:
         self._stores: dict[str, NarrativeStore] = {}
         self._embedders: dict[str | None, Embedder | None] = {}
         self._envs: dict[str, ToolEnv] = {}
-        self._embedder_factory = embedder_factory or (lambda identity: embedder_for_identity(identity, settings.embed_texts))
+        self._embedder_factory = embedder_factory or (
+            lambda identity: embedder_for_identity(identity, settings.embed_texts)
+        )
 
     def index(self, doc_id: str) -> DocumentIndex:
         if doc_id not in self._indexes:
@@ -60,8 +67,12 @@ class QueryEngine:
         """The document's tool environment (store, SQL connection, query-vector cache), built once per session."""
         env = self._envs.get(doc_id)
         if env is None or env.embed_texts != embed:
-            env = self._envs[doc_id] = ToolEnv(self.store(doc_id), embed, hierarchy=self.settings.answer.hierarchy,
-                                               attributes=self.settings.answer.attributes)
+            env = self._envs[doc_id] = ToolEnv(
+                self.store(doc_id),
+                embed,
+                hierarchy=self.settings.answer.hierarchy,
+                attributes=self.settings.answer.attributes,
+            )
         return env
 
     def embedder(self, identity: str | None) -> Embedder | None:
@@ -75,8 +86,14 @@ class QueryEngine:
             self._embedders[identity] = embedder
         return self._embedders[identity]
 
-    def ask(self, doc_id: str, question: str, options: list[str] | None = None, system: str = "nkw",
-            sample: int = 0) -> Answer:
+    def ask(
+        self,
+        doc_id: str,
+        question: str,
+        options: list[str] | None = None,
+        system: str = "nkw",
+        sample: int = 0,
+    ) -> Answer:
         """Answer with `system`: 'nkw' (the whole bundle) or 'hybrid' (the baseline)."""
         if system not in SYSTEMS:
             raise ValueError(f"unknown system {system!r}; choose one of {', '.join(SYSTEMS)}")
@@ -85,7 +102,11 @@ class QueryEngine:
         embed = embedder.embed if embedder is not None else None
         store = self.store(doc_id) if system == "nkw" else None  # loading the bundle is not answer latency
         started = time.perf_counter()
-        sampled = {} if self.sample_temperature is None else {"seed": sample, "temperature": self.sample_temperature}
+        sampled = (
+            {}
+            if self.sample_temperature is None
+            else {"seed": sample, "temperature": self.sample_temperature}
+        )
         if store is not None:
             env = self.tool_env(doc_id, embed)
             planner, finalize, select, recorder, read = offline_planner, None, None, None, decompose
@@ -95,38 +116,70 @@ class QueryEngine:
                 language = env.store.source.language
                 factory = request_factory_for(doc_id, language, question, options or None, **sampled)
                 planner = make_llm_planner(recorder, factory)
-                finalize = make_llm_finalizer(recorder, factory, audit_options=make_option_audit(recorder, factory))
+                finalize = make_llm_finalizer(
+                    recorder, factory, audit_options=make_option_audit(recorder, factory)
+                )
                 select = llm_skill_selector(recorder, factory, language)
                 read = make_llm_decomposer(recorder, factory)
-            answer = answer_nkw(env, question, options or None, self.settings.answer, self.settings.retrieval,
-                                planner=planner, select_skills=select, finalize=finalize, read_question=read)
+            answer = answer_nkw(
+                env,
+                question,
+                options or None,
+                self.settings.answer,
+                self.settings.retrieval,
+                planner=planner,
+                select_skills=select,
+                finalize=finalize,
+                read_question=read,
+            )
             if recorder is not None:
                 answer.notes.extend(planner.notes)
                 answer.llm_calls = recorder.calls
-                failures = {f["item_id"]: f for f in reversed(recorder.failures + planner.failures + finalize.failures)}
+                failures = {
+                    f["item_id"]: f
+                    for f in reversed(recorder.failures + planner.failures + finalize.failures)
+                }
                 answer.failures = list(failures.values())
         elif self.llm is not None:
             # The fair baseline: the same LLM and final-answer prompt over the baseline's top-k chunks.
             query_vector = embedder.embed([question])[0] if embedder is not None else None
             recorder = RecordingClient(self.llm)
             factory = request_factory_for(doc_id, index.language, question, options or None, **sampled)
-            answer = answer_hybrid_llm(index, question, options or None, query_vector, embed, self.settings.retrieval,
-                                       recorder, factory)
+            answer = answer_hybrid_llm(
+                index,
+                question,
+                options or None,
+                query_vector,
+                embed,
+                self.settings.retrieval,
+                recorder,
+                factory,
+            )
             answer.llm_calls = recorder.calls
             answer.failures = answer.failures + recorder.failures
         else:
             query_vector = embedder.embed([question])[0] if embedder is not None else None
-            answer = answer_hybrid(index, question, options or None, query_vector, embed, self.settings.retrieval)
+            answer = answer_hybrid(
+                index, question, options or None, query_vector, embed, self.settings.retrieval
+            )
         answer.latency_ms = round((time.perf_counter() - started) * 1000, 2)
         return answer
 
 
 def llm_skill_selector(client: Any, factory: Callable, language: str) -> Callable:
     """Reading-skill selection by the LLM from a compact sketch of the board (offline on failure)."""
+
     def select(question: str, options: list[str] | None, intents: Any, board: Any) -> list[str]:
         sketch = "; ".join(f"[{p.ordinal}] {p.heading}" for p in board.passages[:8])
-        return select_skills_llm(client, lambda pid, values: factory(pid, values, "select_skills"), question, options,
-                                 sketch, intents=intents, language=language)
+        return select_skills_llm(
+            client,
+            lambda pid, values: factory(pid, values, "select_skills"),
+            question,
+            options,
+            sketch,
+            intents=intents,
+            language=language,
+        )
 
     return select
 
@@ -138,5 +191,3 @@ def warm_up(engine: QueryEngine, doc_id: str) -> None:
     embedder = engine.embedder(index.embedding_model)
     if embedder is not None:
         embedder.embed(["warm up"])
-
-

@@ -176,9 +176,17 @@ def build_corpus(
     target = Workspace.at(workspace)
     llm = build_llm_client(settings.llm, api_key(), target.cache_dir / "llm")
     try:
-        report = build_with_prefect(paths, target, settings, stages=select_stages(stages),
-                                    resources=make_resources(settings, llm=llm), prune=prune, runner=runner,
-                                    dask_address=dask_address, quiet=True)
+        report = build_with_prefect(
+            paths,
+            target,
+            settings,
+            stages=select_stages(stages),
+            resources=make_resources(settings, llm=llm),
+            prune=prune,
+            runner=runner,
+            dask_address=dask_address,
+            quiet=True,
+        )
     finally:
         if llm is not None:
             llm.close()
@@ -190,8 +198,15 @@ def build_corpus(
     return summary
 
 
-def build_with_prefect(paths: list[str], workspace: Workspace, settings: Settings, *, runner: str = "thread",
-                       dask_address: str | None = None, **options: Any) -> BuildReport:
+def build_with_prefect(
+    paths: list[str],
+    workspace: Workspace,
+    settings: Settings,
+    *,
+    runner: str = "thread",
+    dask_address: str | None = None,
+    **options: Any,
+) -> BuildReport:
     """`build` with the documents that need work mapped as Prefect task runs (threads or Dask)."""
     mapper = partial(build_documents, runner=runner, dask_address=dask_address)
     return build(paths, workspace, settings, map_documents=mapper, **options)

@@ -26,62 +26,109 @@ __all__ = ["main", "build_parser", "prefect_environment", "EXIT_FAILED", "EXIT_U
 
 def _common(parser: argparse.ArgumentParser, workspace: bool = True) -> None:
     if workspace:
-        parser.add_argument("--workspace", "-w", required=True, help="workspace folder (tables, manifest, cache)")
+        parser.add_argument(
+            "--workspace", "-w", required=True, help="workspace folder (tables, manifest, cache)"
+        )
     parser.add_argument("--config", help="TOML settings file (one section per stage)")
-    parser.add_argument("--llm-url", help="OpenAI-compatible server, e.g. http://127.0.0.1:8000/v1 (default: no LLM)")
+    parser.add_argument(
+        "--llm-url", help="OpenAI-compatible server, e.g. http://127.0.0.1:8000/v1 (default: no LLM)"
+    )
     parser.add_argument("--model", help="model name served at --llm-url")
-    parser.add_argument("--embeddings", choices=["minilm", "hashing", "http"], help="embedding backend (default minilm)")
-    parser.add_argument("--embeddings-url", help="OpenAI-compatible /v1/embeddings server (with --embeddings http)")
+    parser.add_argument(
+        "--embeddings", choices=["minilm", "hashing", "http"], help="embedding backend (default minilm)"
+    )
+    parser.add_argument(
+        "--embeddings-url", help="OpenAI-compatible /v1/embeddings server (with --embeddings http)"
+    )
     parser.add_argument("--embeddings-model", help="embedding model name (with --embeddings http)")
-    parser.add_argument("--verbose", "-v", action="store_true",
-                        help="show Prefect logs (eval: also list questions whose gold could not be mapped)")
+    parser.add_argument(
+        "--verbose",
+        "-v",
+        action="store_true",
+        help="show Prefect logs (eval: also list questions whose gold could not be mapped)",
+    )
     parser.add_argument("--debug", action="store_true", help="show tracebacks for errors")
 
 
 def _ablations(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("ablations (paper §4)")
-    group.add_argument("--follow-up-rounds", type=int, choices=[0, 1, 2], help="agent follow-up rounds (default 2)")
+    group.add_argument(
+        "--follow-up-rounds", type=int, choices=[0, 1, 2], help="agent follow-up rounds (default 2)"
+    )
     group.add_argument("--no-graph-tools", action="store_true", help="remove the graph-channel tools")
     group.add_argument("--no-reading-skills", action="store_true", help="inject no reading-skill cards")
-    group.add_argument("--no-hierarchy", action="store_true", help="hide episodes and storylines from every tool")
-    group.add_argument("--no-attributes", action="store_true",
-                       help="hide entity attributes and attribute-built profiles (atomic facts stay)")
+    group.add_argument(
+        "--no-hierarchy", action="store_true", help="hide episodes and storylines from every tool"
+    )
+    group.add_argument(
+        "--no-attributes",
+        action="store_true",
+        help="hide entity attributes and attribute-built profiles (atomic facts stay)",
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="nkw", description="Narrative Knowledge Weaver: narrative knowledge bundles and QA.")
+    parser = argparse.ArgumentParser(
+        prog="nkw", description="Narrative Knowledge Weaver: narrative knowledge bundles and QA."
+    )
     parser.add_argument("--version", action="version", version="nkw 0.1.0")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    build = commands.add_parser("build", help="ingest documents and build every table (skips what is unchanged)")
-    build.add_argument("paths", nargs="*", metavar="PATH",
-                       help="text/Markdown/screenplay files, folders, or documents.jsonl")
+    build = commands.add_parser(
+        "build", help="ingest documents and build every table (skips what is unchanged)"
+    )
+    build.add_argument(
+        "paths", nargs="*", metavar="PATH", help="text/Markdown/screenplay files, folders, or documents.jsonl"
+    )
     _common(build)
     build.add_argument("--concurrency", type=int, help="documents built at the same time")
     build.add_argument("--stages", help="comma-separated stage names to run (default: all)")
     build.add_argument("--until", help="run stages up to and including this one")
     build.add_argument("--no-prefect", action="store_true", help="run in-process without Prefect")
-    build.add_argument("--prune", action="store_true", help="remove every document that is not in this input set")
-    build.add_argument("--runner", choices=["thread", "dask"], default="thread",
-                       help="Prefect task runner: thread pool (default) or Dask (prefect-dask)")
-    build.add_argument("--dask-address", help="scheduler of an existing Dask cluster, e.g. tcp://host:8786 "
-                                              "(default with --runner dask: a local cluster of --concurrency processes)")
-    build.add_argument("--dry-run", action="store_true", help="estimate LLM calls and tokens per stage; change nothing")
-    build.add_argument("--price-per-million", type=float, default=None,
-                       help="with --dry-run: print the cost at this price per million tokens")
-    build.add_argument("--retry-failed", action="store_true",
-                       help="rebuild the documents with partial or failed stages (no PATH needed: "
-                            "their recorded sources); cached LLM replies cost nothing, so only the "
-                            "failed items are asked again")
+    build.add_argument(
+        "--prune", action="store_true", help="remove every document that is not in this input set"
+    )
+    build.add_argument(
+        "--runner",
+        choices=["thread", "dask"],
+        default="thread",
+        help="Prefect task runner: thread pool (default) or Dask (prefect-dask)",
+    )
+    build.add_argument(
+        "--dask-address",
+        help="scheduler of an existing Dask cluster, e.g. tcp://host:8786 "
+        "(default with --runner dask: a local cluster of --concurrency processes)",
+    )
+    build.add_argument(
+        "--dry-run", action="store_true", help="estimate LLM calls and tokens per stage; change nothing"
+    )
+    build.add_argument(
+        "--price-per-million",
+        type=float,
+        default=None,
+        help="with --dry-run: print the cost at this price per million tokens",
+    )
+    build.add_argument(
+        "--retry-failed",
+        action="store_true",
+        help="rebuild the documents with partial or failed stages (no PATH needed: "
+        "their recorded sources); cached LLM replies cost nothing, so only the "
+        "failed items are asked again",
+    )
     build.add_argument("--force", metavar="STAGE[,STAGE]", help="rebuild these stages even when up to date")
-    build.add_argument("--allow-offline-fallback", action="store_true",
-                       help="if the LLM server does not answer, build LLM stages with the offline heuristics "
-                            "(labelled heuristic) instead of stopping")
+    build.add_argument(
+        "--allow-offline-fallback",
+        action="store_true",
+        help="if the LLM server does not answer, build LLM stages with the offline heuristics "
+        "(labelled heuristic) instead of stopping",
+    )
     build.add_argument("--quiet", "-q", action="store_true", help="no per-stage progress lines")
     build.add_argument("--json", action="store_true", help="print the build report as JSON")
     build.set_defaults(command="build")
 
-    remove = commands.add_parser("remove", help="delete documents from every table, the manifest and the caches")
+    remove = commands.add_parser(
+        "remove", help="delete documents from every table, the manifest and the caches"
+    )
     remove.add_argument("doc_ids", nargs="+", metavar="DOC_ID")
     remove.add_argument("--workspace", "-w", required=True)
     remove.add_argument("--debug", action="store_true")
@@ -90,12 +137,17 @@ def build_parser() -> argparse.ArgumentParser:
     ask = commands.add_parser("ask", help="answer a question with cited sections")
     ask.add_argument("question", nargs="?", help="the question (or use --questions FILE)")
     _common(ask)
-    ask.add_argument("--questions", metavar="FILE",
-                     help="answer every question in FILE with one load: a question per line, or JSON lines with "
-                          "question, doc_id and options")
+    ask.add_argument(
+        "--questions",
+        metavar="FILE",
+        help="answer every question in FILE with one load: a question per line, or JSON lines with "
+        "question, doc_id and options",
+    )
     ask.add_argument("--doc", help="document id (optional when the workspace holds one document)")
     ask.add_argument("--option", action="append", help="a multiple-choice option (repeat for each)")
-    ask.add_argument("--system", default="nkw", choices=["nkw", "hybrid"], help="answering system (default nkw)")
+    ask.add_argument(
+        "--system", default="nkw", choices=["nkw", "hybrid"], help="answering system (default nkw)"
+    )
     _ablations(ask)
     ask.add_argument("--trace", action="store_true", help="print every tool call")
     ask.add_argument("--json", action="store_true")
@@ -104,43 +156,72 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate = commands.add_parser("eval", help="answer and score a benchmark questions file")
     _common(evaluate)
     evaluate.add_argument("--questions", required=True, help="questions.jsonl in the shared benchmark format")
-    evaluate.add_argument("--system", default="nkw", choices=["nkw", "hybrid"], help="answering system (default nkw)")
+    evaluate.add_argument(
+        "--system", default="nkw", choices=["nkw", "hybrid"], help="answering system (default nkw)"
+    )
     _ablations(evaluate)
     evaluate.add_argument("--limit", type=int, help="only the first N questions")
     evaluate.add_argument("--samples", type=int, default=1, help="answers sampled per question (Pass@N)")
     evaluate.add_argument("--benchmark", help="benchmark name in reports (default: from the file path)")
-    evaluate.add_argument("--judge-url", help="OpenAI-compatible server of the correctness judge (default: --llm-url)")
+    evaluate.add_argument(
+        "--judge-url", help="OpenAI-compatible server of the correctness judge (default: --llm-url)"
+    )
     evaluate.add_argument("--judge-model", help="judge model name (default: --model)")
-    evaluate.add_argument("--fresh", action="store_true", help="answer and judge again; ignore the run's stored work")
+    evaluate.add_argument(
+        "--fresh", action="store_true", help="answer and judge again; ignore the run's stored work"
+    )
     evaluate.add_argument("--no-prefect", action="store_true", help="run in-process without Prefect")
     evaluate.add_argument("--json", action="store_true")
     evaluate.set_defaults(command="evaluate")
 
     serve = commands.add_parser("serve", help="local HTTP API: POST /ask, GET /documents, GET /health")
     _common(serve)
-    serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine only)")
+    serve.add_argument(
+        "--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine only)"
+    )
     serve.add_argument("--port", type=int, default=8765)
-    serve.add_argument("--concurrency", type=int, default=2, dest="serve_concurrency", help="questions answered at the same time (default 2)")
-    serve.add_argument("--queue", type=int, default=16, help="questions allowed to wait before 503 busy (default 16)")
+    serve.add_argument(
+        "--concurrency",
+        type=int,
+        default=2,
+        dest="serve_concurrency",
+        help="questions answered at the same time (default 2)",
+    )
+    serve.add_argument(
+        "--queue", type=int, default=16, help="questions allowed to wait before 503 busy (default 16)"
+    )
     serve.set_defaults(command="serve")
 
     ablate = commands.add_parser("ablate", help="run the ablation grid (paper §4.3) into ablation_results")
     _common(ablate)
-    ablate.add_argument("--questions", required=True, nargs="+", help="questions.jsonl files (one per benchmark)")
-    ablate.add_argument("--settings", help="comma-separated settings (default: the paper's table, follow-up "
-                        "depths 0/1 and SABER raw/heuristic); see flows/ablation.py")
+    ablate.add_argument(
+        "--questions", required=True, nargs="+", help="questions.jsonl files (one per benchmark)"
+    )
+    ablate.add_argument(
+        "--settings",
+        help="comma-separated settings (default: the paper's table, follow-up "
+        "depths 0/1 and SABER raw/heuristic); see flows/ablation.py",
+    )
     ablate.add_argument("--system", default="nkw", choices=["nkw", "hybrid"])
     ablate.add_argument("--limit", type=int, help="the fixed question budget: first N questions of each file")
-    ablate.add_argument("--samples", type=int, default=1, help="answers sampled per question (Pass@N; LLM only)")
-    ablate.add_argument("--judge-url", help="OpenAI-compatible server of the correctness judge (default: --llm-url)")
+    ablate.add_argument(
+        "--samples", type=int, default=1, help="answers sampled per question (Pass@N; LLM only)"
+    )
+    ablate.add_argument(
+        "--judge-url", help="OpenAI-compatible server of the correctness judge (default: --llm-url)"
+    )
     ablate.add_argument("--judge-model", help="judge model name (default: --model)")
-    ablate.add_argument("--parallel", type=int, default=2, help="settings answered at the same time (default 2)")
+    ablate.add_argument(
+        "--parallel", type=int, default=2, help="settings answered at the same time (default 2)"
+    )
     ablate.add_argument("--fresh", action="store_true", help="answer and judge again; ignore stored work")
     ablate.add_argument("--no-prefect", action="store_true", help="run in-process without Prefect")
     ablate.add_argument("--json", action="store_true")
     ablate.set_defaults(command="ablate")
 
-    report = commands.add_parser("report", help="one self-contained HTML report of evaluation runs and ablations")
+    report = commands.add_parser(
+        "report", help="one self-contained HTML report of evaluation runs and ablations"
+    )
     report.add_argument("--workspace", "-w", required=True)
     report.add_argument("--run", action="append", help="an evaluation run id (repeat; default: every run)")
     report.add_argument("--ablation", help="ablation id (default: the largest ablation_results run)")
@@ -180,7 +261,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     llm = commands.add_parser("llm", help="LLM server utilities")
     llm_commands = llm.add_subparsers(dest="llm_command", required=True, metavar="SUBCOMMAND")
-    check = llm_commands.add_parser("check", help="list models, make one tiny structured request, print latency")
+    check = llm_commands.add_parser(
+        "check", help="list models, make one tiny structured request, print latency"
+    )
     _common(check, workspace=False)
     check.set_defaults(command="llm_check")
     return parser
@@ -217,8 +300,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:  # a bug or an environment problem: still one line unless --debug
         if getattr(args, "debug", False):
             raise
-        print(f"error: {type(exc).__name__}: {' '.join(str(exc).split())[:400]} (rerun with --debug for details)",
-              file=sys.stderr)
+        print(
+            f"error: {type(exc).__name__}: {' '.join(str(exc).split())[:400]} (rerun with --debug for details)",
+            file=sys.stderr,
+        )
         return EXIT_FAILED
 
 

@@ -52,8 +52,9 @@ def format_table(table: pa.Table, fmt: str = "table", max_rows: int = 200) -> st
         writer = csv.DictWriter(buffer, fieldnames=table.column_names)
         writer.writeheader()
         for row in rows:
-            writer.writerow({k: (_json(v) if isinstance(v, (list, dict, tuple)) else v)
-                             for k, v in row.items()})
+            writer.writerow(
+                {k: (_json(v) if isinstance(v, (list, dict, tuple)) else v) for k, v in row.items()}
+            )
         return buffer.getvalue().rstrip("\n")
     shown = rows[:max_rows]
     columns = table.column_names
@@ -73,7 +74,9 @@ def answer_text(answer: Answer, show_trace: bool = False) -> str:
         lines.append("  (no short answer of the asked type was found: this is the best supporting sentence)")
     elif answer.answer_kind and answer.answer_kind != "option" and answer.citations:
         first = answer.citations[0]
-        lines.append(f"  ({answer.answer_kind} answer; supported by “{first.quote}” — [{first.ordinal}] {first.heading})")
+        lines.append(
+            f"  ({answer.answer_kind} answer; supported by “{first.quote}” — [{first.ordinal}] {first.heading})"
+        )
     if answer.options:
         lines.append("Options:")
         for i, option in enumerate(answer.options):
@@ -84,13 +87,17 @@ def answer_text(answer: Answer, show_trace: bool = False) -> str:
     for citation in answer.citations:
         lines.append(f"  [{citation.ordinal}] {citation.heading}")
         lines.append(f"      “{citation.quote}”")
-    lines.append(f"Evidence: {len(answer.evidence)} passages, {answer.evidence_tokens} tokens; {answer.latency_ms:.0f} ms")
+    lines.append(
+        f"Evidence: {len(answer.evidence)} passages, {answer.evidence_tokens} tokens; {answer.latency_ms:.0f} ms"
+    )
     if show_trace:
         lines.append("Trace:")
         for i, call in enumerate(answer.trace):
             error = f"  ERROR: {call['error']}" if call.get("error") else ""
-            lines.append(f"  #{i} round {call.get('round', 0)} {call['tool']}({json.dumps(call.get('arguments', {}), ensure_ascii=False)})"
-                         f" -> {call.get('rows')} rows, {call.get('ms')} ms{error}")
+            lines.append(
+                f"  #{i} round {call.get('round', 0)} {call['tool']}({json.dumps(call.get('arguments', {}), ensure_ascii=False)})"
+                f" -> {call.get('rows')} rows, {call.get('ms')} ms{error}"
+            )
     lines.extend(f"note: {note}" for note in answer.notes)
     return "\n".join(lines)
 
@@ -102,11 +109,25 @@ def build_json(report) -> dict[str, Any]:
         "notices": report.notices,
         "ingest_failures": report.ingest_failures,
         "removed_documents": report.removed,
-        "documents": [{"doc_id": d.doc_id, "title": d.title,
-                       "stages": [{"stage": o.stage, "status": o.status, "rows": o.rows, "seconds": round(o.seconds, 3),
-                                   "error": o.error, "warnings": o.warnings, "lost_items": o.lost_items}
-                                  for o in d.outcomes]}
-                      for d in report.documents],
+        "documents": [
+            {
+                "doc_id": d.doc_id,
+                "title": d.title,
+                "stages": [
+                    {
+                        "stage": o.stage,
+                        "status": o.status,
+                        "rows": o.rows,
+                        "seconds": round(o.seconds, 3),
+                        "error": o.error,
+                        "warnings": o.warnings,
+                        "lost_items": o.lost_items,
+                    }
+                    for o in d.outcomes
+                ],
+            }
+            for d in report.documents
+        ],
     }
 
 
@@ -122,18 +143,25 @@ def build_text(report, workspace: Workspace) -> str:
             lines.append(f"failed: {document.doc_id} {outcome.stage}: {outcome.error}")
     nothing_ran = summary["built"] == summary["partial"] == summary["failed"] == 0
     everything_skipped = nothing_ran and summary["documents"] > 0
-    status = "every stage up to date (all skipped)" if everything_skipped else \
-        f"{summary['built']} stage runs built, {summary['partial']} partial, {summary['skipped']} skipped, " \
+    status = (
+        "every stage up to date (all skipped)"
+        if everything_skipped
+        else f"{summary['built']} stage runs built, {summary['partial']} partial, {summary['skipped']} skipped, "
         f"{summary['failed']} failed"
+    )
     lines.append(f"{summary['documents']} document(s): {status} in {summary['seconds']:.1f} s")
     if summary["partial"]:
         stages = sorted({o.stage for d in report.documents for o in d.outcomes if o.status == "partial"})
-        lines.append(f"INCOMPLETE: {summary['lost_items']} item(s) lost in {summary['partial']} stage run(s) "
-                     f"({', '.join(stages)}): the LLM server did not answer; run the same `nkw build` again "
-                     "(or `nkw build --retry-failed -w ...`) to retry exactly those items")
+        lines.append(
+            f"INCOMPLETE: {summary['lost_items']} item(s) lost in {summary['partial']} stage run(s) "
+            f"({', '.join(stages)}): the LLM server did not answer; run the same `nkw build` again "
+            "(or `nkw build --retry-failed -w ...`) to retry exactly those items"
+        )
     if report.removed:
-        lines.append(f"pruned {len(report.removed)} document(s) not in the inputs: {', '.join(report.removed[:10])}"
-                     + (" ..." if len(report.removed) > 10 else ""))
+        lines.append(
+            f"pruned {len(report.removed)} document(s) not in the inputs: {', '.join(report.removed[:10])}"
+            + (" ..." if len(report.removed) > 10 else "")
+        )
     if not report.ok:
         lines.append("see `nkw inspect --workspace ...` for the failures table")
     return "\n".join(lines)

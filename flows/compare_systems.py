@@ -29,14 +29,26 @@ class Comparison:
     def over_budget(self) -> int:
         """Questions where NKW's final evidence has more source tokens than the baseline's top-k chunks."""
         keys = ["qid", "sample"]
-        merged = self.reports["nkw"].rows[keys + ["evidence_tokens"]].merge(
-            self.reports["hybrid"].rows[keys + ["evidence_tokens"]], on=keys, suffixes=("_nkw", "_hybrid"))
+        merged = (
+            self.reports["nkw"]
+            .rows[keys + ["evidence_tokens"]]
+            .merge(
+                self.reports["hybrid"].rows[keys + ["evidence_tokens"]], on=keys, suffixes=("_nkw", "_hybrid")
+            )
+        )
         return int((merged["evidence_tokens_nkw"] > merged["evidence_tokens_hybrid"]).sum())
 
     def summary_rows(self) -> list[dict[str, Any]]:
-        return [{"benchmark": self.benchmark, "system": system, **report.metrics,
-                 "source_tokens_mean": self.budget(system), "n": int((report.rows["status"] == "answered").sum())}
-                for system, report in self.reports.items()]
+        return [
+            {
+                "benchmark": self.benchmark,
+                "system": system,
+                **report.metrics,
+                "source_tokens_mean": self.budget(system),
+                "n": int((report.rows["status"] == "answered").sum()),
+            }
+            for system, report in self.reports.items()
+        ]
 
 
 def compare(workspace: Workspace, questions: list[Path], settings: Settings) -> list[Comparison]:
@@ -44,7 +56,9 @@ def compare(workspace: Workspace, questions: list[Path], settings: Settings) -> 
     engine = QueryEngine(workspace, settings)
     comparisons = []
     for path in questions:
-        reports = {system: evaluate(workspace, path, settings, system=system, engine=engine) for system in SYSTEMS}
+        reports = {
+            system: evaluate(workspace, path, settings, system=system, engine=engine) for system in SYSTEMS
+        }
         comparisons.append(Comparison(next(iter(reports.values())).benchmark, reports))
     return comparisons
 
@@ -54,14 +68,25 @@ def _fmt(value: Any) -> str:
 
 
 def format_comparison(comparisons: list[Comparison]) -> str:
-    columns = ("evidence_recall", "source_tokens_mean", "mcq_accuracy", "rouge_l_f1", "latency_ms_p50", "latency_ms_p95")
+    columns = (
+        "evidence_recall",
+        "source_tokens_mean",
+        "mcq_accuracy",
+        "rouge_l_f1",
+        "latency_ms_p50",
+        "latency_ms_p95",
+    )
     header = f"{'benchmark':<12} {'system':<7} {'n':>4} " + " ".join(f"{c:>18}" for c in columns)
     lines = [header, "-" * len(header)]
     for comparison in comparisons:
         for row in comparison.summary_rows():
-            lines.append(f"{row['benchmark']:<12} {row['system']:<7} {row['n']:>4} "
-                         + " ".join(f"{_fmt(row[c]):>18}" for c in columns))
-        lines.append(f"{'':<12} questions where NKW used more source tokens than the baseline: {comparison.over_budget()}")
+            lines.append(
+                f"{row['benchmark']:<12} {row['system']:<7} {row['n']:>4} "
+                + " ".join(f"{_fmt(row[c]):>18}" for c in columns)
+            )
+        lines.append(
+            f"{'':<12} questions where NKW used more source tokens than the baseline: {comparison.over_budget()}"
+        )
         missing = sorted({d for report in comparison.reports.values() for d in report.skipped_documents})
         if missing:
             lines.append(f"{'':<12} not in the workspace (questions skipped): {', '.join(missing)}")
@@ -76,5 +101,7 @@ def format_comparison(comparisons: list[Comparison]) -> str:
                 values = [comparison.reports[s].by_qtype.get(qtype, {}).get(metric) for s in SYSTEMS]
                 cells.append(f"{metric} {_fmt(values[0])} → {_fmt(values[1])}")
             lines.append(f"  {qtype[:34]:<34} " + "   ".join(cells))
-    lines.append("offline: answers are extractive, no LLM; budgets are mean source tokens in the final evidence")
+    lines.append(
+        "offline: answers are extractive, no LLM; budgets are mean source tokens in the final evidence"
+    )
     return "\n".join(lines)

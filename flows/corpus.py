@@ -51,11 +51,18 @@ class BuildReport:
         return not self.ingest_failures and not lost
 
     def summary(self) -> dict[str, Any]:
-        return {"documents": len(self.documents), "built": self.count("built"), "skipped": self.count("skipped"),
-                "partial": self.count("partial"), "lost_items": self.lost_items,
-                "failed": self.count("failed"), "blocked": self.count("blocked"),
-                "ingest_failures": len(self.ingest_failures), "removed": len(self.removed),
-                "seconds": round(self.seconds, 2)}
+        return {
+            "documents": len(self.documents),
+            "built": self.count("built"),
+            "skipped": self.count("skipped"),
+            "partial": self.count("partial"),
+            "lost_items": self.lost_items,
+            "failed": self.count("failed"),
+            "blocked": self.count("blocked"),
+            "ingest_failures": len(self.ingest_failures),
+            "removed": len(self.removed),
+            "seconds": round(self.seconds, 2),
+        }
 
 
 class Progress:
@@ -72,10 +79,15 @@ class Progress:
         if self.quiet or outcome.status == "skipped":
             return
         with self._lock:
-            rows = ", ".join(f"{table} {n}" for table, n in outcome.rows.items() if table not in ("failures", "llm_calls"))
+            rows = ", ".join(
+                f"{table} {n}" for table, n in outcome.rows.items() if table not in ("failures", "llm_calls")
+            )
             detail = outcome.error if outcome.error else rows
-            print(f"  {doc_id[:36]:<36} {outcome.stage:<24} {outcome.status:<7} {outcome.seconds:6.1f}s  {detail}",
-                  file=self.stream, flush=True)
+            print(
+                f"  {doc_id[:36]:<36} {outcome.stage:<24} {outcome.status:<7} {outcome.seconds:6.1f}s  {detail}",
+                file=self.stream,
+                flush=True,
+            )
             for warning in outcome.warnings:
                 print(f"  {doc_id[:36]:<36} warning: {warning}", file=self.stream, flush=True)
 
@@ -85,8 +97,13 @@ class Progress:
         with self._lock:
             self.finished += 1
             partial = any(o.status == "partial" for o in report.outcomes)
-            status = ("FAILED (see failures)" if report.failed
-                      else "PARTIAL (LLM items lost)" if partial else "done")
+            status = (
+                "FAILED (see failures)"
+                if report.failed
+                else "PARTIAL (LLM items lost)"
+                if partial
+                else "done"
+            )
             print(f"[{self.finished}/{self.total}] {report.doc_id} {status}", file=self.stream, flush=True)
 
 
@@ -106,15 +123,22 @@ class Plan:
         return set(self.order) | {f.doc_id for f in self.failures}
 
 
-def plan_build(paths: list[str], workspace: Workspace, settings: Settings, stages: list[Stage],
-               resources: Resources, doc_ids: set[str] | None = None) -> Plan:
+def plan_build(
+    paths: list[str],
+    workspace: Workspace,
+    settings: Settings,
+    stages: list[Stage],
+    resources: Resources,
+    doc_ids: set[str] | None = None,
+) -> Plan:
     """Stream the inputs once; keep a reference per document, decide from the manifest what to run."""
     manifests = list_manifests(workspace)
     known = {m.doc_id: m.source for m in manifests if m.source}
     content = {m.doc_id: m.input_sha256 for m in manifests if m.input_sha256}
     plan = Plan()
-    for item in scan_inputs(paths, max_chars=settings.build.max_document_chars, known_sources=known,
-                            known_content=content):
+    for item in scan_inputs(
+        paths, max_chars=settings.build.max_document_chars, known_sources=known, known_content=content
+    ):
         if item.notice:
             plan.notices.append(item.notice)
         elif item.failure is not None:
@@ -132,15 +156,22 @@ def plan_build(paths: list[str], workspace: Workspace, settings: Settings, stage
 
 
 # Builds documents elsewhere (e.g. as Prefect task runs): (workspace, refs, stages, resources, progress).
-DocumentMapper = Callable[[Workspace, list[DocumentRef], list[Stage], Resources, "Progress"], list[DocumentReport]]
+DocumentMapper = Callable[
+    [Workspace, list[DocumentRef], list[Stage], Resources, "Progress"], list[DocumentReport]
+]
 
 
 def record_ingest_failures(workspace: Workspace, failures: list[IngestFailure]) -> list[dict[str, str]]:
     """Write one failures partition per input that could not become a document."""
     by_doc: dict[str, dict[str, dict[str, str]]] = {}
     for failure in failures:
-        row = {"doc_id": failure.doc_id, "stage": "ingest_documents", "item_id": failure.source,
-               "error": failure.error, "payload": ""}
+        row = {
+            "doc_id": failure.doc_id,
+            "stage": "ingest_documents",
+            "item_id": failure.source,
+            "error": failure.error,
+            "payload": "",
+        }
         by_doc.setdefault(failure.doc_id, {})[failure.source] = row
     for doc_id, rows in by_doc.items():
         write_table(workspace, "failures", list(rows.values()), doc_id, "ingest_documents")
@@ -148,14 +179,26 @@ def record_ingest_failures(workspace: Workspace, failures: list[IngestFailure]) 
         lost = [row for row in rows.values() if manifest.source and row["item_id"] == manifest.source]
         if lost:  # the input of a built document became unreadable: its old tables are no longer served
             manifest.stages["ingest_documents"] = StageRecord(
-                fingerprint="", version="", config_hash="", outputs={}, seconds=0.0, finished_at=now_iso(),
-                status="failed", error=f"input no longer a document: {lost[0]['error']}")
+                fingerprint="",
+                version="",
+                config_hash="",
+                outputs={},
+                seconds=0.0,
+                finished_at=now_iso(),
+                status="failed",
+                error=f"input no longer a document: {lost[0]['error']}",
+            )
             save_manifest(workspace, manifest)
     return [row for rows in by_doc.values() for row in rows.values()]
 
 
-def preflight(resources: Resources, stages: list[Stage], pending: dict[str, list[str]],
-              allow_offline_fallback: bool, notices: list[str]) -> Resources:
+def preflight(
+    resources: Resources,
+    stages: list[Stage],
+    pending: dict[str, list[str]],
+    allow_offline_fallback: bool,
+    notices: list[str],
+) -> Resources:
     """Check the LLM server once before any LLM stage runs: LLMUnavailable (or the heuristics) if down."""
     llm_stages = {s.name for s in stages if s.uses_llm}
     if resources.llm is None or not any(llm_stages & set(names) for names in pending.values()):
@@ -164,19 +207,32 @@ def preflight(resources: Resources, stages: list[Stage], pending: dict[str, list
     if problem is None:
         return resources
     if not allow_offline_fallback:
-        raise LLMUnavailable(f"{problem}; the build did not start. Start the server (check it with "
-                             "`nkw llm check`), or pass --allow-offline-fallback to build with the "
-                             "offline heuristics")
-    notices.append(f"{problem}: LLM stages use the OFFLINE HEURISTICS instead (--allow-offline-fallback); "
-                   "the manifest records them as heuristic, and they rebuild with the LLM once the server "
-                   "answers")
+        raise LLMUnavailable(
+            f"{problem}; the build did not start. Start the server (check it with "
+            "`nkw llm check`), or pass --allow-offline-fallback to build with the "
+            "offline heuristics"
+        )
+    notices.append(
+        f"{problem}: LLM stages use the OFFLINE HEURISTICS instead (--allow-offline-fallback); "
+        "the manifest records them as heuristic, and they rebuild with the LLM once the server "
+        "answers"
+    )
     return replace(resources, llm=None)
 
 
-def build(paths: list[str], workspace: Workspace, settings: Settings, *, stages: list[Stage] | None = None,
-          resources: Resources | None = None, map_documents: DocumentMapper | None = None,
-          quiet: bool = False, prune: bool = False, allow_offline_fallback: bool = False,
-          doc_ids: set[str] | None = None) -> BuildReport:
+def build(
+    paths: list[str],
+    workspace: Workspace,
+    settings: Settings,
+    *,
+    stages: list[Stage] | None = None,
+    resources: Resources | None = None,
+    map_documents: DocumentMapper | None = None,
+    quiet: bool = False,
+    prune: bool = False,
+    allow_offline_fallback: bool = False,
+    doc_ids: set[str] | None = None,
+) -> BuildReport:
     """Bring every stage of every input document up to date (only `doc_ids`, when given), under the
     workspace's writer lock: in this process one document after another, or through `map_documents`
     (flows.build_corpus).
@@ -184,13 +240,32 @@ def build(paths: list[str], workspace: Workspace, settings: Settings, *, stages:
     Raises WorkspaceLocked when another writer holds the workspace, and LLMUnavailable when LLM
     stages have work and the configured server does not answer (unless `allow_offline_fallback`)."""
     with WriterLock(workspace, "build"):
-        return _build(paths, workspace, settings, stages or select_stages(), resources or make_resources(settings),
-                      map_documents, quiet, prune, allow_offline_fallback, doc_ids)
+        return _build(
+            paths,
+            workspace,
+            settings,
+            stages or select_stages(),
+            resources or make_resources(settings),
+            map_documents,
+            quiet,
+            prune,
+            allow_offline_fallback,
+            doc_ids,
+        )
 
 
-def _build(paths: list[str], workspace: Workspace, settings: Settings, stages: list[Stage], resources: Resources,
-           map_documents: DocumentMapper | None, quiet: bool, prune: bool,
-           allow_offline_fallback: bool, doc_ids: set[str] | None) -> BuildReport:
+def _build(
+    paths: list[str],
+    workspace: Workspace,
+    settings: Settings,
+    stages: list[Stage],
+    resources: Resources,
+    map_documents: DocumentMapper | None,
+    quiet: bool,
+    prune: bool,
+    allow_offline_fallback: bool,
+    doc_ids: set[str] | None,
+) -> BuildReport:
     started = time.perf_counter()
     if resources.vectors_dir is None:
         resources.vectors_dir = workspace.cache_dir / "vectors"

@@ -60,7 +60,9 @@ def built_counts(workspace: Workspace | None, doc_ids: list[str]) -> dict[str, i
     return counts if all(counts.values()) else None
 
 
-def measure_corpus(paths: list[str], settings: Settings, workspace: Workspace | None = None) -> tuple[Corpus, list[str]]:
+def measure_corpus(
+    paths: list[str], settings: Settings, workspace: Workspace | None = None
+) -> tuple[Corpus, list[str]]:
     """Counts after segmentation, computed in memory; and the inputs that could not be read."""
     sections = chunks = tokens = documents = graph_requests = 0
     problems = []
@@ -74,16 +76,28 @@ def measure_corpus(paths: list[str], settings: Settings, workspace: Workspace | 
         document = item.document
         documents += 1
         doc_ids.append(document.doc_id)
-        rows, _ = segment(document.doc_id, document.text, document.language, document.kind,
-                          section_texts=document.meta.get("section_texts"),
-                          paragraph_group_tokens=settings.segment_sections.paragraph_group_tokens)
-        chunk_rows = chunks_for_document(document.doc_id, document.text, document.language, document.kind,
-                                         pd.DataFrame(rows), settings.split_chunks.chunk_tokens)
+        rows, _ = segment(
+            document.doc_id,
+            document.text,
+            document.language,
+            document.kind,
+            section_texts=document.meta.get("section_texts"),
+            paragraph_group_tokens=settings.segment_sections.paragraph_group_tokens,
+        )
+        chunk_rows = chunks_for_document(
+            document.doc_id,
+            document.text,
+            document.language,
+            document.kind,
+            pd.DataFrame(rows),
+            settings.split_chunks.chunk_tokens,
+        )
         sections += len(rows)
         chunks += len(chunk_rows)
         tokens += sum(r["n_tokens"] for r in chunk_rows)
-        graph_requests += packed_requests([int(r["n_tokens"]) for r in chunk_rows],
-                                          settings.extract_graph.pack_tokens)
+        graph_requests += packed_requests(
+            [int(r["n_tokens"]) for r in chunk_rows], settings.extract_graph.pack_tokens
+        )
     built = built_counts(workspace, doc_ids)
     return Corpus(documents, sections, chunks, tokens, built, graph_requests), problems
 
@@ -116,26 +130,40 @@ def estimate_stage(stage: Stage, corpus: Corpus, settings: Settings) -> dict[str
     per_episode = min(settings.relate_episodes.window, settings.relate_episodes.max_candidates_per_episode)
     pairs = episodes * per_episode
     graph_requests = corpus.graph_requests or corpus.chunks
-    per_call_input = {"extract_graph": corpus.chunk_tokens / max(1, graph_requests), "extract_narrative": chunk,
-                      "extract_facts": chunk * min(4, settings.extract_facts.max_chunks_per_entity),
-                      "canonicalize_entities": 200, "assemble_episodes": 400,
-                      "relate_episodes": a["episode_description_tokens"] * (1 + per_episode),
-                      "break_cycles": 400, "induce_storylines": 600, "judge_continuity": 700,
-                      "chain_continuity": 1200, "track_character_states": 900}
+    per_call_input = {
+        "extract_graph": corpus.chunk_tokens / max(1, graph_requests),
+        "extract_narrative": chunk,
+        "extract_facts": chunk * min(4, settings.extract_facts.max_chunks_per_entity),
+        "canonicalize_entities": 200,
+        "assemble_episodes": 400,
+        "relate_episodes": a["episode_description_tokens"] * (1 + per_episode),
+        "break_cycles": 400,
+        "induce_storylines": 600,
+        "judge_continuity": 700,
+        "chain_continuity": 1200,
+        "track_character_states": 900,
+    }
     per_document = corpus.sections / max(1, corpus.documents)
     scene_pairs = corpus.documents * per_document * (per_document - 1) / 2
     calls = {
         "extract_graph": graph_requests * (2 if settings.extract_graph.gleaning else 1),
         "extract_narrative": corpus.chunks,
-        "canonicalize_entities": entities * a["ambiguous_share_of_entities"] if settings.canonicalize_entities.enabled else 0,
+        "canonicalize_entities": entities * a["ambiguous_share_of_entities"]
+        if settings.canonicalize_entities.enabled
+        else 0,
         "extract_facts": entities * a["profiled_share_of_entities"] if settings.extract_facts.enabled else 0,
         "assemble_episodes": episodes,
         "relate_episodes": episodes,  # one request per episode with all its candidates
-        "break_cycles": min(settings.break_cycles.max_adjudications * corpus.documents, pairs * a["shortcut_share_of_pairs"])
-        if settings.break_cycles.mode == "saber" else 0,
+        "break_cycles": min(
+            settings.break_cycles.max_adjudications * corpus.documents, pairs * a["shortcut_share_of_pairs"]
+        )
+        if settings.break_cycles.mode == "saber"
+        else 0,
         "induce_storylines": corpus.documents * settings.induce_storylines.max_storylines * 2,
-        "judge_continuity": min(settings.continuity.max_candidates * corpus.documents,
-                                scene_pairs * a["candidate_share_of_scene_pairs"]),
+        "judge_continuity": min(
+            settings.continuity.max_candidates * corpus.documents,
+            scene_pairs * a["candidate_share_of_scene_pairs"],
+        ),
         "chain_continuity": corpus.sections * a["chains_per_section"],
         "track_character_states": corpus.sections * a["state_rounds_per_section"] * 2,  # extract + critic
     }.get(stage.name)
@@ -144,25 +172,44 @@ def estimate_stage(stage: Stage, corpus: Corpus, settings: Settings) -> dict[str
     calls = int(round(calls))
     prompt_tokens = int(calls * (_template_tokens(stage) + per_call_input.get(stage.name, chunk)))
     completion = int(calls * max(60, per_call_input.get(stage.name, chunk) * a["completion_per_chunk_token"]))
-    return {"stage": stage.name, "calls": calls, "prompt_tokens": prompt_tokens, "completion_tokens": completion}
+    return {
+        "stage": stage.name,
+        "calls": calls,
+        "prompt_tokens": prompt_tokens,
+        "completion_tokens": completion,
+    }
 
 
-def dry_run(paths: list[str], stages: list[Stage], settings: Settings, workspace: Workspace | None = None,
-            price_per_million: float | None = None) -> dict[str, Any]:
+def dry_run(
+    paths: list[str],
+    stages: list[Stage],
+    settings: Settings,
+    workspace: Workspace | None = None,
+    price_per_million: float | None = None,
+) -> dict[str, Any]:
     """Estimated calls and tokens per LLM stage; entity and episode counts come from a previous
     build in `workspace` when there is one, else from the ratios in ASSUMPTIONS."""
     corpus, problems = measure_corpus(paths, settings, workspace)
     rows = [estimate_stage(stage, corpus, settings) for stage in stages if stage.uses_llm]
     tokens = sum((r["prompt_tokens"] or 0) + (r["completion_tokens"] or 0) for r in rows)
     cost = round(tokens / 1e6 * price_per_million, 4) if price_per_million is not None else None
-    return {"corpus": corpus.__dict__, "stages": rows, "assumptions": ASSUMPTIONS, "unreadable_inputs": problems,
-            "llm_configured": bool(settings.llm.url), "price_per_million": price_per_million, "cost": cost}
+    return {
+        "corpus": corpus.__dict__,
+        "stages": rows,
+        "assumptions": ASSUMPTIONS,
+        "unreadable_inputs": problems,
+        "llm_configured": bool(settings.llm.url),
+        "price_per_million": price_per_million,
+        "cost": cost,
+    }
 
 
 def format_dry_run(report: dict[str, Any]) -> str:
     corpus = report["corpus"]
-    lines = [f"dry run: {corpus['documents']} documents, {corpus['sections']} sections, {corpus['chunks']} chunks, "
-             f"{corpus['chunk_tokens']:,} source tokens (nothing written, no server called)"]
+    lines = [
+        f"dry run: {corpus['documents']} documents, {corpus['sections']} sections, {corpus['chunks']} chunks, "
+        f"{corpus['chunk_tokens']:,} source tokens (nothing written, no server called)"
+    ]
     if not report["stages"]:
         lines.append("no LLM stages in this build")
     else:
@@ -172,17 +219,32 @@ def format_dry_run(report: dict[str, Any]) -> str:
             if row["calls"] is None:
                 lines.append(f"{row['stage']:<24} {'?':>8}")
                 continue
-            lines.append(f"{row['stage']:<24} {row['calls']:>8,} {row['prompt_tokens']:>14,} {row['completion_tokens']:>12,}")
-            total = [total[0] + row["calls"], total[1] + row["prompt_tokens"], total[2] + row["completion_tokens"]]
+            lines.append(
+                f"{row['stage']:<24} {row['calls']:>8,} {row['prompt_tokens']:>14,} {row['completion_tokens']:>12,}"
+            )
+            total = [
+                total[0] + row["calls"],
+                total[1] + row["prompt_tokens"],
+                total[2] + row["completion_tokens"],
+            ]
         lines.append(f"{'total':<24} {total[0]:>8,} {total[1]:>14,} {total[2]:>12,}")
         if report.get("cost") is not None:
-            lines.append(f"cost: {total[1] + total[2]:,} tokens at {report['price_per_million']} per million tokens "
-                         f"= {report['cost']:,.2f}")
+            lines.append(
+                f"cost: {total[1] + total[2]:,} tokens at {report['price_per_million']} per million tokens "
+                f"= {report['cost']:,.2f}"
+            )
         if corpus.get("built"):
-            lines.append("entity and episode counts from the previous build: "
-                         + ", ".join(f"{k} {v:,}" for k, v in corpus["built"].items()))
-        lines.append("estimates assume " + ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in report["assumptions"].items()))
+            lines.append(
+                "entity and episode counts from the previous build: "
+                + ", ".join(f"{k} {v:,}" for k, v in corpus["built"].items())
+            )
+        lines.append(
+            "estimates assume "
+            + ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in report["assumptions"].items())
+        )
     if not report["llm_configured"]:
-        lines.append("note: no --llm-url given; a real build would use the embedded (offline) implementations and make 0 calls")
+        lines.append(
+            "note: no --llm-url given; a real build would use the embedded (offline) implementations and make 0 calls"
+        )
     lines.extend(f"unreadable: {p}" for p in report["unreadable_inputs"])
     return "\n".join(lines)

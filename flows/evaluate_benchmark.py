@@ -63,8 +63,12 @@ def answer_document_task(
 def answer_documents_flow(
     job: dict[str, Any], doc_ids: list[str], settings: dict[str, Any], session: str
 ) -> list[dict[str, list[dict]]]:
-    futures = [answer_document_task.with_options(task_run_name=f"answer[{doc_id}]").submit(job, doc_id, settings, session)
-               for doc_id in doc_ids]
+    futures = [
+        answer_document_task.with_options(task_run_name=f"answer[{doc_id}]").submit(
+            job, doc_id, settings, session
+        )
+        for doc_id in doc_ids
+    ]
     return [future.result() for future in futures]
 
 
@@ -84,7 +88,9 @@ def map_documents_with_prefect(
             _REGISTERED.pop(session, None)
 
 
-def evaluate_with_prefect(workspace: Workspace, questions_path: Path, settings: Settings, **options: Any) -> EvalReport:
+def evaluate_with_prefect(
+    workspace: Workspace, questions_path: Path, settings: Settings, **options: Any
+) -> EvalReport:
     """`evaluate` with documents mapped as Prefect task runs (batch and scheduled runs)."""
     return evaluate(workspace, questions_path, settings, map_documents=map_documents_with_prefect, **options)
 
@@ -125,4 +131,3 @@ def evaluate_benchmark(
         for client in {id(c): c for c in (llm, judge) if c is not None}.values():
             client.close()
     return report.to_json()
-

@@ -30,8 +30,14 @@ from flows.answer_journal import AnswerJournal
 from flows.question_checks import build_gaps, describe_problems, read_lines, validate_questions
 
 
-JUDGING_FIELDS = {"judge_votes", "judge_temperature", "judge_url", "judge_model", "document_concurrency",
-                  "question_concurrency"}
+JUDGING_FIELDS = {
+    "judge_votes",
+    "judge_temperature",
+    "judge_url",
+    "judge_model",
+    "document_concurrency",
+    "question_concurrency",
+}
 
 
 class QuestionFileError(ValueError):
@@ -55,11 +61,21 @@ class EvalReport:
 
     def to_json(self) -> dict[str, Any]:
         answered = int((self.rows["status"] == "answered").sum()) if not self.rows.empty else 0
-        return {"system": self.system, "benchmark": self.benchmark, "run_id": self.run_id, "n_questions": answered,
-                "offline": bool(self.rows["is_offline"].all()) if answered else True,
-                "metrics": self.metrics, "by_qtype": self.by_qtype, "protocol": self.protocol,
-                "by_qtype_protocol": self.by_qtype_protocol, "skipped_documents": self.skipped_documents,
-                "notes": self.notes, "gold_mapping": self.gold, "warnings": self.warnings}
+        return {
+            "system": self.system,
+            "benchmark": self.benchmark,
+            "run_id": self.run_id,
+            "n_questions": answered,
+            "offline": bool(self.rows["is_offline"].all()) if answered else True,
+            "metrics": self.metrics,
+            "by_qtype": self.by_qtype,
+            "protocol": self.protocol,
+            "by_qtype_protocol": self.by_qtype_protocol,
+            "skipped_documents": self.skipped_documents,
+            "notes": self.notes,
+            "gold_mapping": self.gold,
+            "warnings": self.warnings,
+        }
 
 
 def load_questions(path: Path) -> list[Question]:
@@ -82,9 +98,11 @@ def check_documents(workspace: Workspace, questions: list[Question]) -> None:
     wanted = sorted({q.doc_id for q in questions})
     if not present & set(wanted):
         listed = ", ".join(wanted[:5]) + (f" and {len(wanted) - 5} more" if len(wanted) > 5 else "")
-        raise QuestionFileError(f"none of the questions' documents ({listed}) are in workspace "
-                                f"{workspace.root.name!r}; "
-                                "build them first (see `nkw inspect`)")
+        raise QuestionFileError(
+            f"none of the questions' documents ({listed}) are in workspace "
+            f"{workspace.root.name!r}; "
+            "build them first (see `nkw inspect`)"
+        )
 
 
 def document_questions(path: Path, sha256: str, doc_id: str, limit: int | None) -> list[Question]:
@@ -112,48 +130,110 @@ def benchmark_name(path: Path) -> str:
     return path.parent.name if path.stem == "questions" else path.stem.replace(".questions", "")
 
 
-def answer_row(run_id: str, benchmark: str, question: Question, sample: int, answer: Answer | None,
-               gold: list[str], status: str, language: str | None = None,
-               gold_unmapped: list[str] | None = None) -> dict[str, Any]:
+def answer_row(
+    run_id: str,
+    benchmark: str,
+    question: Question,
+    sample: int,
+    answer: Answer | None,
+    gold: list[str],
+    status: str,
+    language: str | None = None,
+    gold_unmapped: list[str] | None = None,
+) -> dict[str, Any]:
     """One `qa_answers` row; a question whose gold could not all be mapped gets no evidence recall."""
     gold_unmapped = list(gold_unmapped or [])
-    base = {"run_id": run_id, "benchmark": benchmark, "qid": question.qid, "doc_id": question.doc_id,
-            "system": answer.system if answer else "", "sample": sample, "qtype": question.qtype,
-            "question": question.question, "reference": question.answer, "gold_option": question.gold_option,
-            "gold_section_ids": gold, "status": status,
-            "language": language or question.meta.get("language"), "gold_unmapped": gold_unmapped}
+    base = {
+        "run_id": run_id,
+        "benchmark": benchmark,
+        "qid": question.qid,
+        "doc_id": question.doc_id,
+        "system": answer.system if answer else "",
+        "sample": sample,
+        "qtype": question.qtype,
+        "question": question.question,
+        "reference": question.answer,
+        "gold_option": question.gold_option,
+        "gold_section_ids": gold,
+        "status": status,
+        "language": language or question.meta.get("language"),
+        "gold_unmapped": gold_unmapped,
+    }
     if answer is None:
-        return {**base, "answer": None, "is_offline": None, "chosen_option": None, "is_correct_option": None,
-                "rouge_l_f1": None, "evidence_section_ids": [], "evidence_recall": None, "evidence_tokens": None,
-                "cited_headings": [], "latency_ms": None, "board_json": None, "skills": [], "tool_calls": None}
+        return {
+            **base,
+            "answer": None,
+            "is_offline": None,
+            "chosen_option": None,
+            "is_correct_option": None,
+            "rouge_l_f1": None,
+            "evidence_section_ids": [],
+            "evidence_recall": None,
+            "evidence_tokens": None,
+            "cited_headings": [],
+            "latency_ms": None,
+            "board_json": None,
+            "skills": [],
+            "tool_calls": None,
+        }
     is_correct = None
     if question.options and question.gold_option is not None:
         is_correct = answer.chosen_option == question.gold_option
-    return {**base, "answer": answer.answer, "is_offline": answer.is_offline, "chosen_option": answer.chosen_option,
-            "is_correct_option": is_correct, "rouge_l_f1": best_rouge(answer.answer, question.references),
-            "evidence_section_ids": answer.evidence_section_ids,
-            "evidence_recall": None if gold_unmapped else evidence_recall(gold, answer.evidence_section_ids),
-            "evidence_tokens": answer.evidence_tokens, "cited_headings": [c.heading for c in answer.citations],
-            "latency_ms": answer.latency_ms, "board_json": json.dumps(answer.board, sort_keys=True) if answer.board else None,
-            "skills": list(answer.skills), "tool_calls": len(answer.trace)}
+    return {
+        **base,
+        "answer": answer.answer,
+        "is_offline": answer.is_offline,
+        "chosen_option": answer.chosen_option,
+        "is_correct_option": is_correct,
+        "rouge_l_f1": best_rouge(answer.answer, question.references),
+        "evidence_section_ids": answer.evidence_section_ids,
+        "evidence_recall": None if gold_unmapped else evidence_recall(gold, answer.evidence_section_ids),
+        "evidence_tokens": answer.evidence_tokens,
+        "cited_headings": [c.heading for c in answer.citations],
+        "latency_ms": answer.latency_ms,
+        "board_json": json.dumps(answer.board, sort_keys=True) if answer.board else None,
+        "skills": list(answer.skills),
+        "tool_calls": len(answer.trace),
+    }
 
 
 def trace_rows(run_id: str, qid: str, sample: int, answer: Answer) -> list[dict[str, Any]]:
-    return [{"run_id": run_id, "qid": qid, "sample": sample, "call_index": i, "round": int(call.get("round", 0)),
-             "tool": call["tool"], "arguments": json.dumps(call.get("arguments", {}), ensure_ascii=False, sort_keys=True),
-             "rows": call.get("rows"), "tokens": call.get("tokens"), "ms": call.get("ms"),
-             "kinds": list(call.get("kinds") or [])}
-            for i, call in enumerate(answer.trace)]
+    return [
+        {
+            "run_id": run_id,
+            "qid": qid,
+            "sample": sample,
+            "call_index": i,
+            "round": int(call.get("round", 0)),
+            "tool": call["tool"],
+            "arguments": json.dumps(call.get("arguments", {}), ensure_ascii=False, sort_keys=True),
+            "rows": call.get("rows"),
+            "tokens": call.get("tokens"),
+            "ms": call.get("ms"),
+            "kinds": list(call.get("kinds") or []),
+        }
+        for i, call in enumerate(answer.trace)
+    ]
 
 
-def _answer_question(engine: QueryEngine, run_id: str, benchmark: str, doc_id: str, question: Question,
-                     gold: list[str], unmapped: list[str], language: str | None, system: str,
-                     samples: int) -> dict[str, list[dict]]:
+def _answer_question(
+    engine: QueryEngine,
+    run_id: str,
+    benchmark: str,
+    doc_id: str,
+    question: Question,
+    gold: list[str],
+    unmapped: list[str],
+    language: str | None,
+    system: str,
+    samples: int,
+) -> dict[str, list[dict]]:
     out: dict[str, list[dict]] = {"qa_answers": [], "qa_traces": [], "llm_calls": [], "failures": []}
     for sample in range(samples):
         answer = engine.ask(doc_id, question.question, question.options, system, sample=sample)
-        out["qa_answers"].append(answer_row(run_id, benchmark, question, sample, answer, gold, "answered",
-                                            language, unmapped))
+        out["qa_answers"].append(
+            answer_row(run_id, benchmark, question, sample, answer, gold, "answered", language, unmapped)
+        )
         if engine.journal is not None:
             engine.journal.add(out["qa_answers"][-1])
         out["qa_traces"].extend(trace_rows(run_id, question.qid, sample, answer))
@@ -162,8 +242,15 @@ def _answer_question(engine: QueryEngine, run_id: str, benchmark: str, doc_id: s
     return out
 
 
-def answer_document(engine: QueryEngine, run_id: str, benchmark: str, doc_id: str, questions: list[Question],
-                    system: str, samples: int) -> dict[str, list[dict]]:
+def answer_document(
+    engine: QueryEngine,
+    run_id: str,
+    benchmark: str,
+    doc_id: str,
+    questions: list[Question],
+    system: str,
+    samples: int,
+) -> dict[str, list[dict]]:
     """Answer one document's questions; a missing document marks its questions, never raises.
 
     With an LLM, questions run `question_concurrency` at a time (the server does the work); offline
@@ -173,14 +260,19 @@ def answer_document(engine: QueryEngine, run_id: str, benchmark: str, doc_id: st
         warm_up(engine, doc_id)
         index = engine.index(doc_id)
     except DocumentNotBuilt:
-        out["qa_answers"] = [answer_row(run_id, benchmark, q, s, None, [], "document_missing")
-                             for q in questions for s in range(samples)]
+        out["qa_answers"] = [
+            answer_row(run_id, benchmark, q, s, None, [], "document_missing")
+            for q in questions
+            for s in range(samples)
+        ]
         return out
     lookup = SectionLookup(index.sections)
     mappings = [map_gold(question.meta, lookup) for question in questions]
     workers = engine.settings.evaluate.question_concurrency if engine.llm is not None else 1
-    args = [(engine, run_id, benchmark, doc_id, q, m.section_ids, m.unmapped, index.language, system, samples)
-            for q, m in zip(questions, mappings)]
+    args = [
+        (engine, run_id, benchmark, doc_id, q, m.section_ids, m.unmapped, index.language, system, samples)
+        for q, m in zip(questions, mappings)
+    ]
     if workers > 1 and len(args) > 1:
         with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="question") as pool:
             parts = list(pool.map(lambda a: _answer_question(*a), args))
@@ -195,17 +287,29 @@ def answer_document(engine: QueryEngine, run_id: str, benchmark: str, doc_id: st
     return out
 
 
-def evaluation_run_id(questions_path: Path, system: str, settings: Settings, limit: int | None, samples: int) -> str:
+def evaluation_run_id(
+    questions_path: Path, system: str, settings: Settings, limit: int | None, samples: int
+) -> str:
     content = sha256_bytes(questions_path.read_bytes())
     # The judge and the run's concurrency do not change the answers: they are not part of the run id.
     answering = settings.model_dump(mode="json", exclude={"evaluate": JUDGING_FIELDS})
     return f"run_{stable_hash('eval', content, system, answering, limit, samples)}"
 
 
-def evaluate(workspace: Workspace, questions_path: Path, settings: Settings, *, system: str = "nkw",
-             limit: int | None = None, samples: int = 1, benchmark: str | None = None, engine: QueryEngine | None = None,
-             map_documents: Callable[..., list[dict[str, list[dict]]]] | None = None, judge: Any = None,
-             fresh: bool = False) -> EvalReport:
+def evaluate(
+    workspace: Workspace,
+    questions_path: Path,
+    settings: Settings,
+    *,
+    system: str = "nkw",
+    limit: int | None = None,
+    samples: int = 1,
+    benchmark: str | None = None,
+    engine: QueryEngine | None = None,
+    map_documents: Callable[..., list[dict[str, list[dict]]]] | None = None,
+    judge: Any = None,
+    fresh: bool = False,
+) -> EvalReport:
     """Answer, score and store one run. `judge` (an LLM client) labels free-form answers with
     `settings.evaluate.judge_votes` votes each; finished documents and stored votes are reused
     unless `fresh`. Every answer is journaled as it is produced, so an interrupted run loses none."""
@@ -224,13 +328,24 @@ def evaluate(workspace: Workspace, questions_path: Path, settings: Settings, *, 
     for question in questions:
         by_doc.setdefault(question.doc_id, []).append(question)
     all_jobs = [(doc_id, qs) for doc_id, qs in by_doc.items()]
-    done = {doc_id: load_checkpoint(workspace, run_id, doc_id, [q.qid for q in qs], samples) for doc_id, qs in all_jobs}
+    done = {
+        doc_id: load_checkpoint(workspace, run_id, doc_id, [q.qid for q in qs], samples)
+        for doc_id, qs in all_jobs
+    }
     jobs = [(doc_id, qs) for doc_id, qs in all_jobs if done[doc_id] is None]
     if map_documents is None:
         fresh_results = [answer_document(engine, run_id, benchmark, d, qs, system, samples) for d, qs in jobs]
     else:
-        job = EvalJob(str(workspace.root), str(questions_path.resolve()), sha256_bytes(questions_path.read_bytes()),
-                      limit, run_id, benchmark, system, samples)
+        job = EvalJob(
+            str(workspace.root),
+            str(questions_path.resolve()),
+            sha256_bytes(questions_path.read_bytes()),
+            limit,
+            run_id,
+            benchmark,
+            system,
+            samples,
+        )
         fresh_results = map_documents(job, [doc_id for doc_id, _ in jobs], engine, settings) if jobs else []
     answered = dict(zip([d for d, _ in jobs], fresh_results))
     results = [done[doc_id] if done[doc_id] is not None else answered[doc_id] for doc_id, _ in all_jobs]
@@ -245,42 +360,81 @@ def evaluate(workspace: Workspace, questions_path: Path, settings: Settings, *, 
     notes = []
     reused = len(all_jobs) - len(jobs)
     if reused:
-        notes.append(f"resumed: {reused} document(s) reused from the run's checkpoints (--fresh answers again)")
+        notes.append(
+            f"resumed: {reused} document(s) reused from the run's checkpoints (--fresh answers again)"
+        )
     judgments = None
     if judge is not None:
         judgments, stats = judge_run(workspace, run_id, benchmark, frame, judge, settings.evaluate, fresh)
-        notes.append(f"judge {judge.model}: {stats['items']} free-form answer(s) x {settings.evaluate.judge_votes} "
-                     f"votes; {stats['reused']} reused from stored votes; {stats['failed_votes']} failed vote(s)")
+        notes.append(
+            f"judge {judge.model}: {stats['items']} free-form answer(s) x {settings.evaluate.judge_votes} "
+            f"votes; {stats['reused']} reused from stored votes; {stats['failed_votes']} failed vote(s)"
+        )
     labelled = correctness(frame, judgments)
     metrics = metric_rows(run_id, benchmark, system, frame)
     metrics += protocol_metric_rows(run_id, benchmark, system, labelled, judgments, samples)
     write_table(workspace, "eval_metrics", metrics, run_id)
-    by_qtype = {q: summarize(g) for q, g in frame.groupby(frame["qtype"].fillna("(none)"))} if frame["qtype"].notna().any() else {}
-    by_qtype_protocol = ({q: summarize_protocol(g, judgments, samples)
-                          for q, g in labelled.groupby(labelled["qtype"].fillna("(none)"))}
-                         if labelled["qtype"].notna().any() else {})
+    by_qtype = (
+        {q: summarize(g) for q, g in frame.groupby(frame["qtype"].fillna("(none)"))}
+        if frame["qtype"].notna().any()
+        else {}
+    )
+    by_qtype_protocol = (
+        {
+            q: summarize_protocol(g, judgments, samples)
+            for q, g in labelled.groupby(labelled["qtype"].fillna("(none)"))
+        }
+        if labelled["qtype"].notna().any()
+        else {}
+    )
     protocol = summarize_protocol(labelled, judgments, samples)
     missing = sorted(frame.loc[frame["status"] == "document_missing", "doc_id"].unique().tolist())
-    notes += [gaps for doc_id, _ in all_jobs if doc_id not in missing and (gaps := build_gaps(workspace, doc_id))]
+    notes += [
+        gaps for doc_id, _ in all_jobs if doc_id not in missing and (gaps := build_gaps(workspace, doc_id))
+    ]
     if frame["is_offline"].fillna(True).all():
         notes.append("offline: answers are extractive (no LLM); ROUGE-L is against the reference text")
     if samples > 1 and frame["is_offline"].fillna(True).all():
-        notes.append("offline answers are deterministic: every sample of a question is identical, "
-                     "so Pass@k is not applicable (reported as —)")
-    if judge is None and (labelled["correct_source"] == "none").any() and (frame["status"] == "answered").any():
-        notes.append("free-form answers are not judged without a judge (--judge-url or --llm-url): "
-                     "Overall covers multiple-choice questions only")
+        notes.append(
+            "offline answers are deterministic: every sample of a question is identical, "
+            "so Pass@k is not applicable (reported as —)"
+        )
+    if (
+        judge is None
+        and (labelled["correct_source"] == "none").any()
+        and (frame["status"] == "answered").any()
+    ):
+        notes.append(
+            "free-form answers are not judged without a judge (--judge-url or --llm-url): "
+            "Overall covers multiple-choice questions only"
+        )
     gold = gold_summary(frame)
     warnings = [w for w in [gold_warning(benchmark, gold)] if w]
-    return EvalReport(run_id, benchmark, system, frame, summarize(frame), by_qtype, missing, notes, protocol,
-                      by_qtype_protocol, gold=gold, warnings=warnings)
+    return EvalReport(
+        run_id,
+        benchmark,
+        system,
+        frame,
+        summarize(frame),
+        by_qtype,
+        missing,
+        notes,
+        protocol,
+        by_qtype_protocol,
+        gold=gold,
+        warnings=warnings,
+    )
 
 
 def format_report(report: EvalReport, verbose: bool = False) -> str:
     """A plain-text table: the benchmark row, then one row per qtype; then evidence recall per
     language with the unmapped gold beside it (`verbose` lists the unmapped questions)."""
     header = f"{'qtype':<34} {'n':>4} " + " ".join(f"{m:>15}" for m in METRICS)
-    lines = [f"benchmark {report.benchmark}  system {report.system}  run {report.run_id}", header, "-" * len(header)]
+    lines = [
+        f"benchmark {report.benchmark}  system {report.system}  run {report.run_id}",
+        header,
+        "-" * len(header),
+    ]
 
     def row(name: str, metrics: dict[str, float | None], n: int) -> str:
         cells = " ".join(f"{'—' if metrics[m] is None else format(metrics[m], '.4g'):>15}" for m in METRICS)
@@ -293,14 +447,14 @@ def format_report(report: EvalReport, verbose: bool = False) -> str:
     if report.protocol:
         p = report.protocol
         fmt = lambda v: "—" if v is None else format(v, ".4g")  # noqa: E731
-        lines.append(f"Overall {fmt(p['overall'])} ({p['overall_source']})   Pass@{p['k']} {fmt(p['pass_at_k'])}   "
-                     f"judge agreement {fmt(p['judge_pairwise_agreement'])}   Krippendorff alpha {fmt(p['judge_alpha'])}"
-                     f"   judged answers {p['judged_answers']}")
+        lines.append(
+            f"Overall {fmt(p['overall'])} ({p['overall_source']})   Pass@{p['k']} {fmt(p['pass_at_k'])}   "
+            f"judge agreement {fmt(p['judge_pairwise_agreement'])}   Krippendorff alpha {fmt(p['judge_alpha'])}"
+            f"   judged answers {p['judged_answers']}"
+        )
     if report.skipped_documents:
         lines.append(f"not in workspace (questions skipped): {', '.join(report.skipped_documents)}")
     lines.extend(gold_lines(report.gold, verbose) if report.gold else [])
     lines.extend(f"warning: {warning}" for warning in report.warnings)
     lines.extend(f"note: {note}" for note in report.notes)
     return "\n".join(lines)
-
-

@@ -15,8 +15,15 @@ from typing import Any, Callable
 
 import pyarrow as pa
 
-from tasks.tables.manifest import (DocumentManifest, StageRecord, is_up_to_date, load_manifest, now_iso, save_manifest,
-                            stage_fingerprint)
+from tasks.tables.manifest import (
+    DocumentManifest,
+    StageRecord,
+    is_up_to_date,
+    load_manifest,
+    now_iso,
+    save_manifest,
+    stage_fingerprint,
+)
 from flows.invalidate import invalidate_after_failure
 from flows.stages import SIDE_TABLES, Stage, blocked_by
 from schemas.config import Settings
@@ -95,7 +102,9 @@ class Resources:
         if stage.uses_llm:
             # What the model is asked with (not where it is served) decides whether LLM outputs can change.
             llm = self.settings.llm
-            sampling = stable_hash(llm.temperature, llm.max_tokens, llm.max_tokens_retry, llm.enable_thinking, length=8)
+            sampling = stable_hash(
+                llm.temperature, llm.max_tokens, llm.max_tokens_retry, llm.enable_thinking, length=8
+            )
             parts.append(f"llm:{self.llm.model}:{sampling}" if self.llm is not None else "heuristic")
         return "|".join(parts)
 
@@ -106,41 +115,57 @@ ProgressFn = Callable[[str, StageOutcome], None]
 Document = DocumentRef | RawDocument
 
 
-def fingerprint_for(stage: Stage, raw: Document, manifest: DocumentManifest, settings: Settings,
-                    resources: Resources) -> str:
+def fingerprint_for(
+    stage: Stage, raw: Document, manifest: DocumentManifest, settings: Settings, resources: Resources
+) -> str:
     if stage.reads_input:
         inputs: dict[str, str | None] = {"raw": raw.fingerprint}
     else:
         inputs = {table: manifest.output_hash(table) for table in sorted(stage.reads)}
     return stage_fingerprint(
-        stage=stage.name, version=stage.version,
+        stage=stage.name,
+        version=stage.version,
         config_hash=settings.section_hash(stage.config) if stage.config else "",
-        prompt_hash=prompts_hash(stage.prompts), backend=resources.backend_identity(stage), inputs=inputs)
+        prompt_hash=prompts_hash(stage.prompts),
+        backend=resources.backend_identity(stage),
+        inputs=inputs,
+    )
 
 
-def pending_stages(workspace: Workspace, raw: Document, stages: list[Stage], settings: Settings,
-                   resources: Resources) -> list[str]:
+def pending_stages(
+    workspace: Workspace, raw: Document, stages: list[Stage], settings: Settings, resources: Resources
+) -> list[str]:
     """Stages that would run for this document, judged from the manifest alone."""
     manifest = load_manifest(workspace, raw.doc_id)
     pending: list[str] = []
     for stage in stages:
         fingerprint = fingerprint_for(stage, raw, manifest, settings, resources)
-        if pending or stage.name in resources.force or not is_up_to_date(
-                workspace, manifest.stages.get(stage.name), fingerprint):
+        if (
+            pending
+            or stage.name in resources.force
+            or not is_up_to_date(workspace, manifest.stages.get(stage.name), fingerprint)
+        ):
             pending.append(stage.name)
     return pending
 
 
-def run_document(workspace: Workspace, raw: Document, stages: list[Stage], settings: Settings,
-                 resources: Resources, progress: ProgressFn | None = None,
-                 stage_runner: Callable[..., StageOutcome] | None = None) -> DocumentReport:
+def run_document(
+    workspace: Workspace,
+    raw: Document,
+    stages: list[Stage],
+    settings: Settings,
+    resources: Resources,
+    progress: ProgressFn | None = None,
+    stage_runner: Callable[..., StageOutcome] | None = None,
+) -> DocumentReport:
     """Bring every stage of one document up to date; a failed stage blocks only the stages that read
     (directly or through others) what it writes."""
     manifest = load_manifest(workspace, raw.doc_id)
     manifest.input_sha256, manifest.source = raw.content_sha256, raw.owner_key
     started = time.perf_counter()
-    report = DocumentReport(raw.doc_id, raw.title,
-                            n_chars=getattr(raw, "n_chars", None) or len(getattr(raw, "text", "")))
+    report = DocumentReport(
+        raw.doc_id, raw.title, n_chars=getattr(raw, "n_chars", None) or len(getattr(raw, "text", ""))
+    )
     failed: set[str] = set()
     for stage in stages:
         blocker = blocked_by(stages, failed).get(stage.name)
@@ -148,10 +173,13 @@ def run_document(workspace: Workspace, raw: Document, stages: list[Stage], setti
             outcome = StageOutcome(stage.name, "blocked", error=f"not run: {blocker} failed")
         else:
             fingerprint = fingerprint_for(stage, raw, manifest, settings, resources)
-            if stage.name not in resources.force and is_up_to_date(workspace, manifest.stages.get(stage.name),
-                                                                   fingerprint):
+            if stage.name not in resources.force and is_up_to_date(
+                workspace, manifest.stages.get(stage.name), fingerprint
+            ):
                 record = manifest.stages[stage.name]
-                outcome = StageOutcome(stage.name, "skipped", {t: o["rows"] for t, o in record.outputs.items()})
+                outcome = StageOutcome(
+                    stage.name, "skipped", {t: o["rows"] for t, o in record.outputs.items()}
+                )
             else:
                 runner = stage_runner or run_stage
                 outcome = runner(workspace, raw, stage, settings, resources, manifest, fingerprint)
@@ -168,17 +196,30 @@ def run_document(workspace: Workspace, raw: Document, stages: list[Stage], setti
     return report
 
 
-def run_stage(workspace: Workspace, raw: Document, stage: Stage, settings: Settings, resources: Resources,
-              manifest: DocumentManifest, fingerprint: str) -> StageOutcome:
+def run_stage(
+    workspace: Workspace,
+    raw: Document,
+    stage: Stage,
+    settings: Settings,
+    resources: Resources,
+    manifest: DocumentManifest,
+    fingerprint: str,
+) -> StageOutcome:
     """Run one stage for one document and commit its outputs, or record why it failed."""
     started = time.perf_counter()
     doc_id = raw.doc_id
     try:
         tables = {name: read_frame(workspace, name, doc_id) for name in sorted(stage.reads)}
         document = _document_text(raw, settings) if stage.reads_input else None
-        ctx = StageContext(stage=stage.name, doc_id=doc_id, settings=settings, tables=tables, raw=document,
-                           embedder=resources.embedder if stage.needs_embedder else None,
-                           llm=resources.llm if stage.uses_llm else None)
+        ctx = StageContext(
+            stage=stage.name,
+            doc_id=doc_id,
+            settings=settings,
+            tables=tables,
+            raw=document,
+            embedder=resources.embedder if stage.needs_embedder else None,
+            llm=resources.llm if stage.uses_llm else None,
+        )
         produced = stage.run(ctx)
         warnings = list(produced.pop("_warnings", []) or [])
         details = dict(produced.pop("_details", {}) or {})  # stage figures worth keeping in the manifest
@@ -187,17 +228,41 @@ def run_stage(workspace: Workspace, raw: Document, stage: Stage, settings: Setti
         lost = lost_items(outputs["failures"])
     except Exception as exc:  # any stage error becomes a failures row; the build carries on
         error = _one_line(exc)
-        write_table(workspace, "failures", [{"doc_id": doc_id, "stage": stage.name, "item_id": doc_id,
-                                             "error": error, "payload": _short_trace(exc)}], doc_id, stage.name)
-        manifest.stages[stage.name] = StageRecord(fingerprint="", version=stage.version, config_hash="", outputs={},
-                                                  seconds=time.perf_counter() - started, finished_at=now_iso(),
-                                                  status="failed", error=error)
+        write_table(
+            workspace,
+            "failures",
+            [
+                {
+                    "doc_id": doc_id,
+                    "stage": stage.name,
+                    "item_id": doc_id,
+                    "error": error,
+                    "payload": _short_trace(exc),
+                }
+            ],
+            doc_id,
+            stage.name,
+        )
+        manifest.stages[stage.name] = StageRecord(
+            fingerprint="",
+            version=stage.version,
+            config_hash="",
+            outputs={},
+            seconds=time.perf_counter() - started,
+            finished_at=now_iso(),
+            status="failed",
+            error=error,
+        )
         save_manifest(workspace, manifest)
         return StageOutcome(stage.name, "failed", seconds=time.perf_counter() - started, error=error)
     records: dict[str, dict[str, Any]] = {}
     for name, arrow in outputs.items():
         result = write_table(workspace, name, arrow, doc_id, stage.name if name in SIDE_TABLES else None)
-        records[name] = {"path": str(result.path.relative_to(workspace.root)), "sha256": result.sha256, "rows": result.rows}
+        records[name] = {
+            "path": str(result.path.relative_to(workspace.root)),
+            "sha256": result.sha256,
+            "rows": result.rows,
+        }
     seconds = time.perf_counter() - started
     status = "partial" if lost else "built"
     if lost:
@@ -205,12 +270,20 @@ def run_stage(workspace: Workspace, raw: Document, stage: Stage, settings: Setti
     if stage.uses_llm:
         details["backend"] = resources.backend_identity(stage)
     manifest.stages[stage.name] = StageRecord(
-        fingerprint=fingerprint, version=stage.version, status=status,
-        config_hash=settings.section_hash(stage.config) if stage.config else "", outputs=records, seconds=round(seconds, 4),
-        finished_at=now_iso(), details={**details, **({"warnings": warnings} if warnings else {}),
-                                        # The settings themselves, so switches (e.g. ablations) are readable here.
-                                        **({"config": getattr(settings, stage.config).model_dump(mode="json")}
-                                           if stage.config else {})})
+        fingerprint=fingerprint,
+        version=stage.version,
+        status=status,
+        config_hash=settings.section_hash(stage.config) if stage.config else "",
+        outputs=records,
+        seconds=round(seconds, 4),
+        finished_at=now_iso(),
+        details={
+            **details,
+            **({"warnings": warnings} if warnings else {}),
+            # The settings themselves, so switches (e.g. ablations) are readable here.
+            **({"config": getattr(settings, stage.config).model_dump(mode="json")} if stage.config else {}),
+        },
+    )
     save_manifest(workspace, manifest)
     rows = {n: r["rows"] for n, r in records.items() if n not in SIDE_TABLES or r["rows"]}
     return StageOutcome(stage.name, status, rows, seconds, warnings=warnings, lost_items=lost)
@@ -230,7 +303,9 @@ def _validate_outputs(stage: Stage, produced: dict[str, Any]) -> dict[str, pa.Ta
     unexpected = set(produced) - set(stage.writes) - set(stage.side_writes)
     missing = set(stage.writes) - set(produced)
     if unexpected or missing:
-        raise SchemaError(f"stage {stage.name} returned tables {sorted(produced)}; declared writes {list(stage.writes)}")
+        raise SchemaError(
+            f"stage {stage.name} returned tables {sorted(produced)}; declared writes {list(stage.writes)}"
+        )
     outputs = {name: to_arrow(name, produced[name]) for name in stage.writes}
     # Every stage run replaces its failures partition, so fixed problems disappear on rebuild.
     outputs["failures"] = to_arrow("failures", produced.get("failures", []))
@@ -258,4 +333,3 @@ def _one_line(exc: BaseException) -> str:
 def _short_trace(exc: BaseException) -> str:
     frames = traceback.extract_tb(exc.__traceback__)[-3:]
     return " <- ".join(f"{f.name}@{f.filename.rsplit('/', 1)[-1]}:{f.lineno}" for f in reversed(frames))
-

@@ -21,11 +21,15 @@ class Section(BaseModel):
 
 class BuildSettings(Section):
     concurrency: int = Field(2, ge=1, le=64, description="documents built at the same time")
-    max_document_chars: int = Field(20_000_000, ge=1, description="larger inputs are refused with a failures row")
+    max_document_chars: int = Field(
+        20_000_000, ge=1, description="larger inputs are refused with a failures row"
+    )
 
 
 class SegmentSectionsSettings(Section):
-    paragraph_group_tokens: int = Field(900, ge=50, description="prose without chapters: target tokens per section")
+    paragraph_group_tokens: int = Field(
+        900, ge=50, description="prose without chapters: target tokens per section"
+    )
 
 
 class SplitChunksSettings(Section):
@@ -57,18 +61,31 @@ class LLMSettings(Section):
 
 class ExtractGraphSettings(Section):
     gleaning: bool = Field(False, description="LLM: ask once more per chunk for entities/relations it missed")
-    pack_tokens: int = Field(1500, ge=0, description="LLM: consecutive chunks share one request up to this many "
-                             "source tokens (instructions sent once, not per scene); 0 = one request per chunk")
-    min_prose_name_count: int = Field(2, ge=1, description="offline prose: mentions a capitalised name needs to count")
+    pack_tokens: int = Field(
+        1500,
+        ge=0,
+        description="LLM: consecutive chunks share one request up to this many "
+        "source tokens (instructions sent once, not per scene); 0 = one request per chunk",
+    )
+    min_prose_name_count: int = Field(
+        2, ge=1, description="offline prose: mentions a capitalised name needs to count"
+    )
     max_description_chars: int = Field(600, ge=80, description="longer merged descriptions are compacted")
 
 
 class CanonicalizeEntitiesSettings(Section):
     enabled: bool = Field(True, description="graph refinement on/off (a paper ablation)")
-    name_similarity: float = Field(0.88, ge=0, le=1, description="string similarity at which two names are spelling "
-                                   "variants (full names with one given name; non-character entities)")
+    name_similarity: float = Field(
+        0.88,
+        ge=0,
+        le=1,
+        description="string similarity at which two names are spelling "
+        "variants (full names with one given name; non-character entities)",
+    )
     max_candidates_per_entity: int = Field(8, ge=1, description="blocking bound: no all-pairs comparisons")
-    max_description_chars: int = Field(600, ge=80, description="merged descriptions of a canonical entity are compacted")
+    max_description_chars: int = Field(
+        600, ge=80, description="merged descriptions of a canonical entity are compacted"
+    )
 
 
 class ExtractNarrativeSettings(Section):
@@ -83,10 +100,14 @@ class ExtractFactsSettings(Section):
 
 
 class AssembleEpisodesSettings(Section):
-    min_coherence: float = Field(0.35, ge=0, le=1, description="a unit joins an episode at or above this coherence")
+    min_coherence: float = Field(
+        0.35, ge=0, le=1, description="a unit joins an episode at or above this coherence"
+    )
     max_section_gap: int = Field(3, ge=0, description="sections an episode may skip and still continue")
     max_units_per_episode: int = Field(40, ge=1)
-    max_open_episodes: int = Field(8, ge=1, description="recent episodes a unit is scored against: bounds work per unit")
+    max_open_episodes: int = Field(
+        8, ge=1, description="recent episodes a unit is scored against: bounds work per unit"
+    )
 
 
 class RelateEpisodesSettings(Section):
@@ -101,7 +122,9 @@ class BreakCyclesSettings(Section):
     precedes_weight: float = 0.7
     elaborates_weight: float = 0.35
     max_adjudications: int = Field(200, ge=0, description="shortcut questions sent to the LLM per document")
-    max_path_hops: int = Field(3, ge=2, description="longest indirect path (in hops) that can cover a direct edge")
+    max_path_hops: int = Field(
+        3, ge=2, description="longest indirect path (in hops) that can cover a direct edge"
+    )
 
 
 class InduceStorylinesSettings(Section):
@@ -114,8 +137,13 @@ class InduceStorylinesSettings(Section):
 
 
 class ContinuitySettings(Section):
-    max_entity_share: float = Field(0.25, ge=0, le=1, description="characters/objects in more than this "
-                                    "share of scenes do not make a candidate alone (0 = every entity does)")
+    max_entity_share: float = Field(
+        0.25,
+        ge=0,
+        le=1,
+        description="characters/objects in more than this "
+        "share of scenes do not make a candidate alone (0 = every entity does)",
+    )
     max_distance: int = Field(0, ge=0, description="script-order prior k: pairs <= k scenes apart (0 = any)")
     min_similarity: float = Field(0.0, ge=0, le=1, description="scene-text similarity prior (0 = off)")
     max_candidates: int = Field(5000, ge=1, description="LLM judgments per document: closest pairs first")
@@ -138,7 +166,9 @@ class RetrievalSettings(Section):
 class AnswerSettings(Section):
     """Query time (paper §3.3, appendix A.2–A.5); the switches are the paper's ablations."""
 
-    follow_up_rounds: int = Field(2, ge=0, le=2, description="agent follow-up rounds after the forced first pass")
+    follow_up_rounds: int = Field(
+        2, ge=0, le=2, description="agent follow-up rounds after the forced first pass"
+    )
     max_calls_per_round: int = Field(5, ge=1, le=5)
     graph_tools: bool = Field(True, description="False removes the graph-channel tools")
     reading_skills: bool = Field(True, description="False injects no reading-skill cards")
@@ -149,24 +179,42 @@ class AnswerSettings(Section):
     entity_floor: int = Field(5, ge=0)
     narrative_floor: int = Field(5, ge=0)
     facts_per_entity: int = Field(5, ge=0)
-    source_token_budget: int = Field(0, ge=0, description="source tokens in the final evidence; 0 = the hybrid "
-                                     "baseline's top-k chunk tokens for the same question (equal-budget comparison)")
-    max_passage_tokens: int = Field(120, ge=20, description="longest excerpt of one chunk in the final evidence")
-    attributes: bool = Field(True, description="False hides entity attributes and the attribute part of profiles "
-                             "(atomic facts stay): the paper's 'w/o attributes' ablation")
+    source_token_budget: int = Field(
+        0,
+        ge=0,
+        description="source tokens in the final evidence; 0 = the hybrid "
+        "baseline's top-k chunk tokens for the same question (equal-budget comparison)",
+    )
+    max_passage_tokens: int = Field(
+        120, ge=20, description="longest excerpt of one chunk in the final evidence"
+    )
+    attributes: bool = Field(
+        True,
+        description="False hides entity attributes and the attribute part of profiles "
+        "(atomic facts stay): the paper's 'w/o attributes' ablation",
+    )
 
 
 class EvaluateSettings(Section):
     """Evaluation protocol (paper §4, appendix B.2-B.3): sampled answers and the correctness judge."""
 
-    sample_temperature: float = Field(0.7, ge=0, le=2, description="answer temperature when --samples > 1 (Pass@k)")
+    sample_temperature: float = Field(
+        0.7, ge=0, le=2, description="answer temperature when --samples > 1 (Pass@k)"
+    )
     judge_votes: int = Field(5, ge=1, le=15, description="stochastic judgments per answer, majority label")
     judge_temperature: float = Field(0.7, ge=0, le=2, description="sampling temperature of the judge")
-    judge_url: str | None = Field(None, description="OpenAI-compatible server of the judge (default: the answerer's)")
+    judge_url: str | None = Field(
+        None, description="OpenAI-compatible server of the judge (default: the answerer's)"
+    )
     judge_model: str | None = Field(None, description="judge model name (default: the answerer's)")
     document_concurrency: int = Field(2, ge=1, le=32, description="documents answered at the same time")
-    question_concurrency: int = Field(4, ge=1, le=64, description="questions of one document answered at the "
-                                      "same time when an LLM answers (offline answering is one at a time)")
+    question_concurrency: int = Field(
+        4,
+        ge=1,
+        le=64,
+        description="questions of one document answered at the "
+        "same time when an LLM answers (offline answering is one at a time)",
+    )
 
 
 class SqlSettings(Section):

@@ -56,8 +56,13 @@ class MiniLMEmbedder:
         if not texts:
             return np.zeros((0, 384), dtype=np.float32)
         model = self._load()
-        vectors = model.encode(list(texts), batch_size=self.batch_size, show_progress_bar=False,
-                               convert_to_numpy=True, normalize_embeddings=True)
+        vectors = model.encode(
+            list(texts),
+            batch_size=self.batch_size,
+            show_progress_bar=False,
+            convert_to_numpy=True,
+            normalize_embeddings=True,
+        )
         return _normalise(vectors)
 
 
@@ -82,19 +87,24 @@ class HashingEmbedder:
 class HttpEmbedder:
     """An OpenAI-compatible embeddings endpoint (e.g. vLLM serving a multilingual model)."""
 
-    def __init__(self, url: str, model: str, api_key: str | None = None, batch_size: int = 64, timeout_s: float = 60.0) -> None:
+    def __init__(
+        self, url: str, model: str, api_key: str | None = None, batch_size: int = 64, timeout_s: float = 60.0
+    ) -> None:
         import httpx
 
         self.name = f"http:{model}"
         self.model = model
         self.batch_size = batch_size
-        self._client = httpx.Client(base_url=api_base(url), timeout=timeout_s,
-                                    headers={"Authorization": f"Bearer {api_key}"} if api_key else {})
+        self._client = httpx.Client(
+            base_url=api_base(url),
+            timeout=timeout_s,
+            headers={"Authorization": f"Bearer {api_key}"} if api_key else {},
+        )
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         rows: list[list[float]] = []
         for offset in range(0, len(texts), self.batch_size):
-            batch = list(texts[offset: offset + self.batch_size])
+            batch = list(texts[offset : offset + self.batch_size])
             response = self._client.post("/embeddings", json={"model": self.model, "input": batch})
             response.raise_for_status()
             data = sorted(response.json()["data"], key=lambda item: item["index"])
@@ -123,7 +133,9 @@ def embedder_identity(settings: EmbedTextsSettings) -> str:
     return "minilm:all-MiniLM-L6-v2"
 
 
-def embedder_for_identity(identity: str | None, settings: EmbedTextsSettings, api_key: str | None = None) -> Embedder | None:
+def embedder_for_identity(
+    identity: str | None, settings: EmbedTextsSettings, api_key: str | None = None
+) -> Embedder | None:
     """The embedder that produced vectors named `identity` (query vectors must match them)."""
     if not identity:
         return None
@@ -132,7 +144,9 @@ def embedder_for_identity(identity: str | None, settings: EmbedTextsSettings, ap
         return HashingEmbedder(int(detail or settings.dimensions))
     if backend == "http":
         if not settings.url:
-            raise ValueError(f"this workspace was embedded with {identity}; pass --embeddings-url to query it")
+            raise ValueError(
+                f"this workspace was embedded with {identity}; pass --embeddings-url to query it"
+            )
         return HttpEmbedder(settings.url, detail, api_key, settings.batch_size)
     if backend == "minilm":
         return MiniLMEmbedder(settings.batch_size)

@@ -17,10 +17,12 @@ import pandas as pd
 from tasks.text import CJK_CHAR
 
 # Titles and function words never used alone as a derived first/last-name surface.
-_NOT_NAME_PARTS = frozenset("""
+_NOT_NAME_PARTS = frozenset(
+    """
 mr mrs ms miss dr sir lady lord the a an of and old young little big mister madam captain king queen prince
 princess doctor father mother uncle aunt saint st van von de la le da
-""".split())
+""".split()
+)
 _ARTICLE = re.compile(r"^(?:the|a|an)\s+", re.IGNORECASE)
 # Words with inner apostrophes and hyphens ("O'Brien", "Steve-Dave"), but a possessive "'s" stays outside.
 NAME_TOKEN = re.compile(r"[^\W_]+(?:(?:['’](?![sS]\b)|-)[^\W_]+)*")
@@ -50,15 +52,18 @@ class EntityLexicon:
     _latin: tuple[dict[str, str], int, dict[str, str], int] | None = None
 
     @classmethod
-    def from_entities(cls, entities: pd.DataFrame | Iterable[dict[str, Any]],
-                      mentions: pd.DataFrame | None = None) -> "EntityLexicon":
+    def from_entities(
+        cls, entities: pd.DataFrame | Iterable[dict[str, Any]], mentions: pd.DataFrame | None = None
+    ) -> "EntityLexicon":
         """A lexicon over every entity's name, aliases and grounded mention surfaces, plus unambiguous
         name parts of characters."""
         rows = entities.to_dict("records") if isinstance(entities, pd.DataFrame) else list(entities)
         rows = sorted(rows, key=lambda r: (-int(r.get("degree") or 0), str(r["entity_id"])))
         seen_surfaces: dict[str, list[str]] = {}
         if mentions is not None and len(mentions):
-            for entity_id, surface in sorted(set(zip(mentions["entity_id"].astype(str), mentions["surface"].astype(str)))):
+            for entity_id, surface in sorted(
+                set(zip(mentions["entity_id"].astype(str), mentions["surface"].astype(str)))
+            ):
                 seen_surfaces.setdefault(entity_id, []).append(surface)
         lexicon = cls()
         owners: dict[str, set[str]] = {}
@@ -93,8 +98,12 @@ class EntityLexicon:
         if self._latin is None:
             latin = {_key(s): s for s in self.surfaces if not CJK_CHAR.search(s) and _key(s)}
             cjk = {s: s for s in self.surfaces if CJK_CHAR.search(s)}
-            self._latin = (latin, max((k.count(" ") + 1 for k in latin), default=0),
-                           cjk, max((len(k) for k in cjk), default=0))
+            self._latin = (
+                latin,
+                max((k.count(" ") + 1 for k in latin), default=0),
+                cjk,
+                max((len(k) for k in cjk), default=0),
+            )
         return self._latin
 
     def find_mentions(self, text: str, offset: int = 0) -> list[Match]:
@@ -109,15 +118,17 @@ class EntityLexicon:
             while i < len(tokens):
                 hit = None
                 for n in range(min(max_words, len(tokens) - i), 0, -1):
-                    key = " ".join(t[2] for t in tokens[i:i + n]).casefold()
+                    key = " ".join(t[2] for t in tokens[i : i + n]).casefold()
                     surface = latin.get(key)
                     if surface is None:
                         continue
-                    shown = text[tokens[i][0]:tokens[i + n - 1][1]]
+                    shown = text[tokens[i][0] : tokens[i + n - 1][1]]
                     # A capitalised name must look like a name in the text ("Will", not "will").
                     if surface.casefold() not in self.lowercase and shown[0].islower():
                         continue
-                    hit = Match(tokens[i][0] + offset, tokens[i + n - 1][1] + offset, self.surfaces[surface], shown)
+                    hit = Match(
+                        tokens[i][0] + offset, tokens[i + n - 1][1] + offset, self.surfaces[surface], shown
+                    )
                     i += n
                     break
                 if hit is None:
@@ -128,9 +139,11 @@ class EntityLexicon:
             i = 0
             while i < len(text):
                 for n in range(min(max_chars, len(text) - i), 0, -1):
-                    surface = cjk.get(text[i:i + n].casefold())
+                    surface = cjk.get(text[i : i + n].casefold())
                     if surface is not None:
-                        found.append(Match(i + offset, i + n + offset, self.surfaces[surface], text[i:i + n]))
+                        found.append(
+                            Match(i + offset, i + n + offset, self.surfaces[surface], text[i : i + n])
+                        )
                         i += n
                         break
                 else:
@@ -192,4 +205,3 @@ def _unique(values: Iterable[str]) -> list[str]:
     for value in values:
         seen.setdefault(value, None)
     return list(seen)
-

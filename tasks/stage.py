@@ -46,15 +46,29 @@ class RawDocument:
     @property
     def fingerprint(self) -> str:
         """Everything about the input that can change what is built from it."""
-        return stable_hash(self.doc_id, self.title, self.content_sha256, self.language, self.kind,
-                           self.meta.get("section_texts"), length=32)
+        return stable_hash(
+            self.doc_id,
+            self.title,
+            self.content_sha256,
+            self.language,
+            self.kind,
+            self.meta.get("section_texts"),
+            length=32,
+        )
 
     def to_row(self) -> dict[str, Any]:
         return {
-            "doc_id": self.doc_id, "title": self.title, "language": self.language, "kind": self.kind,
-            "source": self.source, "content_sha256": self.content_sha256, "n_chars": len(self.text),
-            "n_words": count_words(self.text, self.language), "encoding": self.encoding,
-            "meta_json": json.dumps(self.meta, ensure_ascii=False, sort_keys=True), "text": self.text,
+            "doc_id": self.doc_id,
+            "title": self.title,
+            "language": self.language,
+            "kind": self.kind,
+            "source": self.source,
+            "content_sha256": self.content_sha256,
+            "n_chars": len(self.text),
+            "n_words": count_words(self.text, self.language),
+            "encoding": self.encoding,
+            "meta_json": json.dumps(self.meta, ensure_ascii=False, sort_keys=True),
+            "text": self.text,
         }
 
 
@@ -68,7 +82,13 @@ class DocumentInfo:
 
     @classmethod
     def from_row(cls, row: Mapping[str, Any]) -> "DocumentInfo":
-        return cls(doc_id=row["doc_id"], title=row["title"], language=row["language"], kind=row["kind"], text=row["text"])
+        return cls(
+            doc_id=row["doc_id"],
+            title=row["title"],
+            language=row["language"],
+            kind=row["kind"],
+            text=row["text"],
+        )
 
 
 @dataclass
@@ -84,7 +104,9 @@ class StageContext:
     @property
     def document(self) -> DocumentInfo:
         if self.raw is not None:
-            return DocumentInfo(self.raw.doc_id, self.raw.title, self.raw.language, self.raw.kind, self.raw.text)
+            return DocumentInfo(
+                self.raw.doc_id, self.raw.title, self.raw.language, self.raw.kind, self.raw.text
+            )
         frame = self.tables["documents"]
         return DocumentInfo.from_row(frame.iloc[0].to_dict())
 

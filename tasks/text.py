@@ -11,16 +11,20 @@ CJK_CHAR = re.compile(f"[{_CJK}]")
 TOKEN = re.compile(f"[{_CJK}]|[^\\W_]+(?:['’][^\\W_]+)*|[^\\w\\s]", re.UNICODE)
 WORD = re.compile(f"[{_CJK}]|[^\\W_]+(?:['’][^\\W_]+)*", re.UNICODE)
 
-STOPWORDS_EN = frozenset("""
+STOPWORDS_EN = frozenset(
+    """
 a an the and or but if then else of to in on at by for with from into onto over under about as is are was
 were be been being am do does did doing have has had having it its it's this that these those there here
 he she him her his hers they them their theirs we us our ours you your yours i me my mine what which who
 whom whose when where why how not no nor so than too very can could should would will shall may might must
 just also only own same such both each few more most other some any all up down out off again further once
 s t don't didn't doesn't isn't wasn't aren't weren't won't can't couldn't shouldn't wouldn't o ll d re ve
-""".split())
+""".split()
+)
 
-STOPWORDS_ZH = frozenset("的 了 是 在 和 与 也 就 都 而 及 着 或 一个 这 那 之 其 把 被 让 给 吗 呢 吧 啊 么 什么 怎么 为什么 哪 谁".split())
+STOPWORDS_ZH = frozenset(
+    "的 了 是 在 和 与 也 就 都 而 及 着 或 一个 这 那 之 其 把 被 让 给 吗 呢 吧 啊 么 什么 怎么 为什么 哪 谁".split()
+)
 
 
 def detect_language(text: str, sample: int = 20000) -> str:

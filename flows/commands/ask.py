@@ -10,13 +10,7 @@ from pathlib import Path
 
 from flows import cli_output
 from flows.answer_questions import QueryEngine
-from flows.commands.common import (
-    EXIT_FAILED,
-    UserError,
-    llm_client,
-    settings_from,
-    workspace_from,
-)
+from flows.commands.common import EXIT_FAILED, UserError, llm_client, settings_from, workspace_from
 from flows.question_batch import QuestionBatchError, read_question_batch
 from flows.question_checks import build_gaps, question_problem
 from tasks.query.store.doc_index import DocumentNotBuilt
@@ -83,8 +77,10 @@ def run(args: argparse.Namespace) -> int:
             if batch is None and not args.json:
                 # Fixed start-up (imports, embedding model, bundle load) apart from the answer's own latency.
                 startup = time.perf_counter() - args.started - answer.latency_ms / 1000
-                print(f"start-up {startup:.2f} s (imports, model, bundle); answer {answer.latency_ms:.0f} ms",
-                      file=sys.stderr)
+                print(
+                    f"start-up {startup:.2f} s (imports, model, bundle); answer {answer.latency_ms:.0f} ms",
+                    file=sys.stderr,
+                )
     finally:
         if llm is not None:
             llm.close()

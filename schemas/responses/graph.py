@@ -30,7 +30,9 @@ class ExtractedRelation(ResponseModel):
     source: str = Field(min_length=1, max_length=120)
     target: str = Field(min_length=1, max_length=120)
     description: str = Field(max_length=600, description="how the two are related, from this chunk only")
-    keywords: list[str] = Field(max_length=6, description="short topical keywords, e.g. 'argues', 'hides key'")
+    keywords: list[str] = Field(
+        max_length=6, description="short topical keywords, e.g. 'argues', 'hides key'"
+    )
     strength: int = Field(ge=1, le=10, description="1 weak or incidental ... 10 central and explicit")
 
 

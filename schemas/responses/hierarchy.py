@@ -32,7 +32,9 @@ class EpisodeRelationItem(ResponseModel):
 
     other: str = Field(description="label of the listed episode, e.g. E2")
     relation_type: Literal["causes", "precedes", "elaborates", "contrasts", "none"]
-    direction: Literal["A_to_B", "B_to_A"] = Field(description="A_to_B when A is the source; B is the listed episode")
+    direction: Literal["A_to_B", "B_to_A"] = Field(
+        description="A_to_B when A is the source; B is the listed episode"
+    )
     confidence: float = Field(ge=0.0, le=1.0)
     reason: str = Field("", max_length=600)
 

@@ -38,7 +38,9 @@ class InteractionItem(ResponseModel):
     interaction_type: InteractionType
     description: str = Field(min_length=1, max_length=400)
     evidence: str = Field(min_length=1, max_length=600, description="an exact quote from the text")
-    event_index: int | None = Field(ge=0, description="0-based index of the related event in `events`, or null")
+    event_index: int | None = Field(
+        ge=0, description="0-based index of the related event in `events`, or null"
+    )
 
 
 class OccasionItem(ResponseModel):

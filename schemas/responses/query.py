@@ -13,11 +13,21 @@ from pydantic import Field, field_validator
 
 from schemas.responses.base import ResponseModel
 
-SkillId = Literal["event_indexing", "perspective_state", "quest_legal_path", "literal_slot", "story_grammar",
-                  "causal_chain", "option_admission", "theme_implication"]
+SkillId = Literal[
+    "event_indexing",
+    "perspective_state",
+    "quest_legal_path",
+    "literal_slot",
+    "story_grammar",
+    "causal_chain",
+    "option_admission",
+    "theme_implication",
+]
 SKILL_IDS: tuple[str, ...] = get_args(SkillId)
 
-Verdict = Literal["direct_support", "inference", "insufficient", "contradiction", "wrong_relation", "wrong_grain"]
+Verdict = Literal[
+    "direct_support", "inference", "insufficient", "contradiction", "wrong_relation", "wrong_grain"
+]
 VERDICTS: tuple[str, ...] = get_args(Verdict)
 
 
@@ -41,7 +51,9 @@ class OptionJudgement(ResponseModel):
     option: str = Field(description="the option letter, A for the first option")
     claim: str = Field(min_length=1, max_length=600, description="the declarative claim the option needs")
     verdict: Verdict
-    evidence_ids: list[str] = Field(default_factory=list, max_length=16, description="ids of the snippets relied on")
+    evidence_ids: list[str] = Field(
+        default_factory=list, max_length=16, description="ids of the snippets relied on"
+    )
     reason: str = Field("", max_length=600)
 
     @field_validator("option")

@@ -35,15 +35,30 @@ SAMPLE_CONTEXT = 90
 
 def decision_rows(doc_id: str, decisions: list[Decision]) -> list[dict[str, Any]]:
     """merge_decisions rows, numbered in step order."""
-    return [{"decision_id": make_id("mdec", doc_id, d.left, d.right), "doc_id": doc_id, "step": step,
-             "left": d.left, "right": d.right, "decision": d.decision, "method": d.method,
-             "score": float(d.score), "reason": d.reason}
-            for step, d in enumerate(decisions, start=1)]
+    return [
+        {
+            "decision_id": make_id("mdec", doc_id, d.left, d.right),
+            "doc_id": doc_id,
+            "step": step,
+            "left": d.left,
+            "right": d.right,
+            "decision": d.decision,
+            "method": d.method,
+            "score": float(d.score),
+            "reason": d.reason,
+        }
+        for step, d in enumerate(decisions, start=1)
+    ]
 
 
-def plan_decisions(raw_entities: pd.DataFrame, raw_mentions: pd.DataFrame, raw_relations: pd.DataFrame,
-                   chunks: pd.DataFrame, name_similarity: float, max_candidates: int
-                   ) -> tuple[dict[str, Profile], list[Decision], list[tuple[str, str, float]]]:
+def plan_decisions(
+    raw_entities: pd.DataFrame,
+    raw_mentions: pd.DataFrame,
+    raw_relations: pd.DataFrame,
+    chunks: pd.DataFrame,
+    name_similarity: float,
+    max_candidates: int,
+) -> tuple[dict[str, Profile], list[Decision], list[tuple[str, str, float]]]:
     """Profiles, rule decisions on blocked pairs, and the pairs the rules leave open."""
     profiles = profile_entities(raw_entities, raw_mentions, chunks)
     pairs = candidate_pairs(profiles, max_candidates)
@@ -53,8 +68,10 @@ def plan_decisions(raw_entities: pd.DataFrame, raw_mentions: pd.DataFrame, raw_r
 
 def keep_apart(undecided: list[tuple[str, str, float]]) -> list[Decision]:
     """Offline, a pair no rule links stays separate, recorded so the comparison is visible."""
-    return [Decision(a, b, "separate", "rule:no_evidence", score, "candidates by name, but no rule links them")
-            for a, b, score in undecided]
+    return [
+        Decision(a, b, "separate", "rule:no_evidence", score, "candidates by name, but no rule links them")
+        for a, b, score in undecided
+    ]
 
 
 def entity_record(raw: dict[str, Any], mentions: pd.DataFrame, chunk_text: dict[str, tuple[int, str]]) -> str:
@@ -63,14 +80,26 @@ def entity_record(raw: dict[str, Any], mentions: pd.DataFrame, chunk_text: dict[
     for m in mentions.head(SAMPLE_MENTIONS).itertuples():
         start, text = chunk_text[m.chunk_id]
         left = max(0, m.char_start - start - SAMPLE_CONTEXT)
-        samples.append("- …" + " ".join(text[left:m.char_end - start + SAMPLE_CONTEXT].split()) + "…")
-    return "\n".join([f"name: {raw['name']}", f"type: {raw['entity_type']}",
-                      f"aliases: {', '.join(as_list(raw['surfaces'])) or '-'}",
-                      f"description: {raw['description'] or '-'}", "sample mentions:", *(samples or ["- (none)"])])
+        samples.append("- …" + " ".join(text[left : m.char_end - start + SAMPLE_CONTEXT].split()) + "…")
+    return "\n".join(
+        [
+            f"name: {raw['name']}",
+            f"type: {raw['entity_type']}",
+            f"aliases: {', '.join(as_list(raw['surfaces'])) or '-'}",
+            f"description: {raw['description'] or '-'}",
+            "sample mentions:",
+            *(samples or ["- (none)"]),
+        ]
+    )
 
 
-def adjudicate(ctx: StageContext, undecided: list[tuple[str, str, float]], raw_entities: pd.DataFrame,
-               raw_mentions: pd.DataFrame, chunks: pd.DataFrame) -> tuple[list[Decision], list[dict], list[dict]]:
+def adjudicate(
+    ctx: StageContext,
+    undecided: list[tuple[str, str, float]],
+    raw_entities: pd.DataFrame,
+    raw_mentions: pd.DataFrame,
+    chunks: pd.DataFrame,
+) -> tuple[list[Decision], list[dict], list[dict]]:
     """LLM decisions on the open pairs; a failed item stays separate and is a failures row."""
     if not undecided:
         return [], [], []
@@ -78,17 +107,32 @@ def adjudicate(ctx: StageContext, undecided: list[tuple[str, str, float]], raw_e
     chunk_text = {c.chunk_id: (int(c.char_start), c.text) for c in chunks.itertuples()}
     by_entity = {k: g.sort_values("char_start") for k, g in raw_mentions.groupby("raw_entity_id")}
     empty = raw_mentions.head(0)
-    described = {raw_id: entity_record(row, by_entity.get(raw_id, empty), chunk_text) for raw_id, row in records.items()
-                 if any(raw_id in (a, b) for a, b, _ in undecided)}
+    described = {
+        raw_id: entity_record(row, by_entity.get(raw_id, empty), chunk_text)
+        for raw_id, row in records.items()
+        if any(raw_id in (a, b) for a, b, _ in undecided)
+    }
     document = ctx.document
-    items = [(f"{a}|{b}", {"title": document.title, "language": document.language, "left": described[a],
-                           "right": described[b]}) for a, b, _ in undecided]
+    items = [
+        (
+            f"{a}|{b}",
+            {
+                "title": document.title,
+                "language": document.language,
+                "left": described[a],
+                "right": described[b],
+            },
+        )
+        for a, b, _ in undecided
+    ]
     batch = run_structured(ctx, PROMPT_ID, items, MergeJudgement)
     decisions = []
     for a, b, score in undecided:
         reply = batch.values.get(f"{a}|{b}")
         if reply is None:
-            decisions.append(Decision(a, b, "separate", "llm", score, "LLM item failed (see failures): kept separate"))
+            decisions.append(
+                Decision(a, b, "separate", "llm", score, "LLM item failed (see failures): kept separate")
+            )
         else:
             decisions.append(Decision(a, b, reply.decision, "llm", score, reply.reason.strip()))
     return decisions, batch.failures, batch.calls
@@ -102,8 +146,14 @@ def run(ctx: StageContext) -> StageOutput:
     calls: list[dict] = []
     decisions: list[Decision] = []
     if settings.enabled and len(raw_entities):
-        _, decided, undecided = plan_decisions(raw_entities, raw_mentions, raw_relations, chunks,
-                                               settings.name_similarity, settings.max_candidates_per_entity)
+        _, decided, undecided = plan_decisions(
+            raw_entities,
+            raw_mentions,
+            raw_relations,
+            chunks,
+            settings.name_similarity,
+            settings.max_candidates_per_entity,
+        )
         if ctx.llm is None:
             decided += keep_apart(undecided)
         else:
@@ -112,9 +162,19 @@ def run(ctx: StageContext) -> StageOutput:
         decisions = resolve_decisions(decided)
     rows = decision_rows(ctx.doc_id, decisions)
     mapping = apply_merge_decisions(raw_entities, rows)
-    output: StageOutput = {"merge_decisions": rows,
-                           **canonical_rows(ctx.doc_id, raw_entities, raw_mentions, raw_relations, chunks,
-                                            ctx.table("sections"), mapping, settings.max_description_chars)}
+    output: StageOutput = {
+        "merge_decisions": rows,
+        **canonical_rows(
+            ctx.doc_id,
+            raw_entities,
+            raw_mentions,
+            raw_relations,
+            chunks,
+            ctx.table("sections"),
+            mapping,
+            settings.max_description_chars,
+        ),
+    }
     if ctx.llm is not None:
         output.update(failures=failures, llm_calls=calls)
     return output

@@ -15,18 +15,30 @@ import pandas as pd
 from tasks.canonicalize.rules import Decision
 
 # Decision order: constraints first, then merges from the surest rule to the weakest.
-METHOD_PRIORITY = {"rule:cue_fullname": 0, "rule:surname_title": 1, "rule:zh_given_name": 1, "rule:surname_unique": 2,
-                   "rule:title_first_name": 2, "rule:title_variant": 2, "rule:zh_role_owner": 2,
-                   "rule:zh_familiar_surname": 3, "rule:name_similarity": 4, "rule:name_containment": 4,
-                   "rule:name_prefix": 5, "llm": 6}
+METHOD_PRIORITY = {
+    "rule:cue_fullname": 0,
+    "rule:surname_title": 1,
+    "rule:zh_given_name": 1,
+    "rule:surname_unique": 2,
+    "rule:title_first_name": 2,
+    "rule:title_variant": 2,
+    "rule:zh_role_owner": 2,
+    "rule:zh_familiar_surname": 3,
+    "rule:name_similarity": 4,
+    "rule:name_containment": 4,
+    "rule:name_prefix": 5,
+    "llm": 6,
+}
 
 
 def resolve_decisions(decisions: Iterable[Decision]) -> list[Decision]:
     """Decisions in step order: every 'separate' first, then merges by rule priority; a merge
     that would join two entities already kept apart is turned into a 'separate'."""
     separates = sorted((d for d in decisions if d.decision == "separate"), key=lambda d: (d.left, d.right))
-    merges = sorted((d for d in decisions if d.decision == "merge"),
-                    key=lambda d: (METHOD_PRIORITY.get(d.method, 9), -d.score, d.left, d.right))
+    merges = sorted(
+        (d for d in decisions if d.decision == "merge"),
+        key=lambda d: (METHOD_PRIORITY.get(d.method, 9), -d.score, d.left, d.right),
+    )
     apart = {(d.left, d.right) for d in separates}
     parent: dict[str, str] = {}
     members: dict[str, set[str]] = {}
@@ -45,10 +57,20 @@ def resolve_decisions(decisions: Iterable[Decision]) -> list[Decision]:
         if ra == rb:
             ordered.append(d)
             continue
-        clash = next(((x, y) for x in members[ra] for y in members[rb] if tuple(sorted((x, y))) in apart), None)
+        clash = next(
+            ((x, y) for x in members[ra] for y in members[rb] if tuple(sorted((x, y))) in apart), None
+        )
         if clash:
-            ordered.append(Decision(d.left, d.right, "separate", d.method, d.score,
-                                    f"{d.reason}; not merged: it would join {clash[0]} and {clash[1]}, kept apart earlier"))
+            ordered.append(
+                Decision(
+                    d.left,
+                    d.right,
+                    "separate",
+                    d.method,
+                    d.score,
+                    f"{d.reason}; not merged: it would join {clash[0]} and {clash[1]}, kept apart earlier",
+                )
+            )
             apart.add((d.left, d.right))
             continue
         parent[rb] = ra
@@ -57,11 +79,14 @@ def resolve_decisions(decisions: Iterable[Decision]) -> list[Decision]:
     return ordered
 
 
-def apply_merge_decisions(raw_entities: pd.DataFrame | list[dict[str, Any]], decisions: pd.DataFrame | list[dict[str, Any]]
-                          ) -> dict[str, str]:
+def apply_merge_decisions(
+    raw_entities: pd.DataFrame | list[dict[str, Any]], decisions: pd.DataFrame | list[dict[str, Any]]
+) -> dict[str, str]:
     """raw id -> canonical id: union-find over the 'merge' decisions in step order; a cluster's
     id is the raw id of its representative (non-proxy first, most mentions, then smallest id)."""
-    entities = raw_entities.to_dict("records") if isinstance(raw_entities, pd.DataFrame) else list(raw_entities)
+    entities = (
+        raw_entities.to_dict("records") if isinstance(raw_entities, pd.DataFrame) else list(raw_entities)
+    )
     rows = decisions.to_dict("records") if isinstance(decisions, pd.DataFrame) else list(decisions)
     parent = {e["raw_entity_id"]: e["raw_entity_id"] for e in entities}
 
@@ -81,7 +106,9 @@ def apply_merge_decisions(raw_entities: pd.DataFrame | list[dict[str, Any]], dec
         clusters[find(e["raw_entity_id"])].append(e)
     mapping = {}
     for group in clusters.values():
-        representative = min(group, key=lambda e: (bool(e["is_proxy"]), -int(e["n_mentions"]), e["raw_entity_id"]))
+        representative = min(
+            group, key=lambda e: (bool(e["is_proxy"]), -int(e["n_mentions"]), e["raw_entity_id"])
+        )
         for e in group:
             mapping[e["raw_entity_id"]] = representative["raw_entity_id"]
     return mapping

@@ -21,9 +21,11 @@ from tasks.text import STOPWORDS_EN
 _SENTENCE_START = re.compile(r"(?:^|[.!?…]\s+|\n\s*)$")
 _SENTENCE_END = re.compile(r"[.!?…]+[\"'”’]?(?:\s|$)|\n")
 # "his sister", "her boss": a possessive before a relation noun points at the other person.
-_POSSESSIVE = re.compile(r"\b(?:his|her)\b(?!\s+(?:[a-z\-]+\s+)?(?:sister|brother|wife|husband|mother|father|son|daughter|"
-                         r"friend|boss|assistant|partner|girlfriend|boyfriend|colleague|lover|aunt|uncle|niece|nephew|"
-                         r"cousin|fiance|fiancee|employer|master|mistress)\b)")
+_POSSESSIVE = re.compile(
+    r"\b(?:his|her)\b(?!\s+(?:[a-z\-]+\s+)?(?:sister|brother|wife|husband|mother|father|son|daughter|"
+    r"friend|boss|assistant|partner|girlfriend|boyfriend|colleague|lover|aunt|uncle|niece|nephew|"
+    r"cousin|fiance|fiancee|employer|master|mistress)\b)"
+)
 _OPENER = re.compile(r"\s*(He|She|His|Her)\b")
 WINDOW = 200
 # Places and things that share a word but little else ("Car" / "Car Park Roof") are not candidates;
@@ -48,7 +50,9 @@ class Profile:
     is_zh: bool
 
 
-def profile_entities(raw_entities: pd.DataFrame, raw_mentions: pd.DataFrame, chunks: pd.DataFrame) -> dict[str, Profile]:
+def profile_entities(
+    raw_entities: pd.DataFrame, raw_mentions: pd.DataFrame, chunks: pd.DataFrame
+) -> dict[str, Profile]:
     """Profiles keyed by raw id: name parts, gender evidence from pronouns after mentions, sections."""
     chunk_text = {c.chunk_id: (int(c.char_start), c.text, c.section_id) for c in chunks.itertuples()}
     votes: dict[str, Counter] = defaultdict(Counter)
@@ -56,16 +60,26 @@ def profile_entities(raw_entities: pd.DataFrame, raw_mentions: pd.DataFrame, chu
     for m in raw_mentions.itertuples():
         start, text, section_id = chunk_text[m.chunk_id]
         sections[m.raw_entity_id].add(section_id)
-        votes[m.raw_entity_id].update(_pronoun_votes(text, m.char_start - start, m.char_end - start, m.surface))
+        votes[m.raw_entity_id].update(
+            _pronoun_votes(text, m.char_start - start, m.char_end - start, m.surface)
+        )
     parts = {e.raw_entity_id: name_parts(e.name) for e in raw_entities.itertuples()}
     _pool_first_name_votes(raw_entities, parts, votes)
     profiles = {}
     for e in raw_entities.itertuples():
         zh = is_cjk(e.name)
         profiles[e.raw_entity_id] = Profile(
-            e.raw_entity_id, e.name, e.entity_type, e.name if zh else " ".join(parts[e.raw_entity_id].tokens),
-            parts[e.raw_entity_id], int(e.n_mentions), bool(e.is_proxy),
-            parts[e.raw_entity_id].gender or _gender(votes[e.raw_entity_id]), frozenset(sections[e.raw_entity_id]), zh)
+            e.raw_entity_id,
+            e.name,
+            e.entity_type,
+            e.name if zh else " ".join(parts[e.raw_entity_id].tokens),
+            parts[e.raw_entity_id],
+            int(e.n_mentions),
+            bool(e.is_proxy),
+            parts[e.raw_entity_id].gender or _gender(votes[e.raw_entity_id]),
+            frozenset(sections[e.raw_entity_id]),
+            zh,
+        )
     return profiles
 
 
@@ -74,13 +88,13 @@ def _pronoun_votes(text: str, start: int, end: int, surface: str) -> Counter:
     sentence ("Nia stands on the verge with her bicycle") counts twice, a pronoun opening the
     next sentence ("She takes the key") once. Anything else is too often about someone else."""
     votes: Counter = Counter()
-    if not _SENTENCE_START.search(text[max(0, start - 3):start]) and start != 0:
+    if not _SENTENCE_START.search(text[max(0, start - 3) : start]) and start != 0:
         return votes
-    rest = text[end:end + WINDOW].split("\n\n", 1)[0]
+    rest = text[end : end + WINDOW].split("\n\n", 1)[0]
     if surface.isupper() and _CUE_REST.match(rest):
         return votes  # a character cue: what follows is the speaker's own lines
     boundary = _SENTENCE_END.search(rest)
-    sentence, after = (rest[:boundary.end()], rest[boundary.end():]) if boundary else (rest, "")
+    sentence, after = (rest[: boundary.end()], rest[boundary.end() :]) if boundary else (rest, "")
     for match in _POSSESSIVE.finditer(sentence):
         votes["m" if match.group(0) == "his" else "f"] += 2
     opener = _OPENER.match(after)
@@ -89,7 +103,9 @@ def _pronoun_votes(text: str, start: int, end: int, surface: str) -> Counter:
     return votes
 
 
-def _pool_first_name_votes(raw_entities: pd.DataFrame, parts: dict[str, NameParts], votes: dict[str, Counter]) -> None:
+def _pool_first_name_votes(
+    raw_entities: pd.DataFrame, parts: dict[str, NameParts], votes: dict[str, Counter]
+) -> None:
     """A full name introduced once ("MARGARET HALE (60s)") borrows the pronoun evidence of its
     first name ("Margaret") when no other full name starts with it."""
     characters = raw_entities[raw_entities["entity_type"] == "character"]["raw_entity_id"].tolist()
@@ -117,6 +133,7 @@ def _gender(votes: Counter) -> str | None:
 
 # -- blocking ------------------------------------------------------------------------------
 
+
 def block_keys(profile: Profile) -> set[str]:
     """Keys that make two entities of one type worth comparing."""
     if profile.is_zh:
@@ -133,7 +150,12 @@ def block_keys(profile: Profile) -> set[str]:
     keys = set()
     tokens = profile.parts.tokens
     for token in tokens:
-        if len(token) >= 2 and token not in STOPWORDS_EN and token not in TITLES and not token.endswith(("'s", "’s")):
+        if (
+            len(token) >= 2
+            and token not in STOPWORDS_EN
+            and token not in TITLES
+            and not token.endswith(("'s", "’s"))
+        ):
             keys.add("t:" + token)
             if len(token) >= 4:
                 keys.add("p:" + token[:4])
@@ -158,13 +180,15 @@ def candidate_pairs(profiles: dict[str, Profile], max_candidates: int) -> list[t
         # A key shared by many entities ("agent", a common surname): sorted-neighbourhood window only.
         ordered = sorted(members, key=lambda m: (profiles[m].key, m))
         for i, raw_id in enumerate(ordered):
-            for other in ordered[i + 1:i + 1 + max_candidates]:
+            for other in ordered[i + 1 : i + 1 + max_candidates]:
                 neighbours[raw_id].add(other)
                 neighbours[other].add(raw_id)
     pairs: dict[tuple[str, str], float] = {}
     for raw_id, others in neighbours.items():
         floor = 0.0 if profiles[raw_id].entity_type == "character" else MIN_PLACE_SIMILARITY
-        scored = sorted(((similarity(profiles[raw_id], profiles[o]), o) for o in others), key=lambda so: (-so[0], so[1]))
+        scored = sorted(
+            ((similarity(profiles[raw_id], profiles[o]), o) for o in others), key=lambda so: (-so[0], so[1])
+        )
         scored = [(score, other) for score, other in scored if score >= floor]
         for score, other in scored[:max_candidates]:
             pairs[tuple(sorted((raw_id, other)))] = score

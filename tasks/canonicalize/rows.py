@@ -36,9 +36,16 @@ def best_name(members: list[dict[str, Any]]) -> str:
     return min(candidates, key=rank)["name"]
 
 
-def canonical_rows(doc_id: str, raw_entities: pd.DataFrame, raw_mentions: pd.DataFrame, raw_relations: pd.DataFrame,
-                   chunks: pd.DataFrame, sections: pd.DataFrame, mapping: dict[str, str],
-                   max_description_chars: int) -> dict[str, list[dict[str, Any]]]:
+def canonical_rows(
+    doc_id: str,
+    raw_entities: pd.DataFrame,
+    raw_mentions: pd.DataFrame,
+    raw_relations: pd.DataFrame,
+    chunks: pd.DataFrame,
+    sections: pd.DataFrame,
+    mapping: dict[str, str],
+    max_description_chars: int,
+) -> dict[str, list[dict[str, Any]]]:
     """entities, mentions and relations rows for one document under `mapping`."""
     chunk_info = {c.chunk_id: (int(c.ordinal), c.section_id) for c in chunks.itertuples()}
     section_ordinal = {s.section_id: int(s.ordinal) for s in sections.itertuples()}
@@ -50,11 +57,20 @@ def canonical_rows(doc_id: str, raw_entities: pd.DataFrame, raw_mentions: pd.Dat
         entity_id = mapping[m.raw_entity_id]
         key = (entity_id, int(m.char_start), int(m.char_end))
         if key not in mentions:
-            mentions[key] = {"mention_id": make_id("men", doc_id, entity_id, m.char_start, m.char_end), "doc_id": doc_id,
-                             "entity_id": entity_id, "chunk_id": m.chunk_id, "section_id": chunk_info[m.chunk_id][1],
-                             "surface": m.surface, "char_start": int(m.char_start), "char_end": int(m.char_end)}
+            mentions[key] = {
+                "mention_id": make_id("men", doc_id, entity_id, m.char_start, m.char_end),
+                "doc_id": doc_id,
+                "entity_id": entity_id,
+                "chunk_id": m.chunk_id,
+                "section_id": chunk_info[m.chunk_id][1],
+                "surface": m.surface,
+                "char_start": int(m.char_start),
+                "char_end": int(m.char_end),
+            }
 
-    relations = _relations(doc_id, raw_relations, mapping, chunk_info, by_chunk, by_section, max_description_chars)
+    relations = _relations(
+        doc_id, raw_relations, mapping, chunk_info, by_chunk, by_section, max_description_chars
+    )
     neighbours: dict[str, set[str]] = defaultdict(set)
     for r in relations:
         neighbours[r["source_entity_id"]].add(r["target_entity_id"])
@@ -72,22 +88,45 @@ def canonical_rows(doc_id: str, raw_entities: pd.DataFrame, raw_mentions: pd.Dat
         representative = next(m for m in members if m["raw_entity_id"] == entity_id)
         ordered = [representative] + [m for m in members if m is not representative]
         aliases = sorted({m["name"] for m in members} | {s for m in members for s in as_list(m["surfaces"])})
-        chunk_ids = by_chunk(mention_chunks[entity_id] | {c for m in members for c in as_list(m["chunk_ids"])})
-        entities.append({
-            "entity_id": entity_id, "doc_id": doc_id, "name": best_name(ordered),
-            "entity_type": representative["entity_type"],
-            "description": compact_description([m["description"] or "" for m in ordered], max_description_chars),
-            "aliases": aliases, "is_proxy": all(bool(m["is_proxy"]) for m in members),
-            "degree": len(neighbours[entity_id]), "n_mentions": int(n_mentions[entity_id]),
-            "raw_entity_ids": sorted(m["raw_entity_id"] for m in members), "chunk_ids": chunk_ids,
-            "section_ids": by_section(chunk_info[c][1] for c in chunk_ids)})
-    return {"entities": entities,
-            "mentions": sorted(mentions.values(), key=lambda m: (m["char_start"], m["char_end"], m["mention_id"])),
-            "relations": relations}
+        chunk_ids = by_chunk(
+            mention_chunks[entity_id] | {c for m in members for c in as_list(m["chunk_ids"])}
+        )
+        entities.append(
+            {
+                "entity_id": entity_id,
+                "doc_id": doc_id,
+                "name": best_name(ordered),
+                "entity_type": representative["entity_type"],
+                "description": compact_description(
+                    [m["description"] or "" for m in ordered], max_description_chars
+                ),
+                "aliases": aliases,
+                "is_proxy": all(bool(m["is_proxy"]) for m in members),
+                "degree": len(neighbours[entity_id]),
+                "n_mentions": int(n_mentions[entity_id]),
+                "raw_entity_ids": sorted(m["raw_entity_id"] for m in members),
+                "chunk_ids": chunk_ids,
+                "section_ids": by_section(chunk_info[c][1] for c in chunk_ids),
+            }
+        )
+    return {
+        "entities": entities,
+        "mentions": sorted(
+            mentions.values(), key=lambda m: (m["char_start"], m["char_end"], m["mention_id"])
+        ),
+        "relations": relations,
+    }
 
 
-def _relations(doc_id: str, raw_relations: pd.DataFrame, mapping: dict[str, str], chunk_info: dict[str, tuple[int, str]],
-               by_chunk, by_section, max_description_chars: int) -> list[dict[str, Any]]:
+def _relations(
+    doc_id: str,
+    raw_relations: pd.DataFrame,
+    mapping: dict[str, str],
+    chunk_info: dict[str, tuple[int, str]],
+    by_chunk,
+    by_section,
+    max_description_chars: int,
+) -> list[dict[str, Any]]:
     grouped: dict[tuple[str, str], list[Any]] = defaultdict(list)
     for r in raw_relations.sort_values("raw_relation_id").itertuples():
         source, target = mapping[r.source_raw_id], mapping[r.target_raw_id]
@@ -101,12 +140,24 @@ def _relations(doc_id: str, raw_relations: pd.DataFrame, mapping: dict[str, str]
         for r in members:
             keywords.update(as_list(r.keywords))
         chunk_ids = by_chunk(c for r in members for c in as_list(r.chunk_ids))
-        rows.append({
-            "relation_id": make_id("rel", doc_id, source, target), "doc_id": doc_id,
-            "source_entity_id": source, "target_entity_id": target,
-            "description": compact_description([r.description or "" for r in members], max_description_chars),
-            "keywords": [k for k, _ in sorted(keywords.items(), key=lambda kv: (-kv[1], kv[0]))][:MAX_KEYWORDS],
-            "weight": float(sum(float(r.weight) for r in members)), "chunk_ids": chunk_ids,
-            "section_ids": by_section(chunk_info[c][1] for c in chunk_ids),
-            "raw_relation_ids": [r.raw_relation_id for r in sorted(members, key=lambda r: r.raw_relation_id)]})
+        rows.append(
+            {
+                "relation_id": make_id("rel", doc_id, source, target),
+                "doc_id": doc_id,
+                "source_entity_id": source,
+                "target_entity_id": target,
+                "description": compact_description(
+                    [r.description or "" for r in members], max_description_chars
+                ),
+                "keywords": [k for k, _ in sorted(keywords.items(), key=lambda kv: (-kv[1], kv[0]))][
+                    :MAX_KEYWORDS
+                ],
+                "weight": float(sum(float(r.weight) for r in members)),
+                "chunk_ids": chunk_ids,
+                "section_ids": by_section(chunk_info[c][1] for c in chunk_ids),
+                "raw_relation_ids": [
+                    r.raw_relation_id for r in sorted(members, key=lambda r: r.raw_relation_id)
+                ],
+            }
+        )
     return rows

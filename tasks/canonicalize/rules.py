@@ -35,7 +35,9 @@ class Decision:
 class RuleBook:
     """The rule decisions for blocked pairs, using document-wide name indices."""
 
-    def __init__(self, profiles: dict[str, Profile], raw_relations: pd.DataFrame, name_similarity: float) -> None:
+    def __init__(
+        self, profiles: dict[str, Profile], raw_relations: pd.DataFrame, name_similarity: float
+    ) -> None:
         self.profiles = profiles
         self.name_similarity = name_similarity
         self.full_by_token: dict[str, list[Profile]] = defaultdict(list)
@@ -50,33 +52,74 @@ class RuleBook:
                     self.full_by_token[token].append(p)
         # Spelling variants of one full name ("Cohee Lundin" / "Cohee Lundon") count as one candidate.
         self.variant: dict[str, str] = {}
-        fulls = sorted({p.raw_id: p for ps in self.full_by_token.values() for p in ps}.values(), key=lambda p: p.raw_id)
+        fulls = sorted(
+            {p.raw_id: p for ps in self.full_by_token.values() for p in ps}.values(), key=lambda p: p.raw_id
+        )
         for p in fulls:
-            self.variant[p.raw_id] = next((self.variant[q.raw_id] for q in fulls if q.raw_id < p.raw_id
-                                           and q.parts.first == p.parts.first and similarity(p, q) >= name_similarity),
-                                          p.raw_id)
+            self.variant[p.raw_id] = next(
+                (
+                    self.variant[q.raw_id]
+                    for q in fulls
+                    if q.raw_id < p.raw_id
+                    and q.parts.first == p.parts.first
+                    and similarity(p, q) >= name_similarity
+                ),
+                p.raw_id,
+            )
         # Two speakers who trade lines are two people, whatever their names say.
-        self.conversing = {tuple(sorted((r.source_raw_id, r.target_raw_id))) for r in raw_relations.itertuples()
-                           if "exchange" in str(r.method)}
+        self.conversing = {
+            tuple(sorted((r.source_raw_id, r.target_raw_id)))
+            for r in raw_relations.itertuples()
+            if "exchange" in str(r.method)
+        }
 
     def decide(self, left: str, right: str, score: float) -> Decision | None:
         a, b = self.profiles[left], self.profiles[right]
         if (left, right) in self.conversing:
-            return Decision(left, right, "separate", "rule:interacting", score,
-                            f"'{a.name}' and '{b.name}' speak to each other in a dialogue exchange")
+            return Decision(
+                left,
+                right,
+                "separate",
+                "rule:interacting",
+                score,
+                f"'{a.name}' and '{b.name}' speak to each other in a dialogue exchange",
+            )
         if a.entity_type != "character":
             short, long_ = sorted((a, b), key=lambda p: (len(p.name), p.raw_id))
             if a.is_zh and len(short.name) >= 3 and long_.name.endswith(short.name):
-                holders = sorted(p.name for p in self.profiles.values() if p.entity_type == short.entity_type
-                                 and p.name != short.name and p.name.endswith(short.name))
+                holders = sorted(
+                    p.name
+                    for p in self.profiles.values()
+                    if p.entity_type == short.entity_type
+                    and p.name != short.name
+                    and p.name.endswith(short.name)
+                )
                 if len(holders) == 1:
-                    return Decision(left, right, "merge", "rule:name_containment", score,
-                                    f"'{short.name}' is the short form of '{long_.name}'")
-                return Decision(left, right, "separate", "rule:ambiguous_name", score,
-                                f"'{short.name}' could be any of {', '.join(holders)}: kept separate")
+                    return Decision(
+                        left,
+                        right,
+                        "merge",
+                        "rule:name_containment",
+                        score,
+                        f"'{short.name}' is the short form of '{long_.name}'",
+                    )
+                return Decision(
+                    left,
+                    right,
+                    "separate",
+                    "rule:ambiguous_name",
+                    score,
+                    f"'{short.name}' could be any of {', '.join(holders)}: kept separate",
+                )
             if _spelling_variants(a, b, score, self.name_similarity):
-                return Decision(left, right, "merge", "rule:name_similarity", score,
-                                f"'{a.name}' and '{b.name}' are spellings of one name ({score:.2f})")
+                return Decision(
+                    left,
+                    right,
+                    "merge",
+                    "rule:name_similarity",
+                    score,
+                    f"'{a.name}' and '{b.name}' are spellings of one name ({score:.2f})",
+                )
             return None
         if a.is_zh or b.is_zh:
             return self._decide_zh(a, b, score)
@@ -97,13 +140,31 @@ class RuleBook:
     def _two_full_names(self, a: Profile, b: Profile, score: float) -> Decision:
         left, right = sorted((a.raw_id, b.raw_id))
         if a.parts.first == b.parts.first and score >= self.name_similarity:
-            return Decision(left, right, "merge", "rule:name_similarity", score,
-                            f"'{a.name}' and '{b.name}' differ only by a spelling variant ({score:.2f})")
+            return Decision(
+                left,
+                right,
+                "merge",
+                "rule:name_similarity",
+                score,
+                f"'{a.name}' and '{b.name}' differ only by a spelling variant ({score:.2f})",
+            )
         if a.parts.last == b.parts.last and a.parts.first != b.parts.first:
-            return Decision(left, right, "separate", "rule:different_given_name", score,
-                            f"'{a.name}' and '{b.name}' share the surname '{a.parts.last}' but not the given name")
-        return Decision(left, right, "separate", "rule:different_full_name", score,
-                        f"'{a.name}' and '{b.name}' are different full names")
+            return Decision(
+                left,
+                right,
+                "separate",
+                "rule:different_given_name",
+                score,
+                f"'{a.name}' and '{b.name}' share the surname '{a.parts.last}' but not the given name",
+            )
+        return Decision(
+            left,
+            right,
+            "separate",
+            "rule:different_full_name",
+            score,
+            f"'{a.name}' and '{b.name}' are different full names",
+        )
 
     def _short_form(self, short: Profile, full: Profile, score: float) -> Decision:
         """'John' / 'Mr. Crowe' / 'Smith' against the full names it could stand for."""
@@ -113,23 +174,59 @@ class RuleBook:
         # Only a title is strong enough to choose by gender; pronoun evidence just rules people out.
         fits = [p for p in holders if _gender_fits(short, p)] if short.parts.title else holders
         if full.raw_id not in {p.raw_id for p in fits}:
-            return Decision(left, right, "separate", "rule:gender_conflict", score,
-                            f"'{short.name}' ({short.gender or '?'}) cannot be '{full.name}' ({full.gender or '?'})")
+            return Decision(
+                left,
+                right,
+                "separate",
+                "rule:gender_conflict",
+                score,
+                f"'{short.name}' ({short.gender or '?'}) cannot be '{full.name}' ({full.gender or '?'})",
+            )
         if len({self.variant[p.raw_id] for p in fits}) > 1:
             names = ", ".join(sorted(p.name for p in fits))
-            return Decision(left, right, "separate", "rule:ambiguous_name", score,
-                            f"'{short.name}' is ambiguous between {names}: kept separate")
+            return Decision(
+                left,
+                right,
+                "separate",
+                "rule:ambiguous_name",
+                score,
+                f"'{short.name}' is ambiguous between {names}: kept separate",
+            )
         if full.parts.first == token and short.parts.title is None:
-            return Decision(left, right, "merge", "rule:cue_fullname", 1.0,
-                            f"'{short.name}' is the first name of exactly one full name, '{full.name}'")
+            return Decision(
+                left,
+                right,
+                "merge",
+                "rule:cue_fullname",
+                1.0,
+                f"'{short.name}' is the first name of exactly one full name, '{full.name}'",
+            )
         if full.parts.first == token:
-            return Decision(left, right, "merge", "rule:title_first_name", 1.0,
-                            f"'{short.name}' is a titled first name of exactly one full name, '{full.name}'")
+            return Decision(
+                left,
+                right,
+                "merge",
+                "rule:title_first_name",
+                1.0,
+                f"'{short.name}' is a titled first name of exactly one full name, '{full.name}'",
+            )
         if short.parts.title is not None:
-            return Decision(left, right, "merge", "rule:surname_title", 1.0,
-                            f"'{short.name}' fits exactly one '{token}' of the right gender: '{full.name}'")
-        return Decision(left, right, "merge", "rule:surname_unique", 1.0,
-                        f"'{short.name}' is the surname of exactly one full name, '{full.name}'")
+            return Decision(
+                left,
+                right,
+                "merge",
+                "rule:surname_title",
+                1.0,
+                f"'{short.name}' fits exactly one '{token}' of the right gender: '{full.name}'",
+            )
+        return Decision(
+            left,
+            right,
+            "merge",
+            "rule:surname_unique",
+            1.0,
+            f"'{short.name}' is the surname of exactly one full name, '{full.name}'",
+        )
 
     def _two_short_forms(self, a: Profile, b: Profile, score: float) -> Decision | None:
         left, right = sorted((a.raw_id, b.raw_id))
@@ -137,56 +234,142 @@ class RuleBook:
         if ta == tb:  # "Mr. Crowe" and "Crowe": one person unless several full names share the word
             holders = {self.variant[p.raw_id] for p in self.full_by_token.get(ta, [])}
             if len(holders) > 1:
-                return Decision(left, right, "separate", "rule:ambiguous_name", score,
-                                f"'{ta}' is shared by several full names; '{a.name}' and '{b.name}' kept apart")
+                return Decision(
+                    left,
+                    right,
+                    "separate",
+                    "rule:ambiguous_name",
+                    score,
+                    f"'{ta}' is shared by several full names; '{a.name}' and '{b.name}' kept apart",
+                )
             if a.gender and b.gender and a.gender != b.gender:
-                return Decision(left, right, "separate", "rule:gender_conflict", score,
-                                f"'{a.name}' and '{b.name}' carry different genders")
-            return Decision(left, right, "merge", "rule:title_variant", 1.0, f"'{a.name}' and '{b.name}' name the same '{ta}'")
+                return Decision(
+                    left,
+                    right,
+                    "separate",
+                    "rule:gender_conflict",
+                    score,
+                    f"'{a.name}' and '{b.name}' carry different genders",
+                )
+            return Decision(
+                left,
+                right,
+                "merge",
+                "rule:title_variant",
+                1.0,
+                f"'{a.name}' and '{b.name}' name the same '{ta}'",
+            )
         shorter, longer = sorted((ta, tb), key=len)
-        if len(shorter) >= 4 and longer.startswith(shorter) and not (a.gender and b.gender and a.gender != b.gender):
-            return Decision(left, right, "merge", "rule:name_prefix", score, f"'{shorter}' is a short form of '{longer}'")
+        if (
+            len(shorter) >= 4
+            and longer.startswith(shorter)
+            and not (a.gender and b.gender and a.gender != b.gender)
+        ):
+            return Decision(
+                left, right, "merge", "rule:name_prefix", score, f"'{shorter}' is a short form of '{longer}'"
+            )
         return None
 
     def _decide_zh(self, a: Profile, b: Profile, score: float) -> Decision | None:
         left, right = sorted((a.raw_id, b.raw_id))
         for familiar, other in ((a, b), (b, a)):
-            if (len(familiar.name) == 2 and familiar.name.startswith(ZH_FAMILIAR_PREFIXES)
-                    and other.name.startswith(familiar.name[1]) and len(other.name) >= 2):
+            if (
+                len(familiar.name) == 2
+                and familiar.name.startswith(ZH_FAMILIAR_PREFIXES)
+                and other.name.startswith(familiar.name[1])
+                and len(other.name) >= 2
+            ):
                 return self._familiar(familiar, other, score)
         short, long_ = sorted((a, b), key=lambda p: (len(p.name), p.raw_id))
-        if long_.name.startswith(short.name) and long_.name[len(short.name):] in ZH_RELATION_NOUNS:
-            return Decision(left, right, "separate", "rule:zh_kinship_compound", score,
-                            f"'{long_.name}' is {short.name}'s {long_.name[len(short.name):]}, not {short.name}")
+        if long_.name.startswith(short.name) and long_.name[len(short.name) :] in ZH_RELATION_NOUNS:
+            return Decision(
+                left,
+                right,
+                "separate",
+                "rule:zh_kinship_compound",
+                score,
+                f"'{long_.name}' is {short.name}'s {long_.name[len(short.name) :]}, not {short.name}",
+            )
         names = {p.name for p in self.zh_names}
-        if short.name in ZH_RELATION_NOUNS and long_.name.endswith(short.name) and long_.name[:-len(short.name)] in names:
+        if (
+            short.name in ZH_RELATION_NOUNS
+            and long_.name.endswith(short.name)
+            and long_.name[: -len(short.name)] in names
+        ):
             # "前妻" alone for "程勇前妻": only when the owner is a character and owns no other 前妻
-            owners = [p for p in self.zh_names if p.name.endswith(short.name) and p.name[:-len(short.name)] in names]
+            owners = [
+                p
+                for p in self.zh_names
+                if p.name.endswith(short.name) and p.name[: -len(short.name)] in names
+            ]
             if len(owners) == 1:
-                return Decision(left, right, "merge", "rule:zh_role_owner", 1.0,
-                                f"'{short.name}' is used alone for the only '{long_.name}'")
-            return Decision(left, right, "separate", "rule:ambiguous_name", score,
-                            f"'{short.name}' fits {', '.join(sorted(p.name for p in owners))}: kept separate")
+                return Decision(
+                    left,
+                    right,
+                    "merge",
+                    "rule:zh_role_owner",
+                    1.0,
+                    f"'{short.name}' is used alone for the only '{long_.name}'",
+                )
+            return Decision(
+                left,
+                right,
+                "separate",
+                "rule:ambiguous_name",
+                score,
+                f"'{short.name}' fits {', '.join(sorted(p.name for p in owners))}: kept separate",
+            )
         if len(long_.name) == 3 and long_.name[1:] == short.name:
-            return Decision(left, right, "merge", "rule:zh_given_name", 1.0,
-                            f"'{short.name}' is the given name of '{long_.name}'")
+            return Decision(
+                left,
+                right,
+                "merge",
+                "rule:zh_given_name",
+                1.0,
+                f"'{short.name}' is the given name of '{long_.name}'",
+            )
         return None
 
     def _familiar(self, familiar: Profile, person: Profile, score: float) -> Decision:
         """'老程' is 程勇 when 程勇 is the only 程 present where 老程 is used."""
         left, right = sorted((familiar.raw_id, person.raw_id))
         surname = familiar.name[1]
-        people = [p for p in self.zh_names if p.name.startswith(surname) and len(p.name) >= 2 and p.raw_id != familiar.raw_id
-                  and p.name[1:] not in ZH_RELATION_NOUNS and not any(p.name.endswith(n) for n in ZH_RELATION_NOUNS)]
+        people = [
+            p
+            for p in self.zh_names
+            if p.name.startswith(surname)
+            and len(p.name) >= 2
+            and p.raw_id != familiar.raw_id
+            and p.name[1:] not in ZH_RELATION_NOUNS
+            and not any(p.name.endswith(n) for n in ZH_RELATION_NOUNS)
+        ]
         present = [p for p in people if p.sections & familiar.sections]
         if len(present) == 1 and present[0].raw_id == person.raw_id:
-            return Decision(left, right, "merge", "rule:zh_familiar_surname", 1.0,
-                            f"'{familiar.name}' is used in scenes where '{person.name}' is the only {surname}")
+            return Decision(
+                left,
+                right,
+                "merge",
+                "rule:zh_familiar_surname",
+                1.0,
+                f"'{familiar.name}' is used in scenes where '{person.name}' is the only {surname}",
+            )
         if len(present) == 1:
-            return Decision(left, right, "separate", "rule:zh_familiar_surname", score,
-                            f"'{familiar.name}' is {present[0].name} where it is used, not {person.name}")
-        return Decision(left, right, "separate", "rule:ambiguous_name", score,
-                        f"'{familiar.name}' could be {', '.join(sorted(p.name for p in present or people))}: kept separate")
+            return Decision(
+                left,
+                right,
+                "separate",
+                "rule:zh_familiar_surname",
+                score,
+                f"'{familiar.name}' is {present[0].name} where it is used, not {person.name}",
+            )
+        return Decision(
+            left,
+            right,
+            "separate",
+            "rule:ambiguous_name",
+            score,
+            f"'{familiar.name}' could be {', '.join(sorted(p.name for p in present or people))}: kept separate",
+        )
 
 
 def _spelling_variants(a: Profile, b: Profile, score: float, threshold: float) -> bool:
@@ -205,8 +388,12 @@ def _gender_fits(short: Profile, full: Profile) -> bool:
     return short.gender is None or full.gender is None or short.gender == full.gender
 
 
-def rule_decisions(profiles: dict[str, Profile], pairs: list[tuple[str, str, float]], raw_relations: pd.DataFrame,
-                   name_similarity: float) -> tuple[list[Decision], list[tuple[str, str, float]]]:
+def rule_decisions(
+    profiles: dict[str, Profile],
+    pairs: list[tuple[str, str, float]],
+    raw_relations: pd.DataFrame,
+    name_similarity: float,
+) -> tuple[list[Decision], list[tuple[str, str, float]]]:
     """Rule decisions for the pairs, and the pairs no rule could decide."""
     book = RuleBook(profiles, raw_relations, name_similarity)
     decided, undecided = [], []

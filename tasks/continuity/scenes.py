@@ -31,7 +31,9 @@ class Scene:
     text: str
     # entity id -> first grounded mention in this scene: (surface, absolute char_start, char_end)
     grounded: dict[str, tuple[str, int, int]] = field(default_factory=dict)
-    surfaces: dict[str, set[str]] = field(default_factory=dict)  # entity -> every mention surface in the scene
+    surfaces: dict[str, set[str]] = field(
+        default_factory=dict
+    )  # entity -> every mention surface in the scene
     via_occasion: dict[str, list[str]] = field(
         default_factory=lambda: defaultdict(list)
     )  # entity -> occasion ids

@@ -27,8 +27,12 @@ import pandas as pd
 from tasks.ingest.scene_headings import zh_number
 
 MIN_OVERLAP = 0.5
-WHOLE_WORK = frozenset({"whole film", "whole movie", "entire film", "whole script", "全片", "全剧", "整部电影"})
-_TITLE_NUMBER = re.compile(r"^\s*(?:第\s*)?(?P<n>\d+|[零〇一二两三四五六七八九十百千]+)\s*(?:[场場幕]|[、.．:)）\s])")
+WHOLE_WORK = frozenset(
+    {"whole film", "whole movie", "entire film", "whole script", "全片", "全剧", "整部电影"}
+)
+_TITLE_NUMBER = re.compile(
+    r"^\s*(?:第\s*)?(?P<n>\d+|[零〇一二两三四五六七八九十百千]+)\s*(?:[场場幕]|[、.．:)）\s])"
+)
 
 
 @dataclass(frozen=True)
@@ -62,10 +66,12 @@ def title_number(title: str) -> str | None:
 
 def _tokens(text: str) -> set[str]:
     text = norm(text)
-    text = re.sub(r"^\s*(?:第\s*)?(?:\d+|[零〇一二两三四五六七八九十百千]+)\s*(?:[场場幕]|[、.．:)）]|\s)", "", text)
+    text = re.sub(
+        r"^\s*(?:第\s*)?(?:\d+|[零〇一二两三四五六七八九十百千]+)\s*(?:[场場幕]|[、.．:)）]|\s)", "", text
+    )
     cjk = re.sub(r"[^\u4e00-\u9fff]", "", text)
     words = set(re.findall(r"[a-z0-9']+", text))
-    return words | {cjk[i:i + 2] for i in range(len(cjk) - 1)} | (set(cjk) if len(cjk) == 1 else set())
+    return words | {cjk[i : i + 2] for i in range(len(cjk) - 1)} | (set(cjk) if len(cjk) == 1 else set())
 
 
 def _overlap(a: str, b: str) -> float:
@@ -132,8 +138,12 @@ def map_gold(meta: dict[str, Any], lookup: SectionLookup) -> GoldMapping:
         for reference in references:
             section_id = lookup.ordinal(int(reference))
             (ids.append(section_id) if section_id else unmapped.append(reference))
-        return GoldMapping(list(dict.fromkeys(ids)), references, unmapped, {r: "ordinal" for r in references
-                                                                           if r not in unmapped})
+        return GoldMapping(
+            list(dict.fromkeys(ids)),
+            references,
+            unmapped,
+            {r: "ordinal" for r in references if r not in unmapped},
+        )
     return GoldMapping()
 
 
@@ -148,8 +158,13 @@ def gold_summary(rows: pd.DataFrame) -> dict[str, Any]:
     """Per language: questions, questions with gold, how many have gold that could not be mapped,
     and evidence recall over the mapped ones; plus the list of unmapped questions."""
     if rows.empty:
-        return {"with_gold": 0, "unmapped": 0, "unmapped_share": None, "by_language": {},
-                "unmapped_questions": []}
+        return {
+            "with_gold": 0,
+            "unmapped": 0,
+            "unmapped_share": None,
+            "by_language": {},
+            "unmapped_questions": [],
+        }
     rows = rows.assign(language=rows["language"].fillna("?"), has_gold=rows.apply(_has_gold, axis=1))
     questions = rows.drop_duplicates("qid")
     by_language: dict[str, dict[str, Any]] = {}
@@ -158,39 +173,52 @@ def gold_summary(rows: pd.DataFrame) -> dict[str, Any]:
         answered = (rows["language"] == language) & (rows["status"] == "answered")
         recalls = rows.loc[answered, "evidence_recall"].dropna()
         by_language[str(language)] = {
-            "questions": int(len(group)), "with_gold": int(len(with_gold)),
+            "questions": int(len(group)),
+            "with_gold": int(len(with_gold)),
             "unmapped": int((with_gold["gold_unmapped"].map(len) > 0).sum()),
             "evidence_recall": round(float(recalls.astype(float).mean()), 4) if len(recalls) else None,
-            "n_recall": int(len(recalls))}
+            "n_recall": int(len(recalls)),
+        }
     unmapped = questions[questions["gold_unmapped"].map(len) > 0]
     with_gold = int(questions["has_gold"].sum())
-    return {"with_gold": with_gold, "unmapped": int(len(unmapped)),
-            "unmapped_share": round(len(unmapped) / with_gold, 4) if with_gold else None,
-            "by_language": by_language,
-            "unmapped_questions": [{"qid": r.qid, "doc_id": r.doc_id, "language": r.language,
-                                    "gold": list(r.gold_unmapped)} for r in unmapped.itertuples()]}
+    return {
+        "with_gold": with_gold,
+        "unmapped": int(len(unmapped)),
+        "unmapped_share": round(len(unmapped) / with_gold, 4) if with_gold else None,
+        "by_language": by_language,
+        "unmapped_questions": [
+            {"qid": r.qid, "doc_id": r.doc_id, "language": r.language, "gold": list(r.gold_unmapped)}
+            for r in unmapped.itertuples()
+        ],
+    }
 
 
 def gold_warning(benchmark: str, summary: dict[str, Any]) -> str | None:
     share = summary.get("unmapped_share")
     if share is None or share <= WARN_SHARE:
         return None
-    return (f"{benchmark}: {summary['unmapped']} of {summary['with_gold']} questions with gold ({share:.1%}) "
-            "have "
-            "gold scenes that match no section; they are left out of evidence recall (see --verbose)")
+    return (
+        f"{benchmark}: {summary['unmapped']} of {summary['with_gold']} questions with gold ({share:.1%}) "
+        "have "
+        "gold scenes that match no section; they are left out of evidence recall (see --verbose)"
+    )
 
 
 def gold_lines(summary: dict[str, Any], verbose: bool = False) -> list[str]:
     """Plain-text lines: recall per language with the unmapped count beside it; with `verbose`,
     every unmapped question and the gold it names."""
     share = summary.get("unmapped_share")
-    lines = [f"gold mapping: {summary['unmapped']} of {summary['with_gold']} question(s) with gold unmapped"
-             + (f" ({share:.1%})" if share is not None else "")]
+    lines = [
+        f"gold mapping: {summary['unmapped']} of {summary['with_gold']} question(s) with gold unmapped"
+        + (f" ({share:.1%})" if share is not None else "")
+    ]
     for language, figures in sorted(summary["by_language"].items()):
         recall = "—" if figures["evidence_recall"] is None else format(figures["evidence_recall"], ".4g")
         mapped = figures["with_gold"] - figures["unmapped"]
-        lines.append(f"evidence recall [{language}] {recall:>7}  over {mapped} "
-                     f"mapped question(s); unmapped gold: {figures['unmapped']} of {figures['with_gold']}")
+        lines.append(
+            f"evidence recall [{language}] {recall:>7}  over {mapped} "
+            f"mapped question(s); unmapped gold: {figures['unmapped']} of {figures['with_gold']}"
+        )
     if verbose:
         for item in summary["unmapped_questions"]:
             lines.append(f"  unmapped {item['qid']} ({item['language']}): {'; '.join(item['gold'])[:160]}")

@@ -30,9 +30,16 @@ class Question:
     @classmethod
     def from_json(cls, record: dict[str, Any]) -> "Question":
         options = record.get("options") or None
-        return cls(qid=str(record["qid"]), doc_id=str(record["doc_id"]), question=str(record["question"]),
-                   answer=str(record.get("answer") or ""), options=[str(o) for o in options] if options else None,
-                   gold_option=record.get("gold_option"), qtype=record.get("qtype"), meta=record.get("meta") or {})
+        return cls(
+            qid=str(record["qid"]),
+            doc_id=str(record["doc_id"]),
+            question=str(record["question"]),
+            answer=str(record.get("answer") or ""),
+            options=[str(o) for o in options] if options else None,
+            gold_option=record.get("gold_option"),
+            qtype=record.get("qtype"),
+            meta=record.get("meta") or {},
+        )
 
     @property
     def references(self) -> list[str]:
@@ -107,6 +114,15 @@ def metric_rows(run_id: str, benchmark: str, system: str, rows: pd.DataFrame) ->
     for qtype, group in groups:
         n = int((group["status"] == "answered").sum())
         for metric, value in summarize(group).items():
-            out.append({"run_id": run_id, "benchmark": benchmark, "system": system, "qtype": qtype,
-                        "metric": metric, "value": value, "n": n})
+            out.append(
+                {
+                    "run_id": run_id,
+                    "benchmark": benchmark,
+                    "system": system,
+                    "qtype": qtype,
+                    "metric": metric,
+                    "value": value,
+                    "n": n,
+                }
+            )
     return out

@@ -12,22 +12,95 @@ import pandas as pd
 
 from tasks.narrative.inputs import NarrativeInputs, join_names
 
-OCCUPATIONS_EN = frozenset("""
+OCCUPATIONS_EN = frozenset(
+    """
 keeper master fisherman fishermen developer assistant volunteer doctor nurse lawyer police policeman officer teacher
 priest manager skipper captain soldier king queen prince princess farmer merchant smith blacksmith miller
 charcoal-burner woodcutter shepherd hunter tailor cook servant maid student clerk banker driver pilot writer artist
 musician singer waitress waiter bartender detective agent judge scientist engineer sailor witch wizard knight
 professor secretary journalist reporter thief guard nun monk shopkeeper landlord housekeeper gardener cashier
-""".split())
-OCCUPATIONS_ZH = ("老板", "律师", "医生", "警察", "警官", "牧师", "护士", "院士", "局长", "法官", "经理", "服务员", "船员",
-                  "收银员", "主任", "老师", "司机", "厂长", "队长", "警员", "商人", "渔夫")
-RELATION_WORDS_EN = ("wife", "husband", "brother", "sister", "son", "daughter", "father", "mother", "friend", "boss",
-                     "assistant", "uncle", "aunt", "cousin", "girlfriend", "boyfriend", "partner", "colleague", "lover",
-                     "fiancé", "fiancée", "nephew", "niece", "grandfather", "grandmother", "widow", "neighbour")
-RELATION_WORDS_ZH = ("妻子", "丈夫", "老婆", "老公", "儿子", "女儿", "爸爸", "父亲", "母亲", "妈妈", "哥哥", "姐姐", "弟弟",
-                     "妹妹", "朋友", "前妻", "姐夫", "小舅子", "同事", "邻居", "岳父", "岳母")
-BODY_PARTS = frozenset("hand hands face eyes eye head arm arms shoulder shoulders fingers voice mouth hair back feet"
-                       .split())
+""".split()
+)
+OCCUPATIONS_ZH = (
+    "老板",
+    "律师",
+    "医生",
+    "警察",
+    "警官",
+    "牧师",
+    "护士",
+    "院士",
+    "局长",
+    "法官",
+    "经理",
+    "服务员",
+    "船员",
+    "收银员",
+    "主任",
+    "老师",
+    "司机",
+    "厂长",
+    "队长",
+    "警员",
+    "商人",
+    "渔夫",
+)
+RELATION_WORDS_EN = (
+    "wife",
+    "husband",
+    "brother",
+    "sister",
+    "son",
+    "daughter",
+    "father",
+    "mother",
+    "friend",
+    "boss",
+    "assistant",
+    "uncle",
+    "aunt",
+    "cousin",
+    "girlfriend",
+    "boyfriend",
+    "partner",
+    "colleague",
+    "lover",
+    "fiancé",
+    "fiancée",
+    "nephew",
+    "niece",
+    "grandfather",
+    "grandmother",
+    "widow",
+    "neighbour",
+)
+RELATION_WORDS_ZH = (
+    "妻子",
+    "丈夫",
+    "老婆",
+    "老公",
+    "儿子",
+    "女儿",
+    "爸爸",
+    "父亲",
+    "母亲",
+    "妈妈",
+    "哥哥",
+    "姐姐",
+    "弟弟",
+    "妹妹",
+    "朋友",
+    "前妻",
+    "姐夫",
+    "小舅子",
+    "同事",
+    "邻居",
+    "岳父",
+    "岳母",
+)
+BODY_PARTS = frozenset(
+    "hand hands face eyes eye head arm arms shoulder shoulders fingers voice mouth hair back feet".split()
+)
 MAX_VALUE_CHARS = 160
 
 
@@ -45,8 +118,9 @@ def _surfaces(inputs: NarrativeInputs, entity_id: str) -> list[str]:
     return sorted(names, key=len, reverse=True)
 
 
-def derive_attributes(inputs: NarrativeInputs, entity: dict[str, Any], facts: list[dict[str, Any]],
-                      relations: pd.DataFrame) -> dict[str, tuple[str, list[str]]]:
+def derive_attributes(
+    inputs: NarrativeInputs, entity: dict[str, Any], facts: list[dict[str, Any]], relations: pd.DataFrame
+) -> dict[str, tuple[str, list[str]]]:
     """key -> (value, supporting fact ids) for one entity."""
     entity_id, language = entity["entity_id"], inputs.language
     attributes: dict[str, tuple[str, list[str]]] = {}
@@ -69,11 +143,17 @@ def derive_attributes(inputs: NarrativeInputs, entity: dict[str, Any], facts: li
         age = re.search(rf"(?i)(?:{name_re})\s*\(\s*((?:early|mid|late)[ -]\d0s|\d{{1,3}}s?)\s*\)", text)
         if age:
             put("age", age.group(1), [fact_id])
-        role = re.search(rf"(?i)(?:{name_re})(?:\s*\([^)]*\))?,\s+((?:the|a|an|his|her|their)\s+[^,.;]{{3,60}}?)"
-                         rf"(?=,|\.|;| and | with )", text)
+        role = re.search(
+            rf"(?i)(?:{name_re})(?:\s*\([^)]*\))?,\s+((?:the|a|an|his|her|their)\s+[^,.;]{{3,60}}?)"
+            rf"(?=,|\.|;| and | with )",
+            text,
+        )
         if role:
             put("role", role.group(1), [fact_id])
-            head = next((w for w in reversed(re.findall(r"[a-z\-]+", role.group(1).lower())) if w in OCCUPATIONS_EN), None)
+            head = next(
+                (w for w in reversed(re.findall(r"[a-z\-]+", role.group(1).lower())) if w in OCCUPATIONS_EN),
+                None,
+            )
             if head:
                 put("occupation", head, [fact_id])
         for match in re.finditer(rf"(?:{name_re})['’]s\s+((?:[a-z\-]+\s+)?[a-z\-]+)", text, re.IGNORECASE):
@@ -85,7 +165,11 @@ def derive_attributes(inputs: NarrativeInputs, entity: dict[str, Any], facts: li
     if by_type["goal"]:
         put("goal", by_type["goal"][0]["text"], [by_type["goal"][0]["fact_id"]])
     if by_type["mental_state"]:
-        put("latest_mental_state", by_type["mental_state"][-1]["text"], [by_type["mental_state"][-1]["fact_id"]])
+        put(
+            "latest_mental_state",
+            by_type["mental_state"][-1]["text"],
+            [by_type["mental_state"][-1]["fact_id"]],
+        )
     _affiliation(inputs, entity_id, facts, put)
     _relations_table(inputs, entity_id, facts, relations, put)
     return attributes
@@ -104,7 +188,9 @@ def _zh_name_attributes(inputs: NarrativeInputs, entity: dict[str, Any], put: An
         put("occupation", occupation, [])
 
 
-def _relation_from_possessive(inputs: NarrativeInputs, entity_id: str, fact: dict[str, Any], put: Any) -> None:
+def _relation_from_possessive(
+    inputs: NarrativeInputs, entity_id: str, fact: dict[str, Any], put: Any
+) -> None:
     # "..., Tom's sister, ..." in a fact about Margaret: Margaret is Tom's sister.
     for other in fact["related_entity_ids"]:
         other_re = "|".join(re.escape(s) for s in _surfaces(inputs, other))
@@ -122,22 +208,39 @@ def _relation_from_possessive(inputs: NarrativeInputs, entity_id: str, fact: dic
 
 
 def _affiliation(inputs: NarrativeInputs, entity_id: str, facts: list[dict[str, Any]], put: Any) -> None:
-    counts = Counter(e for f in facts for e in f["related_entity_ids"] if inputs.lexicon.types.get(e) == "institution")
+    counts = Counter(
+        e for f in facts for e in f["related_entity_ids"] if inputs.lexicon.types.get(e) == "institution"
+    )
     if counts:
         institution = sorted(counts, key=lambda e: (-counts[e], e))[0]
-        put("affiliation", inputs.lexicon.name(institution),
-            [f["fact_id"] for f in facts if institution in f["related_entity_ids"]])
+        put(
+            "affiliation",
+            inputs.lexicon.name(institution),
+            [f["fact_id"] for f in facts if institution in f["related_entity_ids"]],
+        )
 
 
-def _relations_table(inputs: NarrativeInputs, entity_id: str, facts: list[dict[str, Any]], relations: pd.DataFrame,
-                     put: Any, limit: int = 3) -> None:
+def _relations_table(
+    inputs: NarrativeInputs,
+    entity_id: str,
+    facts: list[dict[str, Any]],
+    relations: pd.DataFrame,
+    put: Any,
+    limit: int = 3,
+) -> None:
     """The strongest relations to characters that the entity's facts also attest."""
     if relations is None or relations.empty:
         return
-    own = relations[(relations["source_entity_id"] == entity_id) | (relations["target_entity_id"] == entity_id)]
+    own = relations[
+        (relations["source_entity_id"] == entity_id) | (relations["target_entity_id"] == entity_id)
+    ]
     added = 0
     for relation in own.sort_values(["weight", "relation_id"], ascending=[False, True]).to_dict("records"):
-        other = relation["target_entity_id"] if relation["source_entity_id"] == entity_id else relation["source_entity_id"]
+        other = (
+            relation["target_entity_id"]
+            if relation["source_entity_id"] == entity_id
+            else relation["source_entity_id"]
+        )
         support = [f["fact_id"] for f in facts if other in f["related_entity_ids"]]
         if not support or inputs.lexicon.types.get(other) != "character":
             continue
@@ -150,8 +253,13 @@ def _relations_table(inputs: NarrativeInputs, entity_id: str, facts: list[dict[s
             return
 
 
-def compose_summary(inputs: NarrativeInputs, entity: dict[str, Any], facts: list[dict[str, Any]],
-                    attributes: dict[str, tuple[str, list[str]]], n_sections: int) -> str:
+def compose_summary(
+    inputs: NarrativeInputs,
+    entity: dict[str, Any],
+    facts: list[dict[str, Any]],
+    attributes: dict[str, tuple[str, list[str]]],
+    n_sections: int,
+) -> str:
     """A short profile: name with age and role, where it appears, and a few telling facts."""
     name, zh = str(entity["name"]), inputs.language == "zh"
     picks: list[str] = []
@@ -163,15 +271,25 @@ def compose_summary(inputs: NarrativeInputs, entity: dict[str, Any], facts: list
     picks.extend(a for a in actions[-1:] if a not in picks)
     details = [attributes[k][0] for k in ("role", "occupation") if k in attributes][:1]
     if zh:
-        head = name + (f"（{attributes['age'][0]}）" if "age" in attributes else "") + (f"，{details[0]}" if details else "")
-        body = f"{head}。出现在{n_sections}个场景或段落中。" + "".join(p if p.endswith(("。", "”", "！", "？")) else p + "。"
-                                                                 for p in picks[:4])
+        head = (
+            name
+            + (f"（{attributes['age'][0]}）" if "age" in attributes else "")
+            + (f"，{details[0]}" if details else "")
+        )
+        body = f"{head}。出现在{n_sections}个场景或段落中。" + "".join(
+            p if p.endswith(("。", "”", "！", "？")) else p + "。" for p in picks[:4]
+        )
     else:
         age = f" ({attributes['age'][0]})" if "age" in attributes else ""
         head = f"{name}{age}" + (f", {details[0]}" if details else "")
         relation_keys = [k for k in attributes if k.startswith("relationship_to_")]
-        related = join_names([k[len("relationship_to_"):].replace("_", " ").title() for k in relation_keys[:3]], "en")
-        body = f"{head}. Appears in {n_sections} section{'s' if n_sections != 1 else ''}" + (
-            f"; connected to {related}" if related else "") + ". " + " ".join(
-            p if p.endswith((".", "!", "?", "\u201d", '"')) else p + "." for p in picks[:4])
+        related = join_names(
+            [k[len("relationship_to_") :].replace("_", " ").title() for k in relation_keys[:3]], "en"
+        )
+        body = (
+            f"{head}. Appears in {n_sections} section{'s' if n_sections != 1 else ''}"
+            + (f"; connected to {related}" if related else "")
+            + ". "
+            + " ".join(p if p.endswith((".", "!", "?", "\u201d", '"')) else p + "." for p in picks[:4])
+        )
     return body.strip()[:1200]

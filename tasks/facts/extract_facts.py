@@ -46,35 +46,55 @@ def linked_chunks(inputs: NarrativeInputs, entity: dict[str, Any], limit: int) -
     return [chunks[round(i * step)] for i in range(limit)]
 
 
-def heuristic_profiles(inputs: NarrativeInputs, relations: pd.DataFrame,
-                       settings: ExtractFactsSettings) -> dict[str, list[dict[str, Any]]]:
+def heuristic_profiles(
+    inputs: NarrativeInputs, relations: pd.DataFrame, settings: ExtractFactsSettings
+) -> dict[str, list[dict[str, Any]]]:
     """Facts, attributes and profiles of every profiled entity from its linked chunks' sentences."""
     out: dict[str, list[dict[str, Any]]] = {table: [] for table in TABLES}
     ordinals = dict(zip(inputs.sections["section_id"], inputs.sections["ordinal"].astype(int)))
     for entity in profiled_entities(inputs.entities, settings.min_degree):
         chunks = linked_chunks(inputs, entity, settings.max_chunks_per_entity)
-        facts = fact_rows(inputs, entity["entity_id"], [c["chunk_id"] for c in chunks], settings.max_facts_per_entity)
+        facts = fact_rows(
+            inputs, entity["entity_id"], [c["chunk_id"] for c in chunks], settings.max_facts_per_entity
+        )
         if not facts:
             continue
         attributes = derive_attributes(inputs, entity, facts, relations)
-        sections = [s for s in as_list(entity.get("section_ids")) if s in ordinals] or [f["section_id"] for f in facts]
+        sections = [s for s in as_list(entity.get("section_ids")) if s in ordinals] or [
+            f["section_id"] for f in facts
+        ]
         spread = [ordinals[s] for s in sections if s in ordinals]
         out["atomic_facts"].extend(facts)
-        out["entity_attributes"].extend({"doc_id": inputs.doc_id, "entity_id": entity["entity_id"], "key": key,
-                                         "value": value, "fact_ids": fact_ids}
-                                        for key, (value, fact_ids) in attributes.items())
-        out["entity_profiles"].append({
-            "entity_id": entity["entity_id"], "doc_id": inputs.doc_id,
-            "summary": compose_summary(inputs, entity, facts, attributes, len(set(sections))),
-            "n_facts": len(facts), "first_ordinal": min(spread) if spread else None,
-            "last_ordinal": max(spread) if spread else None, "method": METHOD})
+        out["entity_attributes"].extend(
+            {
+                "doc_id": inputs.doc_id,
+                "entity_id": entity["entity_id"],
+                "key": key,
+                "value": value,
+                "fact_ids": fact_ids,
+            }
+            for key, (value, fact_ids) in attributes.items()
+        )
+        out["entity_profiles"].append(
+            {
+                "entity_id": entity["entity_id"],
+                "doc_id": inputs.doc_id,
+                "summary": compose_summary(inputs, entity, facts, attributes, len(set(sections))),
+                "n_facts": len(facts),
+                "first_ordinal": min(spread) if spread else None,
+                "last_ordinal": max(spread) if spread else None,
+                "method": METHOD,
+            }
+        )
     return out
 
 
 def finalize(produced: dict[str, list[dict[str, Any]]]) -> dict[str, list[dict[str, Any]]]:
     """Deterministic order: facts by entity then span, attributes by entity and key, profiles by entity."""
     return {
-        "atomic_facts": sorted(produced["atomic_facts"], key=lambda r: (r["entity_id"], r["char_start"], r["fact_id"])),
+        "atomic_facts": sorted(
+            produced["atomic_facts"], key=lambda r: (r["entity_id"], r["char_start"], r["fact_id"])
+        ),
         "entity_attributes": sorted(produced["entity_attributes"], key=lambda r: (r["entity_id"], r["key"])),
         "entity_profiles": sorted(produced["entity_profiles"], key=lambda r: r["entity_id"]),
     }
@@ -85,15 +105,22 @@ def run(ctx: StageContext) -> StageOutput:
     settings = ctx.settings.extract_facts
     if not settings.enabled:
         return {table: [] for table in TABLES}
-    inputs = NarrativeInputs.from_tables(ctx.document, {name: ctx.table(name) for name in
-                                                        ("sections", "chunks", "sentences", "entities", "mentions")})
+    inputs = NarrativeInputs.from_tables(
+        ctx.document,
+        {name: ctx.table(name) for name in ("sections", "chunks", "sentences", "entities", "mentions")},
+    )
     if ctx.llm is None:
         return dict(finalize(heuristic_profiles(inputs, ctx.table("relations"), settings)))
-    plan = [(entity, chunks) for entity in profiled_entities(inputs.entities, settings.min_degree)
-            if (chunks := linked_chunks(inputs, entity, settings.max_chunks_per_entity))]
+    plan = [
+        (entity, chunks)
+        for entity in profiled_entities(inputs.entities, settings.min_degree)
+        if (chunks := linked_chunks(inputs, entity, settings.max_chunks_per_entity))
+    ]
     produced = llm_profiles(ctx, inputs, plan, settings.max_facts_per_entity)
     output: dict[str, Any] = dict(finalize(produced))
     output["llm_calls"], output["failures"] = produced["llm_calls"], produced["failures"]
     if produced["failures"]:
-        output["_warnings"] = [f"{len(produced['failures'])} of {len(plan)} entities failed in the LLM; see failures"]
+        output["_warnings"] = [
+            f"{len(produced['failures'])} of {len(plan)} entities failed in the LLM; see failures"
+        ]
     return output

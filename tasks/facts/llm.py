@@ -17,17 +17,34 @@ PROMPT_ID = "extract_facts/v1"
 METHOD = "llm"
 
 
-def entity_item(inputs: NarrativeInputs, entity: dict[str, Any], chunks: list[dict[str, Any]]) -> dict[str, Any]:
+def entity_item(
+    inputs: NarrativeInputs, entity: dict[str, Any], chunks: list[dict[str, Any]]
+) -> dict[str, Any]:
     """Prompt values for one entity: its names, type, description and numbered chunk excerpts."""
     headings = dict(zip(inputs.sections["section_id"], inputs.sections["heading"]))
-    aliases = [a for a in (list(entity["aliases"]) if entity.get("aliases") is not None else []) if a != entity["name"]]
-    excerpts = "\n\n".join(f"[{i}] ({headings.get(c['section_id'], '')})\n{c['text']}" for i, c in enumerate(chunks, 1))
-    return {"name": entity["name"], "entity_type": entity["entity_type"], "aliases": ", ".join(aliases) or "-",
-            "description": entity.get("description") or "-", "excerpts": excerpts}
+    aliases = [
+        a
+        for a in (list(entity["aliases"]) if entity.get("aliases") is not None else [])
+        if a != entity["name"]
+    ]
+    excerpts = "\n\n".join(
+        f"[{i}] ({headings.get(c['section_id'], '')})\n{c['text']}" for i, c in enumerate(chunks, 1)
+    )
+    return {
+        "name": entity["name"],
+        "entity_type": entity["entity_type"],
+        "aliases": ", ".join(aliases) or "-",
+        "description": entity.get("description") or "-",
+        "excerpts": excerpts,
+    }
 
 
-def llm_profiles(ctx: StageContext, inputs: NarrativeInputs, plan: list[tuple[dict[str, Any], list[dict[str, Any]]]],
-                 max_facts: int) -> dict[str, list[dict[str, Any]]]:
+def llm_profiles(
+    ctx: StageContext,
+    inputs: NarrativeInputs,
+    plan: list[tuple[dict[str, Any], list[dict[str, Any]]]],
+    max_facts: int,
+) -> dict[str, list[dict[str, Any]]]:
     """Facts, attributes and profiles of the planned entities; failed entities become failures rows."""
     items = [(entity["entity_id"], entity_item(inputs, entity, chunks)) for entity, chunks in plan]
     batch = run_structured(ctx, PROMPT_ID, items, FactsReply)
@@ -42,12 +59,22 @@ def llm_profiles(ctx: StageContext, inputs: NarrativeInputs, plan: list[tuple[di
         facts.extend(made["atomic_facts"])
         attributes.extend(made["entity_attributes"])
         profiles.extend(made["entity_profiles"])
-    return {"atomic_facts": facts, "entity_attributes": attributes, "entity_profiles": profiles,
-            "llm_calls": batch.calls, "failures": batch.failures}
+    return {
+        "atomic_facts": facts,
+        "entity_attributes": attributes,
+        "entity_profiles": profiles,
+        "llm_calls": batch.calls,
+        "failures": batch.failures,
+    }
 
 
-def reply_rows(inputs: NarrativeInputs, entity: dict[str, Any], chunks: list[dict[str, Any]], reply: FactsReply,
-               max_facts: int) -> dict[str, list[dict[str, Any]]]:
+def reply_rows(
+    inputs: NarrativeInputs,
+    entity: dict[str, Any],
+    chunks: list[dict[str, Any]],
+    reply: FactsReply,
+    max_facts: int,
+) -> dict[str, list[dict[str, Any]]]:
     """Rows of one entity's reply: facts with located spans, attributes citing them, the profile."""
     entity_id = entity["entity_id"]
     facts: dict[str, dict[str, Any]] = {}
@@ -62,25 +89,49 @@ def reply_rows(inputs: NarrativeInputs, entity: dict[str, Any], chunks: list[dic
             offset = int(chunk["char_start"])
             start, end = (offset + found[0], offset + found[1]) if found else (offset, int(chunk["char_end"]))
             chunk_row, start, end = clip_to_chunk(inputs, start, end)
-            related = [e for e in (inputs.lexicon.resolve_one(n) for n in item.related) if e and e != entity_id]
+            related = [
+                e for e in (inputs.lexicon.resolve_one(n) for n in item.related) if e and e != entity_id
+            ]
             text = item.text.strip()[:MAX_FACT_CHARS]
-            facts[key] = {"fact_id": make_id("fact", inputs.doc_id, entity_id, key), "doc_id": inputs.doc_id,
-                          "entity_id": entity_id, "text": text, "fact_type": item.fact_type,
-                          "related_entity_ids": list(dict.fromkeys(related)), "chunk_id": chunk_row["chunk_id"],
-                          "section_id": chunk_row["section_id"], "char_start": start, "char_end": end,
-                          "method": METHOD}
+            facts[key] = {
+                "fact_id": make_id("fact", inputs.doc_id, entity_id, key),
+                "doc_id": inputs.doc_id,
+                "entity_id": entity_id,
+                "text": text,
+                "fact_type": item.fact_type,
+                "related_entity_ids": list(dict.fromkeys(related)),
+                "chunk_id": chunk_row["chunk_id"],
+                "section_id": chunk_row["section_id"],
+                "char_start": start,
+                "char_end": end,
+                "method": METHOD,
+            }
         by_number[number] = facts[key]["fact_id"]
     attributes: dict[str, dict[str, Any]] = {}
     for item in reply.attributes:
         if item.key in attributes:
             continue
-        attributes[item.key] = {"doc_id": inputs.doc_id, "entity_id": entity_id, "key": item.key,
-                                "value": item.value.strip(),
-                                "fact_ids": list(dict.fromkeys(by_number[n] for n in item.fact_numbers if n in by_number))}
+        attributes[item.key] = {
+            "doc_id": inputs.doc_id,
+            "entity_id": entity_id,
+            "key": item.key,
+            "value": item.value.strip(),
+            "fact_ids": list(dict.fromkeys(by_number[n] for n in item.fact_numbers if n in by_number)),
+        }
     fact_rows = sorted(facts.values(), key=lambda f: (f["char_start"], f["fact_id"]))
     ordinals = dict(zip(inputs.sections["section_id"], inputs.sections["ordinal"].astype(int)))
     spread = [ordinals[f["section_id"]] for f in fact_rows if f["section_id"] in ordinals]
-    profile = {"entity_id": entity_id, "doc_id": inputs.doc_id, "summary": reply.summary.strip(),
-               "n_facts": len(fact_rows), "first_ordinal": min(spread) if spread else None,
-               "last_ordinal": max(spread) if spread else None, "method": METHOD}
-    return {"atomic_facts": fact_rows, "entity_attributes": list(attributes.values()), "entity_profiles": [profile]}
+    profile = {
+        "entity_id": entity_id,
+        "doc_id": inputs.doc_id,
+        "summary": reply.summary.strip(),
+        "n_facts": len(fact_rows),
+        "first_ordinal": min(spread) if spread else None,
+        "last_ordinal": max(spread) if spread else None,
+        "method": METHOD,
+    }
+    return {
+        "atomic_facts": fact_rows,
+        "entity_attributes": list(attributes.values()),
+        "entity_profiles": [profile],
+    }

@@ -19,8 +19,17 @@ def run(ctx: StageContext) -> StageOutput:
     document = ctx.document
     settings = ctx.settings.extract_graph
     rows, warnings = extract_heuristic(
-        document.doc_id, document.text, document.language, document.kind, document.title, ctx.table("sections"),
-        ctx.table("chunks"), ctx.table("sentences"), settings.min_prose_name_count, settings.max_description_chars)
+        document.doc_id,
+        document.text,
+        document.language,
+        document.kind,
+        document.title,
+        ctx.table("sections"),
+        ctx.table("chunks"),
+        ctx.table("sentences"),
+        settings.min_prose_name_count,
+        settings.max_description_chars,
+    )
     if ctx.llm is None:
         return {**rows, "_warnings": warnings}
     # The offline reading supplies the known-name list that keeps per-chunk LLM replies consistent.

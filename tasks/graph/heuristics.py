@@ -17,10 +17,26 @@ import pandas as pd
 from tasks.graph.name_lexicon import ANY, CAPS, PROPER, Lexicon
 from tasks.graph.names import display_name, normalize_name
 from tasks.graph.prose import attribution_turns, read_prose
-from tasks.graph.relations import (Mention, MentionIndex, exchange_relations, sentence_relations, setting_relations,
-                                   snippet)
-from tasks.graph.screenplay import (COLLECTIVE_EN, TITLED_NAME, WEEKDAY_TIME, ScreenplayLexicon, add_heading_entities,
-                                    find_full_names, find_vocatives, read_speakers, scan_action, written_as_proper)
+from tasks.graph.relations import (
+    Mention,
+    MentionIndex,
+    exchange_relations,
+    sentence_relations,
+    setting_relations,
+    snippet,
+)
+from tasks.graph.screenplay import (
+    COLLECTIVE_EN,
+    TITLED_NAME,
+    WEEKDAY_TIME,
+    ScreenplayLexicon,
+    add_heading_entities,
+    find_full_names,
+    find_vocatives,
+    read_speakers,
+    scan_action,
+    written_as_proper,
+)
 from tasks.graph.upsert import ChunkIndex, EntityKey, GraphDraft, claim_spans
 from tasks.graph.zh import COLLECTIVE_ZH, familiar_names, given_names, resolve_speakers
 from tasks.ingest.screenplay import parse_blocks
@@ -33,15 +49,28 @@ class Plan:
     lexicon: Lexicon
     spans: list[tuple[int, int, EntityKey]] = field(default_factory=list)  # fixed spans (cues, headings)
     speaker_keys: dict[str, EntityKey] = field(default_factory=dict)  # raw speaker string -> entity
-    turns: list[tuple[str, EntityKey, int, int]] = field(default_factory=list)  # (section, speaker, start, end)
+    turns: list[tuple[str, EntityKey, int, int]] = field(
+        default_factory=list
+    )  # (section, speaker, start, end)
     section_locations: dict[str, EntityKey] = field(default_factory=dict)
     headings: dict[str, str] = field(default_factory=dict)
-    links: list[tuple[EntityKey, EntityKey, str, list[str], int]] = field(default_factory=list)  # extra relations
+    links: list[tuple[EntityKey, EntityKey, str, list[str], int]] = field(
+        default_factory=list
+    )  # extra relations
 
 
-def extract_heuristic(doc_id: str, text: str, language: str, kind: str, title: str, sections: pd.DataFrame,
-                      chunks: pd.DataFrame, sentences: pd.DataFrame, min_prose_name_count: int,
-                      max_description_chars: int) -> tuple[dict[str, list[dict[str, Any]]], list[str]]:
+def extract_heuristic(
+    doc_id: str,
+    text: str,
+    language: str,
+    kind: str,
+    title: str,
+    sections: pd.DataFrame,
+    chunks: pd.DataFrame,
+    sentences: pd.DataFrame,
+    min_prose_name_count: int,
+    max_description_chars: int,
+) -> tuple[dict[str, list[dict[str, Any]]], list[str]]:
     """raw_entities / raw_mentions / raw_relations rows of one document, and warnings."""
     index = ChunkIndex(chunks)
     draft = GraphDraft(doc_id, text, index)
@@ -64,8 +93,11 @@ def extract_heuristic(doc_id: str, text: str, language: str, kind: str, title: s
             draft.add_relation(a, b, description, keywords, [chunk.chunk_id], method="heuristic:introduction")
     grounded = {m.key for m in mentions.items}
     draft.prune(grounded)  # an entity the text never grounds is not kept
-    warnings = [f"{draft.rejected_mentions} mention span(s) crossed a chunk boundary and were dropped"] \
-        if draft.rejected_mentions else []
+    warnings = (
+        [f"{draft.rejected_mentions} mention span(s) crossed a chunk boundary and were dropped"]
+        if draft.rejected_mentions
+        else []
+    )
     return draft.to_rows(max_description_chars), warnings
 
 
@@ -74,8 +106,13 @@ def _display(draft: GraphDraft, key: EntityKey) -> str:
     return sorted(names.items(), key=lambda kv: (-kv[1], -len(kv[0]), kv[0]))[0][0]
 
 
-def _describe_actors(draft: GraphDraft, sentences: pd.DataFrame, mentions: MentionIndex, heading_starts: set[int],
-                     per_entity: int = 2) -> None:
+def _describe_actors(
+    draft: GraphDraft,
+    sentences: pd.DataFrame,
+    mentions: MentionIndex,
+    heading_starts: set[int],
+    per_entity: int = 2,
+) -> None:
     """A character is described by the first narration sentences it opens ("John watches ...")."""
     used: Counter = Counter()
     narration = sentences[sentences["speaker"].isna()].sort_values("char_start")
@@ -101,7 +138,9 @@ def _ground(draft: GraphDraft, plan: Plan, index: ChunkIndex, chunks: pd.DataFra
             fixed.setdefault(chunk.chunk_id, []).append((start, end, key))
     found: list[Mention] = []
     for chunk in chunks.itertuples():
-        candidates = fixed.get(chunk.chunk_id, []) + plan.lexicon.find_spans(chunk.text, int(chunk.char_start))
+        candidates = fixed.get(chunk.chunk_id, []) + plan.lexicon.find_spans(
+            chunk.text, int(chunk.char_start)
+        )
         for start, end, key in claim_spans(candidates):
             if key in draft.entities and draft.add_mention(key, start, end):
                 found.append(Mention(start, end, key))
@@ -110,22 +149,32 @@ def _ground(draft: GraphDraft, plan: Plan, index: ChunkIndex, chunks: pd.DataFra
 
 # -- English screenplays ---------------------------------------------------------------
 
-def _plan_en_screenplay(draft: GraphDraft, text: str, title: str, sections: pd.DataFrame,
-                        sentences: pd.DataFrame) -> Plan:
+
+def _plan_en_screenplay(
+    draft: GraphDraft, text: str, title: str, sections: pd.DataFrame, sentences: pd.DataFrame
+) -> Plan:
     plan = Plan(Lexicon("en"))
     lexicon = ScreenplayLexicon()
-    blocks_by_section = {s.section_id: parse_blocks(text, int(s.char_start), int(s.char_end), "en")
-                         for s in sections.itertuples()}
+    blocks_by_section = {
+        s.section_id: parse_blocks(text, int(s.char_start), int(s.char_end), "en")
+        for s in sections.itertuples()
+    }
     cue_of: dict[int, str] = {}
-    preamble = {b.start for s in sections.itertuples() if s.section_kind == "preamble"
-                for b in blocks_by_section[s.section_id]}  # a title page introduces nobody
+    preamble = {
+        b.start
+        for s in sections.itertuples()
+        if s.section_kind == "preamble"
+        for b in blocks_by_section[s.section_id]
+    }  # a title page introduces nobody
     for blocks in blocks_by_section.values():
         speakers, by_block = read_speakers(blocks, title)
         lexicon.speakers.update(speakers)
         cue_of.update(by_block)
     speaker_norm = {normalize_name(s): s for s in lexicon.speakers}
     lexicon.proper = {s: written_as_proper(text, s) for s in lexicon.speakers}
-    first_names = {normalize_name(s) for s, proper in lexicon.proper.items() if proper and len(s.split()) == 1}
+    first_names = {
+        normalize_name(s) for s, proper in lexicon.proper.items() if proper and len(s.split()) == 1
+    }
     spoken = lexicon.spoken
     for blocks in blocks_by_section.values():
         for block in blocks:
@@ -137,7 +186,9 @@ def _plan_en_screenplay(draft: GraphDraft, text: str, title: str, sections: pd.D
     for speaker, count in sorted(lexicon.speakers.items(), key=lambda kv: (-kv[1], kv[0])):
         words = set(normalize_name(speaker).split())
         entity_type = "group" if words & COLLECTIVE_EN else "character"
-        key = draft.add_entity(entity_type, display_name(speaker), f"Speaks in {count} dialogue cue(s).", "heuristic:cue")
+        key = draft.add_entity(
+            entity_type, display_name(speaker), f"Speaks in {count} dialogue cue(s).", "heuristic:cue"
+        )
         if key:
             add(speaker, key, PROPER if lexicon.proper[speaker] else CAPS)
     for norm, display in sorted(lexicon.full_names.items()):
@@ -162,8 +213,9 @@ def _plan_en_screenplay(draft: GraphDraft, text: str, title: str, sections: pd.D
             add(role, role_key, ANY)
     _add_titled_and_vocatives(draft, plan, text, sentences, speaker_norm)
     for section in sections.itertuples():
-        location_key, spans = add_heading_entities(draft, section.heading, int(section.char_start), section.location,
-                                                   section.time_of_day)
+        location_key, spans = add_heading_entities(
+            draft, section.heading, int(section.char_start), section.location, section.time_of_day
+        )
         plan.spans.extend(spans)
         plan.headings[section.section_id] = section.heading
         if location_key:
@@ -182,28 +234,38 @@ def _plan_en_screenplay(draft: GraphDraft, text: str, title: str, sections: pd.D
     return plan
 
 
-def _add_titled_and_vocatives(draft: GraphDraft, plan: Plan, text: str, sentences: pd.DataFrame,
-                              speaker_norm: dict[str, str]) -> None:
+def _add_titled_and_vocatives(
+    draft: GraphDraft, plan: Plan, text: str, sentences: pd.DataFrame, speaker_norm: dict[str, str]
+) -> None:
     for match in TITLED_NAME.finditer(text):
         surface = match.group(0)
         key = draft.add_entity("character", surface, None, "heuristic:titled_name")
         plan.lexicon.add(surface, key, PROPER)
     for match in WEEKDAY_TIME.finditer(text):
-        plan.lexicon.add(match.group(0), draft.add_entity("time", match.group(0), None, "heuristic:weekday"), PROPER)
+        plan.lexicon.add(
+            match.group(0), draft.add_entity("time", match.group(0), None, "heuristic:weekday"), PROPER
+        )
     dialogue = sentences.loc[sentences["speaker"].notna(), "text"].tolist()
     known = set(speaker_norm) | {k[1] for k in draft.entities}
     for word, count in sorted(find_vocatives(dialogue, text, known).items()):
-        key = draft.add_entity("character", word, f"Addressed by name in dialogue ({count} times).", "heuristic:vocative")
+        key = draft.add_entity(
+            "character", word, f"Addressed by name in dialogue ({count} times).", "heuristic:vocative"
+        )
         plan.lexicon.add(word, key, PROPER)
 
 
 # -- Chinese screenplays -----------------------------------------------------------------
 
+
 def _plan_zh_screenplay(draft: GraphDraft, text: str, sections: pd.DataFrame) -> Plan:
     plan = Plan(Lexicon("zh"))
-    blocks_by_section = {s.section_id: parse_blocks(text, int(s.char_start), int(s.char_end), "zh")
-                         for s in sections.itertuples()}
-    raw = Counter(b.speaker for blocks in blocks_by_section.values() for b in blocks if b.kind == "cue" and b.speaker)
+    blocks_by_section = {
+        s.section_id: parse_blocks(text, int(s.char_start), int(s.char_end), "zh")
+        for s in sections.itertuples()
+    }
+    raw = Counter(
+        b.speaker for blocks in blocks_by_section.values() for b in blocks if b.kind == "cue" and b.speaker
+    )
     resolved = resolve_speakers(raw, text)
     counts: Counter = Counter()
     for speaker, n in raw.items():
@@ -217,12 +279,18 @@ def _plan_zh_screenplay(draft: GraphDraft, text: str, sections: pd.DataFrame) ->
         plan.speaker_keys[speaker] = plan.lexicon.get(target.name)
     names = sorted(counts, key=len, reverse=True)
     for given, full in sorted(given_names(names, text).items()):
-        plan.lexicon.add(given, draft.add_entity("character", given, f"{full}的名字。", "heuristic:given_name"), ANY)
+        plan.lexicon.add(
+            given, draft.add_entity("character", given, f"{full}的名字。", "heuristic:given_name"), ANY
+        )
     for familiar, count in sorted(familiar_names(text, names).items()):
-        key = draft.add_entity("character", familiar, f"被称为“{familiar}”（{count}次）。", "heuristic:familiar_name")
+        key = draft.add_entity(
+            "character", familiar, f"被称为“{familiar}”（{count}次）。", "heuristic:familiar_name"
+        )
         plan.lexicon.add(familiar, key, ANY)
     for section in sections.itertuples():
-        location_key, spans = add_heading_entities(draft, section.heading, int(section.char_start), section.location, None)
+        location_key, spans = add_heading_entities(
+            draft, section.heading, int(section.char_start), section.location, None
+        )
         plan.spans.extend(spans)
         plan.headings[section.section_id] = section.heading
         if location_key:
@@ -242,6 +310,7 @@ def _plan_zh_screenplay(draft: GraphDraft, text: str, sections: pd.DataFrame) ->
 
 # -- prose ---------------------------------------------------------------------------------
 
+
 def _plan_prose(draft: GraphDraft, text: str, sentences: pd.DataFrame, min_count: int, language: str) -> Plan:
     plan = Plan(Lexicon(language))
     found = read_prose(text, sentences, min_count)
@@ -249,10 +318,14 @@ def _plan_prose(draft: GraphDraft, text: str, sentences: pd.DataFrame, min_count
         key = draft.add_entity(found.types[name], name, None, "heuristic:prose_name")
         plan.lexicon.add(name, key, PROPER)
     for noun, count in sorted(found.roles.items()):
-        key = draft.add_entity("character", noun, f"Referred to as 'the {noun}' ({count} times).", "heuristic:role_actor")
+        key = draft.add_entity(
+            "character", noun, f"Referred to as 'the {noun}' ({count} times).", "heuristic:role_actor"
+        )
         plan.lexicon.add(noun, key, ANY)
     for noun, count in sorted(found.places.items()):
-        key = draft.add_entity("location", noun, f"Setting referred to as 'the {noun}' ({count} times).", "heuristic:setting")
+        key = draft.add_entity(
+            "location", noun, f"Setting referred to as 'the {noun}' ({count} times).", "heuristic:setting"
+        )
         plan.lexicon.add(noun, key, ANY)
     sentence_spans = sentences.sort_values("char_start")
     starts, ends = sentence_spans["char_start"].tolist(), sentence_spans["char_end"].tolist()
@@ -265,5 +338,7 @@ def _plan_prose(draft: GraphDraft, text: str, sentences: pd.DataFrame, min_count
     for role, name, start, _ in found.appositions:
         role_key, name_key = plan.lexicon.get(role), plan.lexicon.get(name)
         if role_key and name_key:
-            plan.links.append((role_key, name_key, snippet(text[max(0, start - 60):start + 80]), ["named"], start))
+            plan.links.append(
+                (role_key, name_key, snippet(text[max(0, start - 60) : start + 80]), ["named"], start)
+            )
     return plan

@@ -38,14 +38,22 @@ class ChunkReply:
 
 def known_character_names(raw_entities: list[dict[str, Any]], language: str) -> str:
     """The most mentioned characters of the offline reading, as a list for the prompt."""
-    characters = sorted((e for e in raw_entities if e["entity_type"] == "character"),
-                        key=lambda e: (-e["n_mentions"], e["name"]))[:MAX_KNOWN_NAMES]
+    characters = sorted(
+        (e for e in raw_entities if e["entity_type"] == "character"),
+        key=lambda e: (-e["n_mentions"], e["name"]),
+    )[:MAX_KNOWN_NAMES]
     separator = "、" if language == "zh" else ", "
     return separator.join(e["name"] for e in characters) or ("（无）" if language == "zh" else "(none)")
 
 
 def _values(title: str, language: str, known: str, text: str, already: str) -> dict[str, str]:
-    return {"title": title, "language": language, "known_names": known, "already_found": already, "text": text}
+    return {
+        "title": title,
+        "language": language,
+        "known_names": known,
+        "already_found": already,
+        "text": text,
+    }
 
 
 def _already_found(reply: GraphExtraction, language: str) -> str:
@@ -56,7 +64,9 @@ def _already_found(reply: GraphExtraction, language: str) -> str:
     return f"entities: {', '.join(entities) or 'none'}; relations: {', '.join(relations) or 'none'}"
 
 
-def extract_with_llm(ctx: StageContext, prompt_id: str, offline_entities: list[dict[str, Any]]) -> StageOutput:
+def extract_with_llm(
+    ctx: StageContext, prompt_id: str, offline_entities: list[dict[str, Any]]
+) -> StageOutput:
     """raw_* rows from per-chunk LLM replies, with failures and llm_calls rows."""
     document = ctx.document
     settings = ctx.settings.extract_graph
@@ -71,25 +81,39 @@ def extract_with_llm(ctx: StageContext, prompt_id: str, offline_entities: list[d
     answered.sort(key=lambda pr: pr[0].start)
     replies = _chunk_replies(answered, document.language, "llm")
     if settings.gleaning and answered:
-        glean_items = [(p.item_id + GLEAN_SUFFIX, _values(document.title, document.language, known, p.text,
-                                                          _already_found(reply, document.language)))
-                       for p, reply in answered]
+        glean_items = [
+            (
+                p.item_id + GLEAN_SUFFIX,
+                _values(
+                    document.title, document.language, known, p.text, _already_found(reply, document.language)
+                ),
+            )
+            for p, reply in answered
+        ]
         gleaned = run_structured(ctx, prompt_id, glean_items, GraphExtraction)
         batch.calls.extend(gleaned.calls)
         batch.failures.extend(gleaned.failures)
-        extra = [(by_pack[item_id[: -len(GLEAN_SUFFIX)]], reply) for item_id, reply in sorted(gleaned.values.items())]
+        extra = [
+            (by_pack[item_id[: -len(GLEAN_SUFFIX)]], reply)
+            for item_id, reply in sorted(gleaned.values.items())
+        ]
         replies.extend(_chunk_replies(extra, document.language, "llm:gleaning"))
     draft = GraphDraft(document.doc_id, document.text, ChunkIndex(chunks))
     dropped = ground_replies(draft, replies, document.language)
     rows = draft.to_rows(settings.max_description_chars)
-    warnings = [f"{dropped} extracted entit(ies) not found in their chunk and needed by no relation were dropped"] \
-        if dropped else []
+    warnings = (
+        [f"{dropped} extracted entit(ies) not found in their chunk and needed by no relation were dropped"]
+        if dropped
+        else []
+    )
     if batch.failures:
         warnings.append(f"{len(batch.failures)} LLM item(s) failed (see failures)")
     return {**rows, "failures": batch.failures, "llm_calls": batch.calls, "_warnings": warnings}
 
 
-def _chunk_replies(answered: list[tuple[Pack, GraphExtraction]], language: str, method: str) -> list[ChunkReply]:
+def _chunk_replies(
+    answered: list[tuple[Pack, GraphExtraction]], language: str, method: str
+) -> list[ChunkReply]:
     """Per-chunk replies from packed replies, in document order."""
     replies = []
     for pack, reply in answered:
@@ -104,8 +128,11 @@ def _majority_types(replies: list[ChunkReply]) -> dict[str, str]:
     for reply in replies:
         for entity in reply.reply.entities:
             votes[normalize_name(entity.name)][entity.type] += 1
-    return {name: sorted(counts.items(), key=lambda kv: (-kv[1], ENTITY_TYPES.index(kv[0])))[0][0]
-            for name, counts in votes.items() if name}
+    return {
+        name: sorted(counts.items(), key=lambda kv: (-kv[1], ENTITY_TYPES.index(kv[0])))[0][0]
+        for name, counts in votes.items()
+        if name
+    }
 
 
 def ground_replies(draft: GraphDraft, replies: list[ChunkReply], language: str) -> int:
@@ -148,8 +175,15 @@ def ground_replies(draft: GraphDraft, replies: list[ChunkReply], language: str) 
             for key, name, description in pending:
                 if key in pair:
                     draft.add_entity(key[0], name, description, reply.method)
-            draft.add_relation(a, b, relation.description, relation.keywords, [reply.chunk_id],
-                               weight=float(relation.strength), method=reply.method)
+            draft.add_relation(
+                a,
+                b,
+                relation.description,
+                relation.keywords,
+                [reply.chunk_id],
+                weight=float(relation.strength),
+                method=reply.method,
+            )
         for key, name, description in pending:
             if key in grounded and key not in needed:
                 draft.add_entity(key[0], name, description, reply.method)
@@ -158,8 +192,15 @@ def ground_replies(draft: GraphDraft, replies: list[ChunkReply], language: str) 
     return len(proposed - set(draft.entities))
 
 
-def _endpoint(draft: GraphDraft, keys: dict[str, EntityKey], types: dict[str, str], display: dict[str, str], name: str,
-              reply: ChunkReply, language: str) -> EntityKey | None:
+def _endpoint(
+    draft: GraphDraft,
+    keys: dict[str, EntityKey],
+    types: dict[str, str],
+    display: dict[str, str],
+    name: str,
+    reply: ChunkReply,
+    language: str,
+) -> EntityKey | None:
     """The entity a relation endpoint names: in this chunk, else anywhere in the document, else a proxy."""
     normalized = normalize_name(name)
     if not normalized:
@@ -168,8 +209,13 @@ def _endpoint(draft: GraphDraft, keys: dict[str, EntityKey], types: dict[str, st
         return keys[normalized]
     if normalized in types:  # extracted in another chunk of the document
         return draft.add_entity(types[normalized], display[normalized], method=reply.method)
-    key = draft.add_entity("concept", name, f"Named in a relation of chunk {reply.chunk_id} but not extracted as an entity.",
-                           "llm:proxy", is_proxy=True)
+    key = draft.add_entity(
+        "concept",
+        name,
+        f"Named in a relation of chunk {reply.chunk_id} but not extracted as an entity.",
+        "llm:proxy",
+        is_proxy=True,
+    )
     lexicon = Lexicon(language)
     lexicon.add(name.strip(), key, ANY)
     for start, end, found in lexicon.find_spans(reply.text, reply.start):

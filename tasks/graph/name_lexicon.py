@@ -52,7 +52,9 @@ class Lexicon:
                 self._pattern = re.compile(rf"(?<![\w'’\-])(?:{body})(?![\w\-]|['’][a-rt-z])", re.IGNORECASE)
         return self._pattern
 
-    def find_spans(self, text: str, offset: int = 0, min_zh_length: int = 2) -> list[tuple[int, int, EntityKey]]:
+    def find_spans(
+        self, text: str, offset: int = 0, min_zh_length: int = 2
+    ) -> list[tuple[int, int, EntityKey]]:
         """Non-overlapping (start, end, entity) matches in `text`, positions shifted by `offset`."""
         pattern = self._compiled()
         if pattern is None:

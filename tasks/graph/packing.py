@@ -77,17 +77,25 @@ def split_reply(reply: GraphExtraction, members: tuple[Member, ...], language: s
     relations: list[list[Any]] = [[] for _ in members]
     needed: list[set[int]] = [set() for _ in members]
     for relation in reply.relations:
-        ends = [index_of.get(normalize_name(e), "~" + normalize_name(e)) for e in (relation.source, relation.target)]
+        ends = [
+            index_of.get(normalize_name(e), "~" + normalize_name(e))
+            for e in (relation.source, relation.target)
+        ]
         both = [k for k in range(len(members)) if all(e in named[k] for e in ends)]
         either = [k for k in range(len(members)) if any(e in named[k] for e in ends)]
         target = (both or either or [0])[0]
         relations[target].append(relation)
         needed[target].update(e for e in ends if isinstance(e, int))
     anywhere = {key for keys in named for key in keys if isinstance(key, int)}.union(*needed)
-    unplaced = {i for i in range(len(reply.entities)) if i not in anywhere}  # to the first chunk: dropped there
+    unplaced = {
+        i for i in range(len(reply.entities)) if i not in anywhere
+    }  # to the first chunk: dropped there
     replies = []
     for k in range(len(members)):
         keep = {key for key in named[k] if isinstance(key, int)} | needed[k] | (unplaced if k == 0 else set())
-        replies.append(GraphExtraction(entities=[e for i, e in enumerate(reply.entities) if i in keep],
-                                       relations=relations[k]))
+        replies.append(
+            GraphExtraction(
+                entities=[e for i, e in enumerate(reply.entities) if i in keep], relations=relations[k]
+            )
+        )
     return replies

@@ -15,8 +15,10 @@ from tasks.graph.names import TITLES
 from tasks.graph.screenplay import MONTHS_DAYS
 from tasks.text import STOPWORDS_EN
 
-SPEECH_VERBS = ("said|says|cried|asked|answered|replied|shouted|called|whispered|exclaimed|continued|screamed|"
-                "spoke|returned|added|roared|sighed|laughed|murmured|begged|thought|wept|sobbed|groaned|growled")
+SPEECH_VERBS = (
+    "said|says|cried|asked|answered|replied|shouted|called|whispered|exclaimed|continued|screamed|"
+    "spoke|returned|added|roared|sighed|laughed|murmured|begged|thought|wept|sobbed|groaned|growled"
+)
 _DET = r"(?:the|his|her|their|its|my|our|your|poor|old|little|good)"
 _AFTER_QUOTE = r"[,!?.…—-]?[\"”’']\s*"  # an attribution that follows the quoted words
 ATTR_ROLE_AFTER = re.compile(rf"{_AFTER_QUOTE}(?:{SPEECH_VERBS})\s+(?:{_DET}\s+)+(?P<noun>[a-z][a-z\-]+)\b")
@@ -25,34 +27,53 @@ _NAME = r"[A-Z][a-z'’]+(?:[ \t]+[A-Z][a-z'’]+){0,2}"
 ATTR_NAME_AFTER = re.compile(rf"{_AFTER_QUOTE}(?:{SPEECH_VERBS})\s+(?P<name>{_NAME})")
 ATTR_NAME_BEFORE = re.compile(rf"(?P<name>{_NAME})\s+(?:{SPEECH_VERBS})\b")
 CAPITALISED = re.compile(rf"(?<![\w'’])(?P<name>{_NAME})(?![\w'’])")
-TITLED = re.compile(r"\b(?P<title>Mr|Mrs|Ms|Miss|Dr|King|Queen|Prince|Princess|Lord|Lady|Sir|Saint|Father|Mother|"
-                    r"Captain|Brother|Sister|Uncle|Aunt)\.?[ \t]+(?P<name>[A-Z][a-z'’]+)")
+TITLED = re.compile(
+    r"\b(?P<title>Mr|Mrs|Ms|Miss|Dr|King|Queen|Prince|Princess|Lord|Lady|Sir|Saint|Father|Mother|"
+    r"Captain|Brother|Sister|Uncle|Aunt)\.?[ \t]+(?P<name>[A-Z][a-z'’]+)"
+)
 THE_CAPITAL = re.compile(r"\b(?:the|The)[ \t]+(?P<noun>[A-Z][a-z]+)\b(?![ \t]+[A-Z])")
-_PLACE_PREP = (r"(?:in|on|at|to|into|from|near|towards|toward|through|across|inside|outside|under|behind|round|around|"
-               r"beside|along|upon|reached|entered|left)")
-PLACE_NOUN_PHRASE = re.compile(rf"\b{_PLACE_PREP}\s+(?:the|a|an|his|her|their|its|our|my)\s+(?:[a-z\-]+\s+)?(?P<noun>[a-z]+)\b")
-PLACE_BEFORE = re.compile(rf"(?:\b{_PLACE_PREP}\s+(?:the\s+)?(?:[a-z]+\s+)?|\b(?:land|village|town|city|kingdom|country|"
-                          rf"island|isle|parish|county|province|shore)\s+of\s+)$", re.IGNORECASE)
-PLACE_WORDS = frozenset("lake mount mountain river forest castle isle island bay cape port fort sea valley".split())
-PLACE_NOUNS = frozenset("""
+_PLACE_PREP = (
+    r"(?:in|on|at|to|into|from|near|towards|toward|through|across|inside|outside|under|behind|round|around|"
+    r"beside|along|upon|reached|entered|left)"
+)
+PLACE_NOUN_PHRASE = re.compile(
+    rf"\b{_PLACE_PREP}\s+(?:the|a|an|his|her|their|its|our|my)\s+(?:[a-z\-]+\s+)?(?P<noun>[a-z]+)\b"
+)
+PLACE_BEFORE = re.compile(
+    rf"(?:\b{_PLACE_PREP}\s+(?:the\s+)?(?:[a-z]+\s+)?|\b(?:land|village|town|city|kingdom|country|"
+    rf"island|isle|parish|county|province|shore)\s+of\s+)$",
+    re.IGNORECASE,
+)
+PLACE_WORDS = frozenset(
+    "lake mount mountain river forest castle isle island bay cape port fort sea valley".split()
+)
+PLACE_NOUNS = frozenset(
+    """
 sea shore beach coast hovel hut cottage house castle palace forest wood woods village town city church garden
 mountain mountains hill hills river lake valley field fields meadow kitchen room chamber hall cave well island
 market farm mill tower road path bridge court kingdom country land cellar barn stable inn prairie plain
 wilderness desert harbour harbor ship boat school yard courtyard graveyard dungeon lodge tent kailyard
-""".split())
-PERSON_NOUNS = frozenset("""
+""".split()
+)
+PERSON_NOUNS = frozenset(
+    """
 king queen prince princess fisherman wife husband man woman boy girl giant troll witch fairy dwarf dog cat fox
 wolf bear mouse bird father mother son daughter brother sister widow squire farmer miller soldier beggar
 peasant servant maid shepherd hunter knight ogre dragon child stranger merchant tailor cook priest monk
 emperor empress duke lord lady count countess flounder charcoal-burner old-woman giantess hero heroine
 youth lad lass maiden master mistress keeper thief robber baker smith page nurse grandmother grandfather
-""".split())
-_NOT_ROLES = frozenset("""other one voice first second last latter former same two three rest others thing way
-the his her their its my our your poor old little good""".split())
-_NOT_NAMES = frozenset("""
+""".split()
+)
+_NOT_ROLES = frozenset(
+    """other one voice first second last latter former same two three rest others thing way
+the his her their its my our your poor old little good""".split()
+)
+_NOT_NAMES = frozenset(
+    """
 i oh ah yes no well now then but and so if when what why how who where there here this that these those
 the a an he she it they we you his her their my our your once one god lord heaven heavens alas o sir madam
-""".split())
+""".split()
+)
 
 
 @dataclass
@@ -61,7 +82,9 @@ class ProseLexicon:
     types: dict[str, str] = field(default_factory=dict)  # display name -> entity type
     roles: Counter = field(default_factory=Counter)  # role noun -> occurrences as an actor
     places: Counter = field(default_factory=Counter)  # place noun -> occurrences after a preposition
-    attributions: list[tuple[int, int, str]] = field(default_factory=list)  # (start, end, name or role) of speech
+    attributions: list[tuple[int, int, str]] = field(
+        default_factory=list
+    )  # (start, end, name or role) of speech
     appositions: list[tuple[str, str, int, int]] = field(default_factory=list)  # (role, name, start, end)
 
 
@@ -136,8 +159,8 @@ def _place_contexts(text: str, names: Counter) -> Counter:
     contexts: Counter = Counter()
     for name in names:
         for match in re.finditer(rf"(?<![\w'’]){re.escape(name)}(?![\w'’])", text):
-            possessive = text[match.end():match.end() + 2] in ("'s", "’s")  # "in the Giant's garden"
-            if not possessive and PLACE_BEFORE.search(text[max(0, match.start() - 30):match.start()]):
+            possessive = text[match.end() : match.end() + 2] in ("'s", "’s")  # "in the Giant's garden"
+            if not possessive and PLACE_BEFORE.search(text[max(0, match.start() - 30) : match.start()]):
                 contexts[name] += 1
     return contexts
 
@@ -151,10 +174,15 @@ def _read_roles(text: str, lexicon: ProseLexicon, min_count: int) -> None:
                 continue
             speaking[noun] += 1
             lexicon.attributions.append((match.start(), match.end(), noun))
-    definite = Counter(m.group(1).lower() for m in re.finditer(r"\b(?:the|his|her|my|their)\s+([a-z][a-z\-]+)\b", text))
+    definite = Counter(
+        m.group(1).lower() for m in re.finditer(r"\b(?:the|his|her|my|their)\s+([a-z][a-z\-]+)\b", text)
+    )
     # "the strange woman", "the tall woman": a recurring person noun behind one adjective counts too.
-    definite.update(m.group(1) for m in re.finditer(r"\b(?:the|his|her|my|their)\s+[a-z]+\s+([a-z][a-z\-]+)\b", text)
-                    if _is_person_noun(m.group(1)))
+    definite.update(
+        m.group(1)
+        for m in re.finditer(r"\b(?:the|his|her|my|their)\s+[a-z]+\s+([a-z][a-z\-]+)\b", text)
+        if _is_person_noun(m.group(1))
+    )
     capital_roles = Counter(m.group("noun").lower() for m in THE_CAPITAL.finditer(text))
     people = {n for n in set(definite) | set(capital_roles) if _is_person_noun(n)}
     for noun in set(speaking) | people:

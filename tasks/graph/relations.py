@@ -18,13 +18,17 @@ from tasks.text import STOPWORDS_EN
 
 PRONOUN_START = re.compile(r"^(?:He|She|They)\b")
 _WORD = re.compile(r"[A-Za-z][a-z'’]+")
-_NOT_VERBS = frozenset("""
+_NOT_VERBS = frozenset(
+    """
 is was has does this his hers its yes always perhaps sometimes series less unless across news glass gas
 boss dress kiss press class grass mess loss cross bus plus thus towards afterwards upstairs downstairs
 outside inside seems means lots guys ones eyes hands things times years words others days nights
-""".split())
+""".split()
+)
 DESCRIPTION_SNIPPET = 240
-_FIRST_SECOND_PERSON = re.compile(r"\b(?:I|I'm|I'll|I've|I'd|me|my|mine|you|your|you're|we|us|our)\b", re.IGNORECASE)
+_FIRST_SECOND_PERSON = re.compile(
+    r"\b(?:I|I'm|I'll|I've|I'd|me|my|mine|you|your|you're|we|us|our)\b", re.IGNORECASE
+)
 _ACTION_OPENERS = frozenset({"he", "she", "they", "the", "a", "an", "his", "her"})
 
 
@@ -67,9 +71,23 @@ def verb_keywords(sentence: str, names: set[str], limit: int = 3) -> list[str]:
     found: list[str] = []
     for previous, word in zip([""] + words, words):
         lower = word.lower()
-        if not word[0].islower() or lower in STOPWORDS_EN or lower in _NOT_VERBS or lower in names or len(lower) < 4:
+        if (
+            not word[0].islower()
+            or lower in STOPWORDS_EN
+            or lower in _NOT_VERBS
+            or lower in names
+            or len(lower) < 4
+        ):
             continue
-        subject = previous[:1].isupper() or previous.lower() in ("he", "she", "they", "and", "then", "it", "who")
+        subject = previous[:1].isupper() or previous.lower() in (
+            "he",
+            "she",
+            "they",
+            "and",
+            "then",
+            "it",
+            "who",
+        )
         if subject and (lower.endswith("s") and not lower.endswith("ss") or lower.endswith("ed")):
             base = _base_form(lower)
             if base not in found:
@@ -99,8 +117,14 @@ def _base_form(word: str) -> str:
     return word
 
 
-def sentence_relations(draft: GraphDraft, sentences: pd.DataFrame, mentions: MentionIndex,
-                       speaker_keys: dict[str, EntityKey], names: dict[EntityKey, str], language: str) -> None:
+def sentence_relations(
+    draft: GraphDraft,
+    sentences: pd.DataFrame,
+    mentions: MentionIndex,
+    speaker_keys: dict[str, EntityKey],
+    names: dict[EntityKey, str],
+    language: str,
+) -> None:
     """Co-occurrence in action sentences, and speaker-to-mentioned links in dialogue sentences."""
     name_words = {w for n in names.values() for w in n.lower().split()}
     previous_subject: tuple[str, int, EntityKey] | None = None  # (section, ordinal, sole character)
@@ -119,14 +143,29 @@ def sentence_relations(draft: GraphDraft, sentences: pd.DataFrame, mentions: Men
                 if key == speaker:
                     continue
                 vocative = any(m.key == key and _is_vocative(draft.text, start, end, m) for m in found)
-                verb = ("addresses" if vocative else "mentions") if language != "zh" else ("称呼" if vocative else "提到")
-                draft.add_relation(speaker, key, f'{names[speaker]}: "{snippet(text)}"', [verb], chunk_ids,
-                                   method="heuristic:dialogue")
+                verb = (
+                    ("addresses" if vocative else "mentions")
+                    if language != "zh"
+                    else ("称呼" if vocative else "提到")
+                )
+                draft.add_relation(
+                    speaker,
+                    key,
+                    f'{names[speaker]}: "{snippet(text)}"',
+                    [verb],
+                    chunk_ids,
+                    method="heuristic:dialogue",
+                )
             previous_subject = None
             continue
-        if (not characters and previous_subject is not None and language != "zh"
-                and previous_subject[0] == row.section_id and previous_subject[1] == row.ordinal - 1
-                and PRONOUN_START.match(text)):
+        if (
+            not characters
+            and previous_subject is not None
+            and language != "zh"
+            and previous_subject[0] == row.section_id
+            and previous_subject[1] == row.ordinal - 1
+            and PRONOUN_START.match(text)
+        ):
             characters = [previous_subject[2]]  # "She takes the key": the subject carries over
             keys = characters + keys
         previous_subject = (row.section_id, row.ordinal, characters[0]) if len(characters) == 1 else None
@@ -134,37 +173,64 @@ def sentence_relations(draft: GraphDraft, sentences: pd.DataFrame, mentions: Men
             continue
         verbs = verb_keywords(text, name_words) if language != "zh" else []
         for i, a in enumerate(keys):
-            for b in keys[i + 1:]:
+            for b in keys[i + 1 :]:
                 if a[0] not in ("character", "group") and b[0] not in ("character", "group"):
                     continue
-                draft.add_relation(a, b, snippet(text), verbs or (["co-occur"] if language != "zh" else ["同场"]),
-                                   chunk_ids, method="heuristic:sentence")
+                draft.add_relation(
+                    a,
+                    b,
+                    snippet(text),
+                    verbs or (["co-occur"] if language != "zh" else ["同场"]),
+                    chunk_ids,
+                    method="heuristic:sentence",
+                )
 
 
 def _is_vocative(text: str, start: int, end: int, mention: Mention) -> bool:
-    before = text[start:mention.start].strip()
-    after = text[mention.end:end].lstrip()[:1]
+    before = text[start : mention.start].strip()
+    after = text[mention.end : end].lstrip()[:1]
     at_start = before == "" and after in (",", "!", "?", ".", "，", "！", "？", "。", "…")
     at_end = before.endswith((",", "，")) and after in ("!", "?", ".", "！", "？", "。", "")
     return at_start or at_end
 
 
-def exchange_relations(draft: GraphDraft, turns: list[tuple[str, EntityKey, int, int]], names: dict[EntityKey, str],
-                       chunks: ChunkIndex, language: str) -> None:
+def exchange_relations(
+    draft: GraphDraft,
+    turns: list[tuple[str, EntityKey, int, int]],
+    names: dict[EntityKey, str],
+    chunks: ChunkIndex,
+    language: str,
+) -> None:
     """Consecutive turns of two different speakers in one section form a dialogue exchange."""
     for (section_a, a, start_a, end_a), (section_b, b, start_b, end_b) in zip(turns, turns[1:]):
         if section_a != section_b or a == b:
             continue
-        chunk_ids = [c.chunk_id for c in (chunks.locate(start_a, start_a + 1), chunks.locate(start_b, start_b + 1)) if c]
+        chunk_ids = [
+            c.chunk_id
+            for c in (chunks.locate(start_a, start_a + 1), chunks.locate(start_b, start_b + 1))
+            if c
+        ]
         line_a, line_b = snippet(draft.text[start_a:end_a], 100), snippet(draft.text[start_b:end_b], 100)
         description = f'{names[a]}: "{line_a}" / {names[b]}: "{line_b}"'
-        draft.add_relation(a, b, description, ["dialogue" if language != "zh" else "对话"], chunk_ids,
-                           method="heuristic:exchange")
+        draft.add_relation(
+            a,
+            b,
+            description,
+            ["dialogue" if language != "zh" else "对话"],
+            chunk_ids,
+            method="heuristic:exchange",
+        )
 
 
-def setting_relations(draft: GraphDraft, mentions: MentionIndex, chunks: ChunkIndex,
-                      section_locations: dict[str, EntityKey], headings: dict[str, str], names: dict[EntityKey, str],
-                      language: str) -> None:
+def setting_relations(
+    draft: GraphDraft,
+    mentions: MentionIndex,
+    chunks: ChunkIndex,
+    section_locations: dict[str, EntityKey],
+    headings: dict[str, str],
+    names: dict[EntityKey, str],
+    language: str,
+) -> None:
     """A character present in a scene is linked to the scene's location, once per scene."""
     present: dict[tuple[EntityKey, str], set[str]] = defaultdict(set)
     for mention in mentions.items:
@@ -175,7 +241,16 @@ def setting_relations(draft: GraphDraft, mentions: MentionIndex, chunks: ChunkIn
             present[(mention.key, chunk.section_id)].add(chunk.chunk_id)
     for (key, section_id), chunk_ids in sorted(present.items()):
         location = section_locations[section_id]
-        description = (f"{names[key]} appears at {names[location]} ({headings[section_id]})" if language != "zh"
-                       else f"{names[key]}出现在{names[location]}（{headings[section_id]}）")
-        draft.add_relation(key, location, description, ["setting" if language != "zh" else "场景"], chunk_ids,
-                           method="heuristic:setting")
+        description = (
+            f"{names[key]} appears at {names[location]} ({headings[section_id]})"
+            if language != "zh"
+            else f"{names[key]}出现在{names[location]}（{headings[section_id]}）"
+        )
+        draft.add_relation(
+            key,
+            location,
+            description,
+            ["setting" if language != "zh" else "场景"],
+            chunk_ids,
+            method="heuristic:setting",
+        )

@@ -16,43 +16,66 @@ from tasks.graph.upsert import EntityKey, GraphDraft
 from tasks.ingest.screenplay import Block
 from tasks.text import STOPWORDS_EN
 
-_SUFFIX = re.compile(r"[\s(]+(?:V\.?\s?O\.?|O\.?\s?S\.?|O\.?\s?C\.?|CONT['’]?D\.?|CONTINUED|CONT\.?|PRE-?LAP|FILTERED)\)?$",
-                     re.IGNORECASE)
+_SUFFIX = re.compile(
+    r"[\s(]+(?:V\.?\s?O\.?|O\.?\s?S\.?|O\.?\s?C\.?|CONT['’]?D\.?|CONTINUED|CONT\.?|PRE-?LAP|FILTERED)\)?$",
+    re.IGNORECASE,
+)
 _PREFIX = re.compile(r"^(?:OC|O\.C\.|OS|O\.S\.|VO|V\.O\.)\s+")
-_NOT_SPEAKER_WORDS = frozenset("""
+_NOT_SPEAKER_WORDS = frozenset(
+    """
 credits end subtitle subtitles title titles card super insert montage begins ends intercut flashback pov p.o.v
 continued transition scene fade cut dissolve series black back
-""".split())
+""".split()
+)
 _PLACE_PREPOSITIONS = frozenset("at in on into from to inside outside near under over with back".split())
-COLLECTIVE_EN = frozenset("all both crowd everyone everybody others together group fans voices crowds chorus".split())
+COLLECTIVE_EN = frozenset(
+    "all both crowd everyone everybody others together group fans voices crowds chorus".split()
+)
 # Speaker labels that name a role rather than a person: matched only when written in capitals.
-ROLE_WORDS = frozenset("""
+ROLE_WORDS = frozenset(
+    """
 woman man girl boy kid guy fan waitress waiter cashier collector police policeman policewoman official trainer
 sergeant voice singer bystander colleague exec executive doctor nurse driver officer manager announcer
 announcement radio clerk guard receptionist bartender barman customer reporter stranger passenger attendant
 skipper captain secretary lawyer priest teacher student host hostess operator machine narrator
-""".split())
+""".split()
+)
 CAPS_PHRASE = re.compile(r"(?<![\w'’])([A-Z][A-Z'’\-.]*[A-Z](?:[ \t]+[A-Z][A-Z'’\-.]*[A-Z])*)(?![\w'’])")
 AGE_PAREN = re.compile(r"^\s*\((?P<age>[^)]{1,20})\)")
-_AGE_WORD = re.compile(r"\d|teen|twent|thirt|fort|fift|sixt|sevent|eight|ninet|late|early|mid|young|old|age", re.I)
-ROLE_PHRASE = re.compile(r"^\s*(?:\([^)]{1,20}\))?\s*,\s*(?:the|a|an|his|her|their)\s+(?P<role>[^,.;:()]{3,60})")
-_DETERMINER_BEFORE = re.compile(r"\b(?i:a|an|the|his|her|their|its|my|your|our|this|that|some|one)\s+(?:[a-z][\w'’\-]*\s+){0,2}$")
-_INSTITUTION_WORDS = frozenset("""
+_AGE_WORD = re.compile(
+    r"\d|teen|twent|thirt|fort|fift|sixt|sevent|eight|ninet|late|early|mid|young|old|age", re.I
+)
+ROLE_PHRASE = re.compile(
+    r"^\s*(?:\([^)]{1,20}\))?\s*,\s*(?:the|a|an|his|her|their)\s+(?P<role>[^,.;:()]{3,60})"
+)
+_DETERMINER_BEFORE = re.compile(
+    r"\b(?i:a|an|the|his|her|their|its|my|your|our|this|that|some|one)\s+(?:[a-z][\w'’\-]*\s+){0,2}$"
+)
+_INSTITUTION_WORDS = frozenset(
+    """
 trust bank police company corporation council hospital school university church army navy court agency
 department ministry bureau committee society foundation institute union party government coastguard
-""".split())
-_NOT_OBJECTS = frozenset("""
+""".split()
+)
+_NOT_OBJECTS = frozenset(
+    """
 cut to fade in out pov close on angle int ext v.o o.s o.c cont'd insert super title montage back scene
 sfx fx later continuous day night we see series of shots intercut end beat smash match dissolve
-""".split())
+""".split()
+)
 TITLED_NAME = re.compile(r"\b(?P<title>Mr|Mrs|Ms|Miss|Dr|Mister)\.?[ \t]+(?P<name>[A-Z][a-zA-Z'’\-]+)")
-WEEKDAY_TIME = re.compile(r"\b(?:Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday)"
-                          r"(?:[ \t]+(?:morning|afternoon|evening|night))?\b")
-MONTHS_DAYS = frozenset("""
+WEEKDAY_TIME = re.compile(
+    r"\b(?:Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday)"
+    r"(?:[ \t]+(?:morning|afternoon|evening|night))?\b"
+)
+MONTHS_DAYS = frozenset(
+    """
 monday tuesday wednesday thursday friday saturday sunday january february march april may june july august
 september october november december christmas easter
-""".split())
-_INTERJECTIONS = frozenset("""
+""".split()
+)
+_INTERJECTIONS = frozenset(
+    """
 yes no well oh okay ok hey look listen please thanks thank sorry wait come good right what why how who where
 when now then so god jesus christ man dude guys honey baby sweetheart darling dear sir madam mom dad mum
 hello hi bye goodbye great fine sure alright anyway really shit fuck damn hell whatever exactly maybe never
@@ -60,7 +83,8 @@ nothing uh um er ah ha hmm huh yeah yep nope shh stop go stay here there you me 
 actually meantime meanwhile granted jeez gee basically honestly seriously besides however also still plus
 instead otherwise first second finally again cool whoa wow boy brother buddy pal sweetie folks ladies
 gentlemen people remember trust believe wait sorry thanks look listen see
-""".split())
+""".split()
+)
 _NON_SCENE_TIMES = frozenset({"CONTINUOUS", "LATER", "SAME TIME", "MOMENTS LATER", "MAGIC HOUR"})
 
 
@@ -89,7 +113,9 @@ class ScreenplayLexicon:
     proper: dict[str, bool] = field(default_factory=dict)  # speaker -> written as a proper name in the text
     full_names: dict[str, str] = field(default_factory=dict)  # normalized full name -> display
     intros: dict[str, str] = field(default_factory=dict)  # normalized name -> introduction sentence
-    roles: dict[str, tuple[str, str, int]] = field(default_factory=dict)  # character -> (role, evidence, position)
+    roles: dict[str, tuple[str, str, int]] = field(
+        default_factory=dict
+    )  # character -> (role, evidence, position)
     things: dict[tuple[str, str], str] = field(default_factory=dict)  # (type, display) -> evidence
 
     @property
@@ -109,7 +135,9 @@ def written_as_proper(text: str, name: str) -> bool:
         surface = match.group(1)
         if surface.islower():
             lower += 1
-        elif surface[0].isupper() and re.search(r"[a-z,;]\s*$", text[max(0, match.start() - 3):match.start()]):
+        elif surface[0].isupper() and re.search(
+            r"[a-z,;]\s*$", text[max(0, match.start() - 3) : match.start()]
+        ):
             upper_mid += 1
     return lower == 0 or lower <= upper_mid // 3
 
@@ -128,16 +156,18 @@ def read_speakers(blocks: list[Block], title: str) -> tuple[Counter, dict[int, s
     return speakers, by_block
 
 
-def scan_action(text: str, block: Block, lexicon: ScreenplayLexicon, first_names: set[str], spoken: set[str]) -> None:
+def scan_action(
+    text: str, block: Block, lexicon: ScreenplayLexicon, first_names: set[str], spoken: set[str]
+) -> None:
     """Introductions, full names, institutions and props written in capitals in one action block."""
-    body = text[block.start:block.end]
+    body = text[block.start : block.end]
     for match in CAPS_PHRASE.finditer(body):
         phrase = match.group(1).strip(" .-")
         key = normalize_name(phrase)
         words = key.split()
         if not key or len(key.replace(" ", "")) < 2 or set(words) & _NOT_OBJECTS or key in spoken:
             continue
-        after = body[match.end():]
+        after = body[match.end() :]
         sentence = _sentence_around(body, match.start(), match.end())
         if words[0] in first_names and 2 <= len(words) <= 3 and not set(words[1:]) & STOPWORDS_EN:
             lexicon.full_names.setdefault(key, display_name(phrase))
@@ -149,7 +179,7 @@ def scan_action(text: str, block: Block, lexicon: ScreenplayLexicon, first_names
             _maybe_intro(lexicon, key, after, sentence, block.start + match.start())
         elif set(words) & _INSTITUTION_WORDS:
             lexicon.things.setdefault(("institution", display_name(phrase)), sentence)
-        elif _DETERMINER_BEFORE.search(body[:match.start()]) and not _looks_like_verb(body, match, words):
+        elif _DETERMINER_BEFORE.search(body[: match.start()]) and not _looks_like_verb(body, match, words):
             lexicon.things.setdefault(("object", phrase.lower()), sentence)
 
 
@@ -157,7 +187,9 @@ def _looks_like_verb(body: str, match: re.Match[str], words: list[str]) -> bool:
     # "the door BANGS": a single capitalised -S/-ED word right after a lower-case noun is a sound cue.
     if len(words) != 1 or not words[0].endswith(("s", "ed", "ing")):
         return False
-    return bool(re.search(r"[a-z]\s+$", body[:match.start()])) and not re.search(r"\b(?:a|an|the)\s+$", body[:match.start()])
+    return bool(re.search(r"[a-z]\s+$", body[: match.start()])) and not re.search(
+        r"\b(?:a|an|the)\s+$", body[: match.start()]
+    )
 
 
 def _maybe_intro(lexicon: ScreenplayLexicon, key: str, after: str, sentence: str, position: int) -> None:
@@ -171,22 +203,28 @@ def _role_head(phrase: str) -> str:
     """'sharp-eyed assistant and a coastguard volunteer' -> 'assistant'; 'lighthouse keeper' stays."""
     head = re.split(r"\s+(?:and|with|in|who|from|of|at|on|wearing)\s+", phrase.strip(), maxsplit=1)[0]
     words = head.lower().split()
-    if len(words) >= 2 and not re.search(r"(?:ed|y|ful|ous|ish|ive|-\w+)$", words[-2]) and words[-2] not in _ADJECTIVES:
+    if (
+        len(words) >= 2
+        and not re.search(r"(?:ed|y|ful|ous|ish|ive|-\w+)$", words[-2])
+        and words[-2] not in _ADJECTIVES
+    ):
         return " ".join(words[-2:])
     return words[-1] if words else phrase
 
 
-_ADJECTIVES = frozenset("""
+_ADJECTIVES = frozenset(
+    """
 old young broad tall short big small little heavy thin fat pretty beautiful handsome local new former
 quiet loud gentle kind cruel poor rich famous nervous tough
-""".split())
+""".split()
+)
 
 
 def _sentence_around(body: str, start: int, end: int) -> str:
     left = max(body.rfind(". ", 0, start), body.rfind("\n\n", 0, start))
     right_candidates = [i for i in (body.find(". ", end), body.find("\n\n", end)) if i >= 0]
     right = min(right_candidates) + 1 if right_candidates else len(body)
-    return " ".join(body[left + 1 if left >= 0 else 0:right].split())
+    return " ".join(body[left + 1 if left >= 0 else 0 : right].split())
 
 
 def find_full_names(text: str, first_names: set[str]) -> dict[str, str]:
@@ -203,7 +241,11 @@ def find_full_names(text: str, first_names: set[str]) -> dict[str, str]:
             continue
         if last.lower() in MONTHS_DAYS or last.lower() in first_names or last.lower() in _INTERJECTIONS:
             continue
-        if last.lower().endswith(("ing", "ed", "ly")) or first.isupper() != last.isupper() or not written_as_proper(text, last):
+        if (
+            last.lower().endswith(("ing", "ed", "ly"))
+            or first.isupper() != last.isupper()
+            or not written_as_proper(text, last)
+        ):
             continue
         found.setdefault(normalize_name(f"{first} {last}"), display_name(f"{first} {last}"))
     return found
@@ -214,23 +256,36 @@ def find_vocatives(dialogue: list[str], text: str, known: set[str]) -> Counter:
     counts: Counter = Counter()
     for sentence in dialogue:
         # "Maggie, listen" / "Maggie... it's gone" / "Need a lift, Nia?"; a lone "Promise?" proves nothing.
-        for match in re.finditer(r"^([A-Z][a-z]{2,})(?=,\s+\w|\.\.\.|…)|,\s+([A-Z][a-z]{2,})(?=[.!?]$)", sentence):
+        for match in re.finditer(
+            r"^([A-Z][a-z]{2,})(?=,\s+\w|\.\.\.|…)|,\s+([A-Z][a-z]{2,})(?=[.!?]$)", sentence
+        ):
             word = match.group(1) or match.group(2)
             lower = word.lower()
-            if (lower in known or lower in STOPWORDS_EN or lower in _INTERJECTIONS or lower in MONTHS_DAYS
-                    or lower.endswith("ly")):
+            if (
+                lower in known
+                or lower in STOPWORDS_EN
+                or lower in _INTERJECTIONS
+                or lower in MONTHS_DAYS
+                or lower.endswith("ly")
+            ):
                 continue
             counts[word] += 1
-    return Counter({w: n for w, n in counts.items()
-                    if n >= 2 and written_as_proper(text, w) and not _used_as_place(text, w)})
+    return Counter(
+        {
+            w: n
+            for w, n in counts.items()
+            if n >= 2 and written_as_proper(text, w) and not _used_as_place(text, w)
+        }
+    )
 
 
 def _used_as_place(text: str, word: str) -> bool:
     return bool(re.search(rf"\b(?:in|to|from|at|near|outside|into)\s+{re.escape(word)}\b", text))
 
 
-def add_heading_entities(draft: GraphDraft, heading: str, heading_start: int, location: str | None,
-                         time_of_day: str | None) -> tuple[EntityKey | None, list[tuple[int, int, EntityKey]]]:
+def add_heading_entities(
+    draft: GraphDraft, heading: str, heading_start: int, location: str | None, time_of_day: str | None
+) -> tuple[EntityKey | None, list[tuple[int, int, EntityKey]]]:
     """Location and time entities of one scene heading, with their spans in the heading line."""
     spans: list[tuple[int, int, EntityKey]] = []
     location_key = None
@@ -243,7 +298,9 @@ def add_heading_entities(draft: GraphDraft, heading: str, heading_start: int, lo
         if location_key and offset >= 0:
             spans.append((heading_start + offset, heading_start + offset + len(location), location_key))
     if time_of_day and time_of_day.upper() not in _NON_SCENE_TIMES:
-        time_key = draft.add_entity("time", time_of_day, f"Time of day in scene headings: {time_of_day}.", "heuristic:heading")
+        time_key = draft.add_entity(
+            "time", time_of_day, f"Time of day in scene headings: {time_of_day}.", "heuristic:heading"
+        )
         offset = heading.upper().rfind(time_of_day.upper())
         if time_key and offset >= 0:
             spans.append((heading_start + offset, heading_start + offset + len(time_of_day), time_key))

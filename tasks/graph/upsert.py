@@ -36,8 +36,10 @@ class ChunkIndex:
 
     def __init__(self, chunks: pd.DataFrame) -> None:
         ordered = chunks.sort_values("char_start")
-        self.chunks = [ChunkInfo(r.chunk_id, r.section_id, int(r.ordinal), int(r.char_start), int(r.char_end))
-                       for r in ordered.itertuples()]
+        self.chunks = [
+            ChunkInfo(r.chunk_id, r.section_id, int(r.ordinal), int(r.char_start), int(r.char_end))
+            for r in ordered.itertuples()
+        ]
         self._starts = [c.start for c in self.chunks]
         self.by_id = {c.chunk_id: c for c in self.chunks}
 
@@ -61,7 +63,9 @@ class EntityDraft:
     descriptions: list[str] = field(default_factory=list)
     methods: set[str] = field(default_factory=set)
     is_proxy: bool = True  # stays True only if every proposal was a proxy
-    written: set[str] = field(default_factory=set)  # forms seen in the text that are not mention spans (cue lines)
+    written: set[str] = field(
+        default_factory=set
+    )  # forms seen in the text that are not mention spans (cue lines)
 
 
 @dataclass
@@ -85,8 +89,14 @@ class GraphDraft:
         self.relations: dict[tuple[EntityKey, EntityKey], RelationDraft] = {}
         self.rejected_mentions = 0
 
-    def add_entity(self, entity_type: str, name: str, description: str | None = None, method: str = "heuristic",
-                   is_proxy: bool = False) -> EntityKey | None:
+    def add_entity(
+        self,
+        entity_type: str,
+        name: str,
+        description: str | None = None,
+        method: str = "heuristic",
+        is_proxy: bool = False,
+    ) -> EntityKey | None:
         """Register (or reinforce) an entity; None when the name normalizes to nothing."""
         key = normalize_name(name)
         if not key:
@@ -117,8 +127,16 @@ class GraphDraft:
         self.mentions[(entity_key, start, end)] = self.text[start:end]
         return True
 
-    def add_relation(self, a: EntityKey, b: EntityKey, description: str, keywords: Iterable[str],
-                     chunk_ids: Iterable[str], weight: float = 1.0, method: str = "heuristic") -> None:
+    def add_relation(
+        self,
+        a: EntityKey,
+        b: EntityKey,
+        description: str,
+        keywords: Iterable[str],
+        chunk_ids: Iterable[str],
+        weight: float = 1.0,
+        method: str = "heuristic",
+    ) -> None:
         """One piece of evidence for the unordered pair (a, b); self-pairs are ignored."""
         if a == b:
             return
@@ -141,9 +159,17 @@ class GraphDraft:
         for (key, start, end), surface in self.mentions.items():
             chunk = self.chunks.locate(start, end)
             chunks_of.setdefault(key, set()).add(chunk.chunk_id)
-            mention_rows.append({"mention_id": make_id("rmen", self.doc_id, ids[key], start, end), "doc_id": self.doc_id,
-                                 "raw_entity_id": ids[key], "chunk_id": chunk.chunk_id, "surface": surface,
-                                 "char_start": start, "char_end": end})
+            mention_rows.append(
+                {
+                    "mention_id": make_id("rmen", self.doc_id, ids[key], start, end),
+                    "doc_id": self.doc_id,
+                    "raw_entity_id": ids[key],
+                    "chunk_id": chunk.chunk_id,
+                    "surface": surface,
+                    "char_start": start,
+                    "char_end": end,
+                }
+            )
         n_mentions = Counter(key for key, _, _ in self.mentions)
         surfaces: dict[EntityKey, set[str]] = {}
         for (key, _, _), surface in self.mentions.items():
@@ -154,27 +180,47 @@ class GraphDraft:
             for key in (a, b):  # an entity known only through relations is grounded by their chunks
                 if not n_mentions.get(key):
                     chunks_of.setdefault(key, set()).update(draft.chunk_ids)
-            relation_rows.append({
-                "raw_relation_id": make_id("rrel", self.doc_id, source, target), "doc_id": self.doc_id,
-                "source_raw_id": source, "target_raw_id": target,
-                "description": compact_description(draft.descriptions, max_description_chars),
-                "keywords": [k for k, _ in sorted(draft.keywords.items(), key=lambda kv: (-kv[1], kv[0]))][:MAX_KEYWORDS],
-                "weight": float(draft.weight), "chunk_ids": self._ordered_chunks(draft.chunk_ids),
-                "method": "+".join(sorted(draft.methods))})
+            relation_rows.append(
+                {
+                    "raw_relation_id": make_id("rrel", self.doc_id, source, target),
+                    "doc_id": self.doc_id,
+                    "source_raw_id": source,
+                    "target_raw_id": target,
+                    "description": compact_description(draft.descriptions, max_description_chars),
+                    "keywords": [
+                        k for k, _ in sorted(draft.keywords.items(), key=lambda kv: (-kv[1], kv[0]))
+                    ][:MAX_KEYWORDS],
+                    "weight": float(draft.weight),
+                    "chunk_ids": self._ordered_chunks(draft.chunk_ids),
+                    "method": "+".join(sorted(draft.methods)),
+                }
+            )
         entity_rows = []
         for key, draft in self.entities.items():
             chunk_ids = self._ordered_chunks(chunks_of.get(key, set()))
             name = sorted(draft.names.items(), key=lambda kv: (-kv[1], -len(kv[0]), kv[0]))[0][0]
-            entity_rows.append({
-                "raw_entity_id": ids[key], "doc_id": self.doc_id, "name": name, "entity_type": key[0],
-                "description": compact_description(draft.descriptions, max_description_chars),
-                "surfaces": sorted(surfaces.get(key, set()) | set(draft.names) | draft.written), "is_proxy": draft.is_proxy,
-                "n_mentions": int(n_mentions.get(key, 0)), "chunk_ids": chunk_ids,
-                "first_ordinal": self.chunks.ordinal(chunk_ids[0]) if chunk_ids else None,
-                "method": "+".join(sorted(draft.methods))})
-        return {"raw_entities": sorted(entity_rows, key=lambda r: r["raw_entity_id"]),
-                "raw_mentions": sorted(mention_rows, key=lambda r: (r["char_start"], r["char_end"], r["mention_id"])),
-                "raw_relations": sorted(relation_rows, key=lambda r: r["raw_relation_id"])}
+            entity_rows.append(
+                {
+                    "raw_entity_id": ids[key],
+                    "doc_id": self.doc_id,
+                    "name": name,
+                    "entity_type": key[0],
+                    "description": compact_description(draft.descriptions, max_description_chars),
+                    "surfaces": sorted(surfaces.get(key, set()) | set(draft.names) | draft.written),
+                    "is_proxy": draft.is_proxy,
+                    "n_mentions": int(n_mentions.get(key, 0)),
+                    "chunk_ids": chunk_ids,
+                    "first_ordinal": self.chunks.ordinal(chunk_ids[0]) if chunk_ids else None,
+                    "method": "+".join(sorted(draft.methods)),
+                }
+            )
+        return {
+            "raw_entities": sorted(entity_rows, key=lambda r: r["raw_entity_id"]),
+            "raw_mentions": sorted(
+                mention_rows, key=lambda r: (r["char_start"], r["char_end"], r["mention_id"])
+            ),
+            "raw_relations": sorted(relation_rows, key=lambda r: r["raw_relation_id"]),
+        }
 
     def _ordered_chunks(self, chunk_ids: Iterable[str]) -> list[str]:
         return sorted(set(chunk_ids), key=self.chunks.ordinal)

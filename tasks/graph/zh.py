@@ -55,8 +55,10 @@ def _resolve_one(speaker: str, base: set[str], text: str) -> ZhSpeaker:
         if tail in base:
             return ZhSpeaker(tail, len(speaker) - len(tail))
     for prefix in sorted((b for b in base if b != speaker and speaker.startswith(b)), key=len, reverse=True):
-        remainder = speaker[len(prefix):]
-        if remainder in ZH_RELATION_NOUNS or any(remainder.startswith(n) and len(n) >= 2 for n in ZH_RELATION_NOUNS):
+        remainder = speaker[len(prefix) :]
+        if remainder in ZH_RELATION_NOUNS or any(
+            remainder.startswith(n) and len(n) >= 2 for n in ZH_RELATION_NOUNS
+        ):
             break  # "程勇前妻…": a kinship compound, not 程勇 with a manner
         return ZhSpeaker(prefix, 0)
     if speaker in base or len(speaker) <= 3:
@@ -86,7 +88,9 @@ def familiar_names(text: str, names: list[str]) -> Counter:
     """'老程', '老刘': a familiar prefix plus the surname of a known name, used as a name."""
     surnames = {n[0] for n in names if len(n) >= 2}
     counts: Counter = Counter()
-    for match in re.finditer(f"({'|'.join(ZH_FAMILIAR_PREFIXES)})([\u4e00-\u9fff])(?=[^\u4e00-\u9fff]|[啊呀吧呢啦]|$)", text):
+    for match in re.finditer(
+        f"({'|'.join(ZH_FAMILIAR_PREFIXES)})([\u4e00-\u9fff])(?=[^\u4e00-\u9fff]|[啊呀吧呢啦]|$)", text
+    ):
         if match.group(2) in surnames and match.group(0) not in names:
             counts[match.group(0)] += 1
     return counts

@@ -25,14 +25,30 @@ from schemas.responses.hierarchy import EpisodeDescription
 from tasks.stage import StageContext, StageOutput
 from tasks.hierarchy.episode_text import compose_text
 from tasks.hierarchy.text import shorten, span_label
-from tasks.hierarchy.units import (CHARACTER_TYPES, STAKE_TYPES, Unit, as_text, conflict_pair, entity_names, entity_types,
-                                   has_cue, load_units)
+from tasks.hierarchy.units import (
+    CHARACTER_TYPES,
+    STAKE_TYPES,
+    Unit,
+    as_text,
+    conflict_pair,
+    entity_names,
+    entity_types,
+    has_cue,
+    load_units,
+)
 from schemas.ids import make_id
 from tasks.llm.items import run_structured
 
 PROMPT_ID = "assemble_episodes/v1"
-WEIGHTS = {"participants": 0.30, "goal_conflict": 0.15, "occasion": 0.10, "temporal": 0.15, "causal": 0.10,
-           "semantic": 0.10, "adjacency": 0.10}
+WEIGHTS = {
+    "participants": 0.30,
+    "goal_conflict": 0.15,
+    "occasion": 0.10,
+    "temporal": 0.15,
+    "causal": 0.10,
+    "semantic": 0.10,
+    "adjacency": 0.10,
+}
 
 
 @dataclass
@@ -114,8 +130,15 @@ def coherence(unit: Unit, draft: Draft, signals: Signals) -> tuple[float, dict[s
         if norm > 0:
             f_semantic = max(0.0, float(signals.vectors[unit.index] @ draft.vector) / norm)
     f_adjacent = 1.0 if last.index == unit.index - 1 else 0.5 if last.index >= unit.index - 3 else 0.0
-    parts = {"participants": f_people, "goal_conflict": f_goal, "occasion": f_occasion, "temporal": f_temporal,
-             "causal": f_causal, "semantic": f_semantic, "adjacency": f_adjacent}
+    parts = {
+        "participants": f_people,
+        "goal_conflict": f_goal,
+        "occasion": f_occasion,
+        "temporal": f_temporal,
+        "causal": f_causal,
+        "semantic": f_semantic,
+        "adjacency": f_adjacent,
+    }
     return sum(WEIGHTS[k] * v for k, v in parts.items()), parts
 
 
@@ -167,7 +190,10 @@ def assemble(units: list[Unit], signals: Signals, settings: AssembleEpisodesSett
         best: tuple[float, int] | None = None
         for i in recent:
             draft = drafts[i]
-            if len(draft.units) >= settings.max_units_per_episode or unit.ordinal - draft.units[-1].ordinal > signals.max_gap:
+            if (
+                len(draft.units) >= settings.max_units_per_episode
+                or unit.ordinal - draft.units[-1].ordinal > signals.max_gap
+            ):
                 continue
             score, _ = coherence(unit, draft, signals)
             # Ties go to the most recently extended episode (later in `recent`).
@@ -191,10 +217,20 @@ def assemble(units: list[Unit], signals: Signals, settings: AssembleEpisodesSett
         people = set(unit.participants)
         host = None
         for section in unit.section_ids:  # its first section first; a later one when those episodes are full
-            hosts = [i for i in in_section.get(section, []) if len(drafts[i].units) < settings.max_units_per_episode]
+            hosts = [
+                i
+                for i in in_section.get(section, [])
+                if len(drafts[i].units) < settings.max_units_per_episode
+            ]
             if hosts:
-                host = max(hosts, key=lambda i: (len(people & set(drafts[i].people)),
-                                                 sum(u.section_id == section for u in drafts[i].units), -i))
+                host = max(
+                    hosts,
+                    key=lambda i: (
+                        len(people & set(drafts[i].people)),
+                        sum(u.section_id == section for u in drafts[i].units),
+                        -i,
+                    ),
+                )
                 # Re-anchored where it joins, so it never stretches the host episode's span.
                 ordinal = next(u.ordinal for u in drafts[host].units if u.section_id == section)
                 unit = replace(unit, section_id=section, ordinal=ordinal)
@@ -208,8 +244,9 @@ def assemble(units: list[Unit], signals: Signals, settings: AssembleEpisodesSett
     return _absorb_empty_scenes(drafts, units, signals, settings)
 
 
-def _absorb_empty_scenes(drafts: list[Draft], units: list[Unit], signals: Signals,
-                         settings: AssembleEpisodesSettings) -> list[Draft]:
+def _absorb_empty_scenes(
+    drafts: list[Draft], units: list[Unit], signals: Signals, settings: AssembleEpisodesSettings
+) -> list[Draft]:
     """Fold episodes made only of participant-less occasions (an establishing shot, a scene where
     nothing was extracted) into the episode that follows them, else the one before."""
     owner = {u.index: i for i, d in enumerate(drafts) for u in d.units}
@@ -245,8 +282,13 @@ def story_key(draft: Draft) -> tuple[int, int]:
     return first, min(u.index for u in draft.units if u.ordinal == first)
 
 
-def episode_rows(doc_id: str, drafts: list[Draft], sections: pd.DataFrame, texts: dict[str, dict[str, str]],
-                 methods: dict[str, str]) -> list[dict[str, Any]]:
+def episode_rows(
+    doc_id: str,
+    drafts: list[Draft],
+    sections: pd.DataFrame,
+    texts: dict[str, dict[str, str]],
+    methods: dict[str, str],
+) -> list[dict[str, Any]]:
     """One `episodes` row per draft, ordered by first section then first unit; texts by episode id."""
     ordinal = {str(r.section_id): int(r.ordinal) for r in sections.itertuples()}
     rows = []
@@ -264,48 +306,89 @@ def episode_rows(doc_id: str, drafts: list[Draft], sections: pd.DataFrame, texts
         counts = Counter(p for u in cast for p in u.participants)
         participants = sorted(counts, key=lambda p: (-counts[p], seen[p], p))
         text = texts[episode_id]
-        rows.append({
-            "episode_id": episode_id, "doc_id": doc_id, "ordinal": number, "title": text["title"],
-            "summary": text["summary"], "goal": text["goal"], "participant_ids": participants, "unit_ids": unit_ids,
-            "section_ids": spans, "first_ordinal": ordinal[spans[0]], "last_ordinal": ordinal[spans[-1]],
-            "coherence": round(sum(draft.scores) / len(draft.scores), 4) if draft.scores else None,
-            "method": methods[episode_id],
-        })
+        rows.append(
+            {
+                "episode_id": episode_id,
+                "doc_id": doc_id,
+                "ordinal": number,
+                "title": text["title"],
+                "summary": text["summary"],
+                "goal": text["goal"],
+                "participant_ids": participants,
+                "unit_ids": unit_ids,
+                "section_ids": spans,
+                "first_ordinal": ordinal[spans[0]],
+                "last_ordinal": ordinal[spans[-1]],
+                "coherence": round(sum(draft.scores) / len(draft.scores), 4) if draft.scores else None,
+                "method": methods[episode_id],
+            }
+        )
     return rows
 
 
 def _llm_values(draft: Draft, names: dict[str, str], document_title: str, language: str) -> dict[str, str]:
     first, last = min(u.ordinal for u in draft.units), max(u.ordinal for u in draft.units)
     people = [names.get(p, p) for p, _ in draft.people.most_common(8)]
-    lines = [f"- [{u.kind}/{u.unit_type or '-'}, {span_label(u.ordinal, u.ordinal, language)}"
-             f"{', ' + u.time_cue if u.time_cue else ''}] {shorten(u.description, 300)}" for u in draft.units if u.description]
-    return {"document_title": document_title, "sections": span_label(first, last, language),
-            "participants": ", ".join(people) or "-", "units": "\n".join(lines) or "-"}
+    lines = [
+        f"- [{u.kind}/{u.unit_type or '-'}, {span_label(u.ordinal, u.ordinal, language)}"
+        f"{', ' + u.time_cue if u.time_cue else ''}] {shorten(u.description, 300)}"
+        for u in draft.units
+        if u.description
+    ]
+    return {
+        "document_title": document_title,
+        "sections": span_label(first, last, language),
+        "participants": ", ".join(people) or "-",
+        "units": "\n".join(lines) or "-",
+    }
 
 
 def run(ctx: StageContext) -> StageOutput:
     doc = ctx.document
     settings = ctx.settings.assemble_episodes
     sections, entities = ctx.table("sections"), ctx.table("entities")
-    units = load_units(sections, entities, ctx.table("events"), ctx.table("interactions"), ctx.table("occasions"))
+    units = load_units(
+        sections, entities, ctx.table("events"), ctx.table("interactions"), ctx.table("occasions")
+    )
     types, names = entity_types(entities), entity_names(entities)
-    vectors = ctx.embedder.embed([u.description or u.unit_type for u in units]) if ctx.embedder and units else None
-    location = {str(r.section_id): f"loc:{as_text(r.location).lower()}" for r in sections.itertuples() if as_text(r.location)}
-    signals = Signals(types=types, idf=participant_idf(units), location=location, vectors=vectors,
-                      max_gap=settings.max_section_gap)
+    vectors = (
+        ctx.embedder.embed([u.description or u.unit_type for u in units]) if ctx.embedder and units else None
+    )
+    location = {
+        str(r.section_id): f"loc:{as_text(r.location).lower()}"
+        for r in sections.itertuples()
+        if as_text(r.location)
+    }
+    signals = Signals(
+        types=types,
+        idf=participant_idf(units),
+        location=location,
+        vectors=vectors,
+        max_gap=settings.max_section_gap,
+    )
     drafts = assemble(units, signals, settings)
     ordered = sorted(drafts, key=story_key)
     ids = [make_id("epi", doc.doc_id, [u.unit_id for u in d.units]) for d in ordered]
-    texts = {eid: compose_text(d.units, d.people, names, doc.language, n) for n, (eid, d) in enumerate(zip(ids, ordered), start=1)}
+    texts = {
+        eid: compose_text(d.units, d.people, names, doc.language, n)
+        for n, (eid, d) in enumerate(zip(ids, ordered), start=1)
+    }
     methods = dict.fromkeys(ids, "heuristic")
     output: StageOutput = {}
     if ctx.llm is not None and ordered:
-        batch = run_structured(ctx, PROMPT_ID, [(eid, _llm_values(d, names, doc.title, doc.language))
-                                                for eid, d in zip(ids, ordered)], EpisodeDescription)
+        batch = run_structured(
+            ctx,
+            PROMPT_ID,
+            [(eid, _llm_values(d, names, doc.title, doc.language)) for eid, d in zip(ids, ordered)],
+            EpisodeDescription,
+        )
         for eid, reply in batch.values.items():
             if reply.title.strip() and reply.summary.strip():  # blank text keeps the composed one
-                texts[eid] = {"title": shorten(reply.title, 150), "summary": reply.summary.strip(),
-                              "goal": reply.goal.strip()}
+                texts[eid] = {
+                    "title": shorten(reply.title, 150),
+                    "summary": reply.summary.strip(),
+                    "goal": reply.goal.strip(),
+                }
                 methods[eid] = "llm"
         # Failed items keep the composed text (method says so) and are listed in failures.
         output.update(failures=batch.failures, llm_calls=batch.calls)

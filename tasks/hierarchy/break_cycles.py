@@ -25,8 +25,17 @@ from tasks.hierarchy.text import shorten
 from tasks.hierarchy.units import as_text
 from schemas.ids import make_id
 from tasks.llm.items import LLMBatch, run_structured
-from tasks.hierarchy.saber import (Adjudicator, EpisodeEdge, SaberResult, ShortcutQuestion, ShortcutVerdict, SupportCheck,
-                         clean_episode_graph, effective_weight, heuristic_adjudicator)
+from tasks.hierarchy.saber import (
+    Adjudicator,
+    EpisodeEdge,
+    SaberResult,
+    ShortcutQuestion,
+    ShortcutVerdict,
+    SupportCheck,
+    clean_episode_graph,
+    effective_weight,
+    heuristic_adjudicator,
+)
 
 PROMPT_ID = "break_cycles/v1"
 
@@ -37,14 +46,26 @@ class CyclicGraphError(RuntimeError):
 
 def type_weights(settings: BreakCyclesSettings) -> dict[str, float]:
     """w_type per relation type from the settings; contrasts never weigh on progression."""
-    return {"causes": settings.causes_weight, "precedes": settings.precedes_weight,
-            "elaborates": settings.elaborates_weight, "contrasts": 0.0}
+    return {
+        "causes": settings.causes_weight,
+        "precedes": settings.precedes_weight,
+        "elaborates": settings.elaborates_weight,
+        "contrasts": 0.0,
+    }
 
 
 def link_edges(links: pd.DataFrame) -> list[EpisodeEdge]:
     """The predicted links as SABER edges (relation_id = link_id)."""
-    return [EpisodeEdge(str(r.link_id), str(r.source_episode_id), str(r.target_episode_id), str(r.relation_type),
-                        float(r.confidence)) for r in links.itertuples()]
+    return [
+        EpisodeEdge(
+            str(r.link_id),
+            str(r.source_episode_id),
+            str(r.target_episode_id),
+            str(r.relation_type),
+            float(r.confidence),
+        )
+        for r in links.itertuples()
+    ]
 
 
 def causal_support(edges: Sequence[EpisodeEdge], weights: Mapping[str, float]) -> SupportCheck:
@@ -63,7 +84,9 @@ def causal_support(edges: Sequence[EpisodeEdge], weights: Mapping[str, float]) -
     def preserved(edge: EpisodeEdge, path: tuple[str, ...]) -> bool:
         if edge.relation_type != "causes":
             return True
-        return any(best.get(hop) is not None and best[hop].relation_type == "causes" for hop in zip(path, path[1:]))
+        return any(
+            best.get(hop) is not None and best[hop].relation_type == "causes" for hop in zip(path, path[1:])
+        )
 
     return preserved
 
@@ -77,30 +100,61 @@ def assert_acyclic(result: SaberResult) -> None:
         raise CyclicGraphError(f"kept episode relations are cyclic: {' -> '.join(a for a, _ in cycle)}")
 
 
-def clean_links(links: pd.DataFrame, settings: BreakCyclesSettings, adjudicate: Adjudicator | None = None) -> SaberResult:
+def clean_links(
+    links: pd.DataFrame, settings: BreakCyclesSettings, adjudicate: Adjudicator | None = None
+) -> SaberResult:
     """Run SABER over one document's links in the configured mode (checked acyclic unless raw)."""
     edges = link_edges(links)
     weights = type_weights(settings)
     judge = adjudicate if adjudicate is not None else partial(heuristic_adjudicator, type_weights=weights)
-    result = clean_episode_graph(edges, mode=settings.mode, type_weights=weights, adjudicate=judge,
-                                 support_preserved=causal_support(edges, weights),
-                                 max_adjudications=settings.max_adjudications, max_path_hops=settings.max_path_hops)
+    result = clean_episode_graph(
+        edges,
+        mode=settings.mode,
+        type_weights=weights,
+        adjudicate=judge,
+        support_preserved=causal_support(edges, weights),
+        max_adjudications=settings.max_adjudications,
+        max_path_hops=settings.max_path_hops,
+    )
     if settings.mode != "raw":
         assert_acyclic(result)
     return result
 
 
-def output_rows(doc_id: str, result: SaberResult, settings: BreakCyclesSettings) -> dict[str, list[dict[str, Any]]]:
+def output_rows(
+    doc_id: str, result: SaberResult, settings: BreakCyclesSettings
+) -> dict[str, list[dict[str, Any]]]:
     """`episode_relations` (one row per link) and `saber_actions` rows of one cleaning run."""
     weights = type_weights(settings)
-    relations = [{"relation_id": e.relation_id, "doc_id": doc_id, "source_episode_id": e.source,
-                  "target_episode_id": e.target, "relation_type": e.relation_type, "confidence": float(e.confidence),
-                  "weight": round(effective_weight(e, weights), 6), "status": result.status[e.relation_id],
-                  "mode": settings.mode} for e in result.edges]
-    actions = [{"action_id": make_id("sab", doc_id, a.step, a.action, a.relation_id), "doc_id": doc_id, "step": a.step,
-                "action": a.action, "relation_id": a.relation_id, "source_episode_id": a.source,
-                "target_episode_id": a.target, "rule": a.rule, "reason": a.reason,
-                "indirect_path": list(a.indirect_path)} for a in result.actions]
+    relations = [
+        {
+            "relation_id": e.relation_id,
+            "doc_id": doc_id,
+            "source_episode_id": e.source,
+            "target_episode_id": e.target,
+            "relation_type": e.relation_type,
+            "confidence": float(e.confidence),
+            "weight": round(effective_weight(e, weights), 6),
+            "status": result.status[e.relation_id],
+            "mode": settings.mode,
+        }
+        for e in result.edges
+    ]
+    actions = [
+        {
+            "action_id": make_id("sab", doc_id, a.step, a.action, a.relation_id),
+            "doc_id": doc_id,
+            "step": a.step,
+            "action": a.action,
+            "relation_id": a.relation_id,
+            "source_episode_id": a.source,
+            "target_episode_id": a.target,
+            "rule": a.rule,
+            "reason": a.reason,
+            "indirect_path": list(a.indirect_path),
+        }
+        for a in result.actions
+    ]
     return {"episode_relations": relations, "saber_actions": actions}
 
 
@@ -113,13 +167,20 @@ def _question_values(q: ShortcutQuestion, episodes: Mapping[str, Any], document_
 
     lines = [f"{i}. {title(eid)}: {summary(eid)}" for i, eid in enumerate(q.indirect_path, start=1)]
     hops = [f"{i} -[{p.relation_type}]-> {i + 1}" for i, p in enumerate(q.path_edges, start=1)]
-    return {"document_title": document_title, "relation_type": q.edge.relation_type,
-            "source_title": title(q.edge.source), "source_summary": summary(q.edge.source),
-            "target_title": title(q.edge.target), "target_summary": summary(q.edge.target),
-            "path": "\n".join(lines + (["Links: " + ", ".join(hops)] if hops else []))}
+    return {
+        "document_title": document_title,
+        "relation_type": q.edge.relation_type,
+        "source_title": title(q.edge.source),
+        "source_summary": summary(q.edge.source),
+        "target_title": title(q.edge.target),
+        "target_summary": summary(q.edge.target),
+        "path": "\n".join(lines + (["Links: " + ", ".join(hops)] if hops else [])),
+    }
 
 
-def llm_adjudicator(ctx: StageContext, episodes: pd.DataFrame, collected: LLMBatch[ShortcutJudgment]) -> Adjudicator:
+def llm_adjudicator(
+    ctx: StageContext, episodes: pd.DataFrame, collected: LLMBatch[ShortcutJudgment]
+) -> Adjudicator:
     """An adjudicator asking the LLM about every shortcut question in one batch.
 
     Failed questions are collected as failures rows and answered "uncertain" (the edge stays).
@@ -133,8 +194,13 @@ def llm_adjudicator(ctx: StageContext, episodes: pd.DataFrame, collected: LLMBat
         verdicts = []
         for q in questions:
             reply = batch.values.get(q.edge.relation_id)
-            verdicts.append(ShortcutVerdict(reply.decision, reply.reason) if reply is not None
-                            else ShortcutVerdict("uncertain", "LLM adjudication failed (see failures); treated as uncertain"))
+            verdicts.append(
+                ShortcutVerdict(reply.decision, reply.reason)
+                if reply is not None
+                else ShortcutVerdict(
+                    "uncertain", "LLM adjudication failed (see failures); treated as uncertain"
+                )
+            )
         return verdicts
 
     return judge
@@ -143,7 +209,11 @@ def llm_adjudicator(ctx: StageContext, episodes: pd.DataFrame, collected: LLMBat
 def run(ctx: StageContext) -> StageOutput:
     settings = ctx.settings.break_cycles
     collected: LLMBatch[ShortcutJudgment] = LLMBatch()
-    judge = llm_adjudicator(ctx, ctx.table("episodes"), collected) if ctx.llm is not None and settings.mode == "saber" else None
+    judge = (
+        llm_adjudicator(ctx, ctx.table("episodes"), collected)
+        if ctx.llm is not None and settings.mode == "saber"
+        else None
+    )
     result = clean_links(ctx.table("episode_links"), settings, judge)
     output: StageOutput = output_rows(ctx.doc_id, result, settings)
     if ctx.llm is not None:

@@ -72,7 +72,7 @@ def _term_similarity(a: frozenset[str], b: frozenset[str], idf: Mapping[str, flo
 
 def _after(postings: list[int], position: int, count: int) -> list[int]:
     start = bisect_right(postings, position)
-    return postings[start:start + count]
+    return postings[start : start + count]
 
 
 def _embedding_partners(vectors: np.ndarray, k: int) -> dict[int, list[tuple[int, float]]]:
@@ -83,7 +83,7 @@ def _embedding_partners(vectors: np.ndarray, k: int) -> dict[int, list[tuple[int
         return out
     k = min(k, n - 1)
     for start in range(0, n, EMBED_BLOCK):
-        sims = vectors[start:start + EMBED_BLOCK] @ vectors.T
+        sims = vectors[start : start + EMBED_BLOCK] @ vectors.T
         for row, values in enumerate(sims):
             i = start + row
             values[i] = -np.inf
@@ -92,8 +92,13 @@ def _embedding_partners(vectors: np.ndarray, k: int) -> dict[int, list[tuple[int
     return out
 
 
-def propose_pairs(infos: Sequence[EpisodeInfo], neighbours: Mapping[str, Sequence[str]], window: int,
-                  vectors: np.ndarray | None = None, per_signal: int = 4) -> dict[tuple[int, int], set[str]]:
+def propose_pairs(
+    infos: Sequence[EpisodeInfo],
+    neighbours: Mapping[str, Sequence[str]],
+    window: int,
+    vectors: np.ndarray | None = None,
+    per_signal: int = 4,
+) -> dict[tuple[int, int], set[str]]:
     """(earlier, later) positions -> the signals that proposed the pair; O(n · window · signals)."""
     proposed: dict[tuple[int, int], set[str]] = defaultdict(set)
 
@@ -132,8 +137,15 @@ def propose_pairs(infos: Sequence[EpisodeInfo], neighbours: Mapping[str, Sequenc
     return proposed
 
 
-def score_pair(a: EpisodeInfo, b: EpisodeInfo, idf: Mapping[str, float], term_idf: Mapping[str, float],
-               graph: Mapping[str, frozenset[str]], vectors: np.ndarray | None, window: int) -> dict[str, float]:
+def score_pair(
+    a: EpisodeInfo,
+    b: EpisodeInfo,
+    idf: Mapping[str, float],
+    term_idf: Mapping[str, float],
+    graph: Mapping[str, frozenset[str]],
+    vectors: np.ndarray | None,
+    window: int,
+) -> dict[str, float]:
     """Signal values in [0, 1] for one pair (a before b)."""
     gap = b.position - a.position
     neighbours_a = frozenset().union(*(graph.get(e, frozenset()) for e in a.characters)) - a.characters
@@ -142,12 +154,19 @@ def score_pair(a: EpisodeInfo, b: EpisodeInfo, idf: Mapping[str, float], term_id
         "participants": weighted_overlap(a.entities, b.entities, idf),
         "graph": 1.0 if neighbours_a & b.characters else 0.0,
         "lexical": _term_similarity(a.terms, b.terms, term_idf),
-        "embedding": max(0.0, float(vectors[a.position] @ vectors[b.position])) if vectors is not None else 0.0,
+        "embedding": max(0.0, float(vectors[a.position] @ vectors[b.position]))
+        if vectors is not None
+        else 0.0,
     }
 
 
-def candidate_pairs(infos: Sequence[EpisodeInfo], neighbours: Mapping[str, Sequence[str]], window: int,
-                    max_per_episode: int, vectors: np.ndarray | None = None) -> list[Candidate]:
+def candidate_pairs(
+    infos: Sequence[EpisodeInfo],
+    neighbours: Mapping[str, Sequence[str]],
+    window: int,
+    max_per_episode: int,
+    vectors: np.ndarray | None = None,
+) -> list[Candidate]:
     """Scored candidate pairs, each episode in at most `max_per_episode` of them, in (a, b) order."""
     proposed = propose_pairs(infos, neighbours, window, vectors)
     idf = entity_idf(infos)

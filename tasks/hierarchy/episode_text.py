@@ -11,8 +11,16 @@ from tasks.hierarchy.units import CONFLICT_INTERACTIONS, Unit, conflict_pair, ha
 
 SCREENPLAY_INTRODUCTION = re.compile(r"^[A-Z][A-Z .'’-]+ \(")
 # How much a unit tells about its episode, for titles and summaries: turning points first.
-SALIENCE = {"decision": 3.0, "discovery": 3.0, "state_change": 2.5, "arrival": 2.0, "departure": 2.0, "action": 1.5,
-            "communication": 1.0, "other": 1.0}
+SALIENCE = {
+    "decision": 3.0,
+    "discovery": 3.0,
+    "state_change": 2.5,
+    "arrival": 2.0,
+    "departure": 2.0,
+    "action": 1.5,
+    "communication": 1.0,
+    "other": 1.0,
+}
 
 
 def _salience(unit: Unit) -> float:
@@ -27,7 +35,9 @@ def _salience(unit: Unit) -> float:
     return base + 0.1 * min(len(unit.participants), 5) + (0.0 if unit.description else -10.0)
 
 
-def compose_text(units: list[Unit], people: Counter, names: dict[str, str], language: str, number: int) -> dict[str, str]:
+def compose_text(
+    units: list[Unit], people: Counter, names: dict[str, str], language: str, number: int
+) -> dict[str, str]:
     """Offline title, summary and goal of one episode, composed from its units."""
     leads = [names.get(p, p) for p, _ in sorted(people.items(), key=lambda kv: (-kv[1], kv[0]))][:2]
     ranked = sorted(units, key=lambda u: (-_salience(u), u.index))
@@ -42,7 +52,8 @@ def compose_text(units: list[Unit], people: Counter, names: dict[str, str], lang
     if any(has_cue(u.time_cue, "flashback") for u in units):
         # Story time is what relation prediction orders by: say so where it will read it.
         summary = ("闪回：" if language == "zh" else "Flashback: ") + summary
-    goal_unit = next((u for u in units if has_cue(u.description, "goal")), None) or \
-        next((u for u in units if conflict_pair(u) is not None or has_cue(u.description, "conflict")), None)
+    goal_unit = next((u for u in units if has_cue(u.description, "goal")), None) or next(
+        (u for u in units if conflict_pair(u) is not None or has_cue(u.description, "conflict")), None
+    )
     goal = shorten(goal_unit.description, 300) if goal_unit else ""
     return {"title": shorten(title, 150), "summary": summary, "goal": goal}

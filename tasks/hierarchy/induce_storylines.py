@@ -25,8 +25,14 @@ from tasks.hierarchy.text import join_names, join_sentences, shorten, span_label
 from tasks.hierarchy.units import CHARACTER_TYPES, as_text, entity_names, entity_types, string_list
 from schemas.ids import make_id
 from tasks.llm.items import run_structured
-from tasks.hierarchy.storyline_relations import (EpisodeGraph, StorylineInfo, offline_relations, ordered_pairs, pair_hints,
-                                       relation_row)
+from tasks.hierarchy.storyline_relations import (
+    EpisodeGraph,
+    StorylineInfo,
+    offline_relations,
+    ordered_pairs,
+    pair_hints,
+    relation_row,
+)
 from tasks.hierarchy.trunk_branch import Chain, StorylineSettings, select_storylines
 
 PROMPT_ID = "induce_storylines/v1"
@@ -35,9 +41,14 @@ MAX_KEY_CHARACTERS = 5
 
 def storyline_settings(settings: InduceStorylinesSettings) -> StorylineSettings:
     """Algorithm 2 parameters from the stage settings."""
-    return StorylineSettings(max_depth=settings.max_depth, max_paths=settings.max_paths,
-                             max_chain_length=settings.max_chain_length, max_overlap=settings.max_overlap,
-                             min_new_episodes=settings.min_new_episodes, max_storylines=settings.max_storylines)
+    return StorylineSettings(
+        max_depth=settings.max_depth,
+        max_paths=settings.max_paths,
+        max_chain_length=settings.max_chain_length,
+        max_overlap=settings.max_overlap,
+        min_new_episodes=settings.min_new_episodes,
+        max_storylines=settings.max_storylines,
+    )
 
 
 def episode_graph(episodes: pd.DataFrame, relations: pd.DataFrame) -> EpisodeGraph:
@@ -58,26 +69,44 @@ def episode_graph(episodes: pd.DataFrame, relations: pd.DataFrame) -> EpisodeGra
     for (a, b), w in sorted(best.items()):
         successors[a].append((b, w))
         predecessors[b].add(a)
-    texts = {str(r.episode_id): " ".join(t for t in (as_text(r.title), as_text(r.summary), as_text(r.goal)) if t)
-             for r in episodes.itertuples()}
-    return EpisodeGraph(successors=dict(successors), predecessors=dict(predecessors), contrasts=sorted(set(contrasts)),
-                        texts=texts, ordinal={str(r.episode_id): int(r.ordinal) for r in episodes.itertuples()})
+    texts = {
+        str(r.episode_id): " ".join(t for t in (as_text(r.title), as_text(r.summary), as_text(r.goal)) if t)
+        for r in episodes.itertuples()
+    }
+    return EpisodeGraph(
+        successors=dict(successors),
+        predecessors=dict(predecessors),
+        contrasts=sorted(set(contrasts)),
+        texts=texts,
+        ordinal={str(r.episode_id): int(r.ordinal) for r in episodes.itertuples()},
+    )
 
 
-def select_chains(graph: EpisodeGraph, characters: dict[str, frozenset[str]],
-                  settings: InduceStorylinesSettings) -> list[Chain]:
+def select_chains(
+    graph: EpisodeGraph, characters: dict[str, frozenset[str]], settings: InduceStorylinesSettings
+) -> list[Chain]:
     """Algorithm 2 lines 1-11 over the kept graph; coherence = character continuity along the chain."""
     edges = [(a, b) for a, nexts in graph.successors.items() for b, _ in nexts]
     support = {(a, b): w for a, nexts in graph.successors.items() for b, w in nexts}
 
     def continuity(chain: tuple[str, ...]) -> float:
         pairs = list(zip(chain, chain[1:]))
-        scores = [len(characters[x] & characters[y]) / len(characters[x] | characters[y])
-                  if characters[x] | characters[y] else 0.0 for x, y in pairs]
+        scores = [
+            len(characters[x] & characters[y]) / len(characters[x] | characters[y])
+            if characters[x] | characters[y]
+            else 0.0
+            for x, y in pairs
+        ]
         return sum(scores) / len(scores) if scores else 0.0
 
-    return select_storylines(edges, sorted(graph.ordinal), storyline_settings(settings), edge_support=support,
-                             node_order=dict(graph.ordinal), coherence=continuity)
+    return select_storylines(
+        edges,
+        sorted(graph.ordinal),
+        storyline_settings(settings),
+        edge_support=support,
+        node_order=dict(graph.ordinal),
+        coherence=continuity,
+    )
 
 
 def _title_core(title: str) -> str:
@@ -89,27 +118,39 @@ def _title_core(title: str) -> str:
     return title
 
 
-def compose_text(chain: Chain, episodes: dict[str, Any], leads: list[str], graph: EpisodeGraph,
-                 language: str) -> dict[str, str]:
+def compose_text(
+    chain: Chain, episodes: dict[str, Any], leads: list[str], graph: EpisodeGraph, language: str
+) -> dict[str, str]:
     """Offline name, description and impact of one storyline, composed from its episodes."""
     first, last = episodes[chain.episode_ids[0]], episodes[chain.episode_ids[-1]]
     arrow = " → "
     limit = 24 if language == "zh" else 60  # Chinese says as much in far fewer characters
-    name = shorten(_title_core(as_text(first.title)), limit) + arrow + shorten(_title_core(as_text(last.title)), limit)
+    name = (
+        shorten(_title_core(as_text(first.title)), limit)
+        + arrow
+        + shorten(_title_core(as_text(last.title)), limit)
+    )
     if leads:
         name = f"{join_names(leads[:2], language)}{'：' if language == 'zh' else ': '}{name}"
-    description = join_sentences((shorten(as_text(episodes[e].summary), 180) for e in chain.episode_ids), language, 900)
+    description = join_sentences(
+        (shorten(as_text(episodes[e].summary), 180) for e in chain.episode_ids), language, 900
+    )
     chain_set = set(chain.episode_ids)
     later = {b for b, _ in graph.successors.get(chain.episode_ids[-1], ())} - chain_set
-    span = span_label(int(first.first_ordinal), int(max(episodes[e].last_ordinal for e in chain.episode_ids)), language)
+    span = span_label(
+        int(first.first_ordinal), int(max(episodes[e].last_ordinal for e in chain.episode_ids)), language
+    )
     ending = shorten(_title_core(as_text(last.title)), 100).rstrip("。.!！?？")
     if language == "zh":
-        impact = f"跨越{span}，共{len(chain.episode_ids)}个情节，结束于：{ending}。" + \
-                 (f"其结局直接引出另外{len(later)}个情节。" if later else "此后没有情节直接承接它。")
+        impact = f"跨越{span}，共{len(chain.episode_ids)}个情节，结束于：{ending}。" + (
+            f"其结局直接引出另外{len(later)}个情节。" if later else "此后没有情节直接承接它。"
+        )
     else:
-        impact = f"Spans {span} over {len(chain.episode_ids)} episodes and ends with: {ending}. " + \
-                 (f"Its outcome leads directly into {len(later)} further episode(s)." if later
-                  else "No later episode follows directly from its outcome.")
+        impact = f"Spans {span} over {len(chain.episode_ids)} episodes and ends with: {ending}. " + (
+            f"Its outcome leads directly into {len(later)} further episode(s)."
+            if later
+            else "No later episode follows directly from its outcome."
+        )
     return {"name": shorten(name, 150), "description": description or name, "impact": impact}
 
 
@@ -126,25 +167,46 @@ def key_characters(chain: Chain, participants: dict[str, list[str]], types: dict
     return sorted(counts, key=lambda p: (-counts[p], first_seen[p], p))[:MAX_KEY_CHARACTERS]
 
 
-def _llm_items(infos: list[StorylineInfo], inputs: Inputs, doc_title: str) -> list[tuple[str, dict[str, str]]]:
+def _llm_items(
+    infos: list[StorylineInfo], inputs: Inputs, doc_title: str
+) -> list[tuple[str, dict[str, str]]]:
     episodes, language = inputs.episodes, inputs.language
     partners: dict[str, list[str]] = defaultdict(list)
     for a, b in ordered_pairs(infos):
         hints = pair_hints(a, b, inputs.graph, inputs.names)
         if hints:  # each pair is offered once, to the earlier-starting storyline
             titles = "; ".join(shorten(as_text(episodes[e].title), 80) for e in b.episode_ids)
-            partners[a.storyline_id].append(f"- {b.label} ({span_label(b.first, b.last, language)}): {titles}. "
-                                            f"Signals: {'; '.join(hints)}")
+            partners[a.storyline_id].append(
+                f"- {b.label} ({span_label(b.first, b.last, language)}): {titles}. "
+                f"Signals: {'; '.join(hints)}"
+            )
     items = []
     for info in infos:
-        lines = [f"{i}. [{span_label(int(episodes[e].first_ordinal), int(episodes[e].last_ordinal), language)}] "
-                 f"{as_text(episodes[e].title)}: {shorten(as_text(episodes[e].summary), 400)}"
-                 for i, e in enumerate(info.episode_ids, start=1)]
-        people = sorted({inputs.names[p] for e in info.episode_ids for p in inputs.participants[e]
-                         if p in inputs.names and inputs.types.get(p) in CHARACTER_TYPES})
-        items.append((info.storyline_id, {"document_title": doc_title, "label": info.label, "episodes": "\n".join(lines),
-                                          "characters": ", ".join(people[:20]) or "-",
-                                          "others": "\n".join(partners[info.storyline_id]) or "-"}))
+        lines = [
+            f"{i}. [{span_label(int(episodes[e].first_ordinal), int(episodes[e].last_ordinal), language)}] "
+            f"{as_text(episodes[e].title)}: {shorten(as_text(episodes[e].summary), 400)}"
+            for i, e in enumerate(info.episode_ids, start=1)
+        ]
+        people = sorted(
+            {
+                inputs.names[p]
+                for e in info.episode_ids
+                for p in inputs.participants[e]
+                if p in inputs.names and inputs.types.get(p) in CHARACTER_TYPES
+            }
+        )
+        items.append(
+            (
+                info.storyline_id,
+                {
+                    "document_title": doc_title,
+                    "label": info.label,
+                    "episodes": "\n".join(lines),
+                    "characters": ", ".join(people[:20]) or "-",
+                    "others": "\n".join(partners[info.storyline_id]) or "-",
+                },
+            )
+        )
     return items
 
 
@@ -161,31 +223,63 @@ class Inputs:
     language: str
 
 
-def storyline_rows(doc_id: str, chains: list[Chain], inputs: Inputs) -> tuple[list[dict[str, Any]], list[StorylineInfo]]:
+def storyline_rows(
+    doc_id: str, chains: list[Chain], inputs: Inputs
+) -> tuple[list[dict[str, Any]], list[StorylineInfo]]:
     """Offline `storylines` rows in story order, and the matching StorylineInfo for relations."""
     episodes = inputs.episodes
-    chains = sorted(chains, key=lambda c: (inputs.graph.ordinal[c.episode_ids[0]], inputs.graph.ordinal[c.episode_ids[-1]],
-                                           c.episode_ids))
+    chains = sorted(
+        chains,
+        key=lambda c: (
+            inputs.graph.ordinal[c.episode_ids[0]],
+            inputs.graph.ordinal[c.episode_ids[-1]],
+            c.episode_ids,
+        ),
+    )
     rows, infos = [], []
     for number, chain in enumerate(chains, start=1):
         storyline_id = make_id("sto", doc_id, list(chain.episode_ids))
         keys = key_characters(chain, inputs.participants, inputs.types)
-        text = compose_text(chain, episodes, [inputs.names.get(k, k) for k in keys], inputs.graph, inputs.language)
+        text = compose_text(
+            chain, episodes, [inputs.names.get(k, k) for k in keys], inputs.graph, inputs.language
+        )
         sections = {s: None for e in chain.episode_ids for s in string_list(episodes[e].section_ids)}
         first = min(int(episodes[e].first_ordinal) for e in chain.episode_ids)
         last = max(int(episodes[e].last_ordinal) for e in chain.episode_ids)
-        rows.append({"storyline_id": storyline_id, "doc_id": doc_id, "ordinal": number, **text,
-                     "key_character_ids": keys, "episode_ids": list(chain.episode_ids), "section_ids": list(sections),
-                     "first_ordinal": first, "last_ordinal": last, "origin": chain.origin,
-                     "score": round(chain.score, 6), "method": "heuristic"})
+        rows.append(
+            {
+                "storyline_id": storyline_id,
+                "doc_id": doc_id,
+                "ordinal": number,
+                **text,
+                "key_character_ids": keys,
+                "episode_ids": list(chain.episode_ids),
+                "section_ids": list(sections),
+                "first_ordinal": first,
+                "last_ordinal": last,
+                "origin": chain.origin,
+                "score": round(chain.score, 6),
+                "method": "heuristic",
+            }
+        )
         goals = [as_text(episodes[e].goal) for e in chain.episode_ids]
-        infos.append(StorylineInfo(storyline_id, f"S{number}", chain.episode_ids, first, last,
-                                   frozenset().union(*(inputs.characters[e] for e in chain.episode_ids)),
-                                   " ".join([text["name"], text["description"], *goals])))
+        infos.append(
+            StorylineInfo(
+                storyline_id,
+                f"S{number}",
+                chain.episode_ids,
+                first,
+                last,
+                frozenset().union(*(inputs.characters[e] for e in chain.episode_ids)),
+                " ".join([text["name"], text["description"], *goals]),
+            )
+        )
     return rows, infos
 
 
-def llm_storylines(ctx: StageContext, rows: list[dict[str, Any]], infos: list[StorylineInfo], inputs: Inputs) -> StageOutput:
+def llm_storylines(
+    ctx: StageContext, rows: list[dict[str, Any]], infos: list[StorylineInfo], inputs: Inputs
+) -> StageOutput:
     """Name and describe each storyline and relate it to the listed others (one call per storyline).
 
     Updates `rows` in place; a failed storyline keeps its composed text and is a failures row.
@@ -194,27 +288,47 @@ def llm_storylines(ctx: StageContext, rows: list[dict[str, Any]], infos: list[St
     items = _llm_items(infos, inputs, ctx.document.title)
     batch = run_structured(ctx, PROMPT_ID, items, StorylineDescription)
     label_to_id = {i.label: i.storyline_id for i in infos}
-    name_to_id = {names[k].lower(): k for row in rows for e in row["episode_ids"] for k in inputs.participants[e]
-                  if k in names and types.get(k) in CHARACTER_TYPES}
+    name_to_id = {
+        names[k].lower(): k
+        for row in rows
+        for e in row["episode_ids"]
+        for k in inputs.participants[e]
+        if k in names and types.get(k) in CHARACTER_TYPES
+    }
     relations: dict[tuple[str, ...], dict[str, Any]] = {}
     for row in rows:
         this = row["storyline_id"]
         reply = batch.values.get(this)
         if reply is None:
             continue
-        keys = [name_to_id[n.strip().lower()] for n in reply.key_characters if n.strip().lower() in name_to_id]
-        row.update(name=shorten(reply.name, 150) or row["name"], method="llm",
-                   description=reply.description.strip() or row["description"], impact=reply.impact.strip(),
-                   key_character_ids=list(dict.fromkeys(keys)) or row["key_character_ids"])
+        keys = [
+            name_to_id[n.strip().lower()] for n in reply.key_characters if n.strip().lower() in name_to_id
+        ]
+        row.update(
+            name=shorten(reply.name, 150) or row["name"],
+            method="llm",
+            description=reply.description.strip() or row["description"],
+            impact=reply.impact.strip(),
+            key_character_ids=list(dict.fromkeys(keys)) or row["key_character_ids"],
+        )
         for judged in reply.relations:
             other = label_to_id.get(judged.other.strip())
             if judged.relation_type == "none" or other is None or other == this:
                 continue  # labels outside the listed storylines are ignored: the LLM cannot invent arcs
             source, target = (this, other) if judged.direction == "this_to_other" else (other, this)
-            relation = (judged.relation_type, source, target, round(judged.confidence, 4), shorten(judged.reason, 500))
+            relation = (
+                judged.relation_type,
+                source,
+                target,
+                round(judged.confidence, 4),
+                shorten(judged.reason, 500),
+            )
             relations.setdefault(tuple(sorted((source, target))), relation_row(doc_id, relation, "llm"))
-    return {"storyline_relations": sorted(relations.values(), key=lambda r: r["relation_id"]),
-            "failures": batch.failures, "llm_calls": batch.calls}
+    return {
+        "storyline_relations": sorted(relations.values(), key=lambda r: r["relation_id"]),
+        "failures": batch.failures,
+        "llm_calls": batch.calls,
+    }
 
 
 def run(ctx: StageContext) -> StageOutput:
@@ -223,10 +337,17 @@ def run(ctx: StageContext) -> StageOutput:
     types = entity_types(entities)
     episodes = {str(r.episode_id): r for r in episodes_df.itertuples()}
     participants = {e: string_list(r.participant_ids) for e, r in episodes.items()}
-    inputs = Inputs(episodes=episodes, participants=participants, types=types, names=entity_names(entities),
-                    characters={e: frozenset(p for p in ps if types.get(p) in CHARACTER_TYPES)
-                                for e, ps in participants.items()},
-                    graph=episode_graph(episodes_df, ctx.table("episode_relations")), language=doc.language)
+    inputs = Inputs(
+        episodes=episodes,
+        participants=participants,
+        types=types,
+        names=entity_names(entities),
+        characters={
+            e: frozenset(p for p in ps if types.get(p) in CHARACTER_TYPES) for e, ps in participants.items()
+        },
+        graph=episode_graph(episodes_df, ctx.table("episode_relations")),
+        language=doc.language,
+    )
     chains = select_chains(inputs.graph, inputs.characters, ctx.settings.induce_storylines)
     rows, infos = storyline_rows(doc.doc_id, chains, inputs)
     if ctx.llm is None or not rows:

@@ -19,12 +19,24 @@ PROGRESSION_TYPES = ("causes", "precedes", "elaborates")
 # The authors' published defaults (roytian1992/NarrativeKnowledgeWeaver, core/utils/config.py
 # CausalGraphConfig.type_weight): causes 1.0, precedes 0.7, elaborates 0.35; contrasts are
 # skipped from the progression graph, so their weight is never used for cleaning.
-DEFAULT_TYPE_WEIGHTS: dict[str, float] = {"causes": 1.0, "precedes": 0.7, "elaborates": 0.35, "contrasts": 0.0}
+DEFAULT_TYPE_WEIGHTS: dict[str, float] = {
+    "causes": 1.0,
+    "precedes": 0.7,
+    "elaborates": 0.35,
+    "contrasts": 0.0,
+}
 MODES = ("raw", "heuristic", "saber")
 # "removed_duplicate" is ours: the paper's graph holds one edge per ordered pair, so weaker
 # parallel relations are dropped before cleaning and counted apart from cycle/shortcut removals.
 STATUSES = ("kept", "removed_cycle", "removed_shortcut", "removed_duplicate", "auxiliary")
-ACTIONS = ("remove_cycle_edge", "remove_duplicate", "mark_shortcut", "adjudicate", "remove_shortcut", "keep_shortcut")
+ACTIONS = (
+    "remove_cycle_edge",
+    "remove_duplicate",
+    "mark_shortcut",
+    "adjudicate",
+    "remove_shortcut",
+    "keep_shortcut",
+)
 DECISIONS = ("redundant", "necessary", "uncertain")
 DEFAULT_MAX_PATH_HOPS = 3  # triangles (2 hops) plus one extra intermediate episode
 
@@ -32,7 +44,10 @@ DEFAULT_MAX_PATH_HOPS = 3  # triangles (2 hops) plus one extra intermediate epis
 # causes/precedes still orders u before v; elaborates is the loosest link, so any progression
 # chain covers it. A direct "causes" is absent on purpose: the heuristic never prunes a causal
 # claim (the authors' code likewise protects direct causes edges from automatic pruning).
-_COVERED_BY: dict[str, frozenset[str]] = {"precedes": frozenset({"causes", "precedes"}), "elaborates": frozenset(PROGRESSION_TYPES)}
+_COVERED_BY: dict[str, frozenset[str]] = {
+    "precedes": frozenset({"causes", "precedes"}),
+    "elaborates": frozenset(PROGRESSION_TYPES),
+}
 
 
 @dataclass(frozen=True)
@@ -96,8 +111,9 @@ def effective_weight(edge: EpisodeEdge, type_weights: Mapping[str, float] = DEFA
     return float(edge.confidence) * float(type_weights[edge.relation_type])
 
 
-def heuristic_adjudicator(questions: Sequence[ShortcutQuestion],
-                          type_weights: Mapping[str, float] = DEFAULT_TYPE_WEIGHTS) -> list[ShortcutVerdict]:
+def heuristic_adjudicator(
+    questions: Sequence[ShortcutQuestion], type_weights: Mapping[str, float] = DEFAULT_TYPE_WEIGHTS
+) -> list[ShortcutVerdict]:
     """Deterministic no-LLM stand-in: one verdict per question, redundant only when clearly covered."""
     return [_heuristic_verdict(q, type_weights) for q in questions]
 
@@ -106,21 +122,37 @@ def _heuristic_verdict(q: ShortcutQuestion, type_weights: Mapping[str, float]) -
     e, s = q.edge, effective_weight(q.edge, type_weights)
     covering = _COVERED_BY.get(e.relation_type)
     if covering is None:
-        return ShortcutVerdict("uncertain", f"heuristic: a direct '{e.relation_type}' claim is never pruned without the LLM")
+        return ShortcutVerdict(
+            "uncertain", f"heuristic: a direct '{e.relation_type}' claim is never pruned without the LLM"
+        )
     if not q.path_edges or len(q.path_edges) != len(q.indirect_path) - 1:
         return ShortcutVerdict("uncertain", "heuristic: the indirect path's relations were not supplied")
     foreign = [p.relation_type for p in q.path_edges if p.relation_type not in covering]
     if foreign:
-        return ShortcutVerdict("uncertain", f"heuristic: the path has a '{foreign[0]}' link, which does not imply '{e.relation_type}'")
+        return ShortcutVerdict(
+            "uncertain",
+            f"heuristic: the path has a '{foreign[0]}' link, which does not imply '{e.relation_type}'",
+        )
     low = min(effective_weight(p, type_weights) for p in q.path_edges)
     if low < s:
-        return ShortcutVerdict("necessary", f"heuristic: the weakest path link (s={low:.3f}) is weaker than the direct edge (s={s:.3f})")
-    return ShortcutVerdict("redundant", f"heuristic: every path link has s>={s:.3f} and a type that implies '{e.relation_type}'")
+        return ShortcutVerdict(
+            "necessary",
+            f"heuristic: the weakest path link (s={low:.3f}) is weaker than the direct edge (s={s:.3f})",
+        )
+    return ShortcutVerdict(
+        "redundant", f"heuristic: every path link has s>={s:.3f} and a type that implies '{e.relation_type}'"
+    )
 
 
-def clean_episode_graph(edges: Sequence[EpisodeEdge], mode: str = "saber", type_weights: Mapping[str, float] = DEFAULT_TYPE_WEIGHTS,
-                        adjudicate: Adjudicator | None = None, support_preserved: SupportCheck | None = None,
-                        max_adjudications: int = 200, max_path_hops: int = DEFAULT_MAX_PATH_HOPS) -> SaberResult:
+def clean_episode_graph(
+    edges: Sequence[EpisodeEdge],
+    mode: str = "saber",
+    type_weights: Mapping[str, float] = DEFAULT_TYPE_WEIGHTS,
+    adjudicate: Adjudicator | None = None,
+    support_preserved: SupportCheck | None = None,
+    max_adjudications: int = 200,
+    max_path_hops: int = DEFAULT_MAX_PATH_HOPS,
+) -> SaberResult:
     """Clean one document's episode relations into an acyclic progression graph (per relation status)."""
     if mode not in MODES:
         raise ValueError(f"unknown SABER mode {mode!r}; expected one of {MODES}")
@@ -139,8 +171,14 @@ def clean_episode_graph(edges: Sequence[EpisodeEdge], mode: str = "saber", type_
     marked = _mark_triangles(graph, weight, log) if mode == "saber" else set()
     _break_cycles(graph, weight, marked, status, log)
     if mode == "saber":
-        judge = adjudicate if adjudicate is not None else partial(heuristic_adjudicator, type_weights=type_weights)
-        _prune_shortcuts(graph, weight, status, log, judge, support_preserved, max_adjudications, max_path_hops)
+        judge = (
+            adjudicate
+            if adjudicate is not None
+            else partial(heuristic_adjudicator, type_weights=type_weights)
+        )
+        _prune_shortcuts(
+            graph, weight, status, log, judge, support_preserved, max_adjudications, max_path_hops
+        )
     for e in progression:
         status.setdefault(e.relation_id, "kept")
     return SaberResult(status=dict(sorted(status.items())), actions=log.actions, edges=ordered)
@@ -153,7 +191,9 @@ class _Log:
         self.actions: list[SaberAction] = []
 
     def add(self, action: str, e: EpisodeEdge, rule: str, reason: str, path: tuple[str, ...] = ()) -> None:
-        self.actions.append(SaberAction(len(self.actions) + 1, action, e.relation_id, e.source, e.target, rule, reason, path))
+        self.actions.append(
+            SaberAction(len(self.actions) + 1, action, e.relation_id, e.source, e.target, rule, reason, path)
+        )
 
 
 def _validated(edges: Iterable[EpisodeEdge], type_weights: Mapping[str, float]) -> tuple[EpisodeEdge, ...]:
@@ -176,16 +216,25 @@ def _s(weight: Mapping[str, float], e: EpisodeEdge) -> str:
     return f"{e.relation_id} ({e.source}->{e.target}, {e.relation_type}, s={weight[e.relation_id]:.3f})"
 
 
-def _collapse(progression: list[EpisodeEdge], weight: dict[str, float], status: dict[str, str], log: _Log) -> nx.DiGraph:
+def _collapse(
+    progression: list[EpisodeEdge], weight: dict[str, float], status: dict[str, str], log: _Log
+) -> nx.DiGraph:
     """One edge per ordered pair: self-loops are cycle edges, weaker parallels are duplicates."""
     best: dict[tuple[str, str], EpisodeEdge] = {}
     for e in progression:
         if e.source == e.target:
             status[e.relation_id] = "removed_cycle"
-            log.add("remove_cycle_edge", e, "self_loop", f"Removed {_s(weight, e)}: an episode cannot precede or cause itself.")
+            log.add(
+                "remove_cycle_edge",
+                e,
+                "self_loop",
+                f"Removed {_s(weight, e)}: an episode cannot precede or cause itself.",
+            )
             continue
         pair = (e.source, e.target)
-        if pair not in best or weight[e.relation_id] > weight[best[pair].relation_id]:  # ties: lowest id (seen first)
+        if (
+            pair not in best or weight[e.relation_id] > weight[best[pair].relation_id]
+        ):  # ties: lowest id (seen first)
             best[pair] = e
     graph = nx.DiGraph()
     for e in progression:
@@ -196,7 +245,12 @@ def _collapse(progression: list[EpisodeEdge], weight: dict[str, float], status: 
             graph.add_edge(e.source, e.target, edge=e)
         else:
             status[e.relation_id] = "removed_duplicate"
-            log.add("remove_duplicate", e, "duplicate_pair", f"Removed {_s(weight, e)}: {keep.relation_id} links the same ordered pair with s={weight[keep.relation_id]:.3f}.")
+            log.add(
+                "remove_duplicate",
+                e,
+                "duplicate_pair",
+                f"Removed {_s(weight, e)}: {keep.relation_id} links the same ordered pair with s={weight[keep.relation_id]:.3f}.",
+            )
     return graph
 
 
@@ -217,13 +271,24 @@ def _mark_triangles(graph: nx.DiGraph, weight: dict[str, float], log: _Log) -> s
         if not middles:
             continue
         # Name the strongest detour (highest weakest link) so the audit shows the best evidence.
-        x = min(middles, key=lambda m: (-min(_pair_weight(graph, weight, u, m), _pair_weight(graph, weight, m, v)), m))
+        x = min(
+            middles,
+            key=lambda m: (-min(_pair_weight(graph, weight, u, m), _pair_weight(graph, weight, m, v)), m),
+        )
         marked.add(e.relation_id)
-        log.add("mark_shortcut", e, "triangle_candidate", f"Marked {_s(weight, e)} as a shortcut candidate: {u} -> {x} -> {v} also connects them.", (u, x, v))
+        log.add(
+            "mark_shortcut",
+            e,
+            "triangle_candidate",
+            f"Marked {_s(weight, e)} as a shortcut candidate: {u} -> {x} -> {v} also connects them.",
+            (u, x, v),
+        )
     return marked
 
 
-def _reach(succ: Mapping[str, Iterable[str]], start: str, allowed: set[str], goal: str | None = None) -> set[str]:
+def _reach(
+    succ: Mapping[str, Iterable[str]], start: str, allowed: set[str], goal: str | None = None
+) -> set[str]:
     """Nodes reachable from start (inclusive) inside `allowed`; stops early once `goal` is seen."""
     seen, stack = {start}, [start]
     while stack:
@@ -236,7 +301,9 @@ def _reach(succ: Mapping[str, Iterable[str]], start: str, allowed: set[str], goa
     return seen
 
 
-def _break_cycles(graph: nx.DiGraph, weight: dict[str, float], marked: set[str], status: dict[str, str], log: _Log) -> None:
+def _break_cycles(
+    graph: nx.DiGraph, weight: dict[str, float], marked: set[str], status: dict[str, str], log: _Log
+) -> None:
     """Algorithm 1 lines 3-7: drop the weakest edge inside a cyclic SCC until none is left.
 
     Implemented as one pass over the cyclic edges in (unmarked, s, relation_id) order, removing
@@ -266,12 +333,23 @@ def _break_cycles(graph: nx.DiGraph, weight: dict[str, float], marked: set[str],
         status[e.relation_id] = "removed_cycle"
         shortcut = e.relation_id in marked
         why = "the weakest marked shortcut candidate" if shortcut else "the weakest edge"
-        log.add("remove_cycle_edge", e, "scc_min_weight_shortcut" if shortcut else "scc_min_weight",
-                f"Removed {_s(weight, e)} as {why} inside a strongly connected component of {scc_size} episodes.")
+        log.add(
+            "remove_cycle_edge",
+            e,
+            "scc_min_weight_shortcut" if shortcut else "scc_min_weight",
+            f"Removed {_s(weight, e)} as {why} inside a strongly connected component of {scc_size} episodes.",
+        )
 
 
-def _best_indirect_path(graph: nx.DiGraph, weight: Mapping[str, float], reach: Mapping[str, int], bit: Mapping[str, int],
-                        u: str, v: str, max_hops: int) -> tuple[str, ...] | None:
+def _best_indirect_path(
+    graph: nx.DiGraph,
+    weight: Mapping[str, float],
+    reach: Mapping[str, int],
+    bit: Mapping[str, int],
+    u: str,
+    v: str,
+    max_hops: int,
+) -> tuple[str, ...] | None:
     """The strongest (highest weakest link, then fewest hops, then ids) u~>v path of 2..max_hops hops."""
     target = bit[v]
     if not any(reach[x] & target for x in graph.successors(u) if x != v):
@@ -292,7 +370,9 @@ def _best_indirect_path(graph: nx.DiGraph, weight: Mapping[str, float], reach: M
     return None if best is None else best[2]
 
 
-def _shortcut_questions(graph: nx.DiGraph, weight: Mapping[str, float], max_hops: int) -> list[ShortcutQuestion]:
+def _shortcut_questions(
+    graph: nx.DiGraph, weight: Mapping[str, float], max_hops: int
+) -> list[ShortcutQuestion]:
     """Algorithm 1 line 8: direct DAG edges that still have an indirect path, weakest first."""
     bit = {n: 1 << i for i, n in enumerate(sorted(graph.nodes))}
     reach: dict[str, int] = {}
@@ -315,9 +395,19 @@ def _checked_verdicts(raw: object, n: int) -> list[tuple[str, str]]:
     try:
         items = list(raw)  # type: ignore[call-overload]
     except TypeError:
-        return [("uncertain", f"invalid adjudicator output ({type(raw).__name__}, not a list); treated as uncertain")] * n
+        return [
+            (
+                "uncertain",
+                f"invalid adjudicator output ({type(raw).__name__}, not a list); treated as uncertain",
+            )
+        ] * n
     if len(items) != n:
-        return [("uncertain", f"adjudicator returned {len(items)} verdicts for {n} questions; all treated as uncertain")] * n
+        return [
+            (
+                "uncertain",
+                f"adjudicator returned {len(items)} verdicts for {n} questions; all treated as uncertain",
+            )
+        ] * n
     out = []
     for item in items:
         decision, reason = getattr(item, "decision", None), getattr(item, "reason", "")
@@ -328,19 +418,39 @@ def _checked_verdicts(raw: object, n: int) -> list[tuple[str, str]]:
     return out
 
 
-def _prune_shortcuts(graph: nx.DiGraph, weight: dict[str, float], status: dict[str, str], log: _Log, adjudicate: Adjudicator,
-                     support_preserved: SupportCheck | None, max_adjudications: int, max_hops: int) -> None:
+def _prune_shortcuts(
+    graph: nx.DiGraph,
+    weight: dict[str, float],
+    status: dict[str, str],
+    log: _Log,
+    adjudicate: Adjudicator,
+    support_preserved: SupportCheck | None,
+    max_adjudications: int,
+    max_hops: int,
+) -> None:
     """Algorithm 1 lines 8-14: adjudicate ambiguous shortcuts on the DAG, remove the redundant ones."""
     questions = _shortcut_questions(graph, weight, max_hops)
-    asked, skipped = questions[: max(0, max_adjudications)], questions[max(0, max_adjudications):]
+    asked, skipped = questions[: max(0, max_adjudications)], questions[max(0, max_adjudications) :]
     verdicts = _checked_verdicts(adjudicate(list(asked)), len(asked)) if asked else []
     used: set[tuple[str, str]] = set()  # edges on paths that justified a removal: never removed later
     for q, (decision, reason) in zip(asked, verdicts):
         e, path = q.edge, q.indirect_path
         route = " -> ".join(path)
-        log.add("adjudicate", e, f"llm_{decision}", f"Judged {_s(weight, e)} {decision} against {route}: {reason}", path)
+        log.add(
+            "adjudicate",
+            e,
+            f"llm_{decision}",
+            f"Judged {_s(weight, e)} {decision} against {route}: {reason}",
+            path,
+        )
         if decision != "redundant":
-            log.add("keep_shortcut", e, f"llm_{decision}", f"Kept {e.relation_id}: the adjudicator said {decision}.", path)
+            log.add(
+                "keep_shortcut",
+                e,
+                f"llm_{decision}",
+                f"Kept {e.relation_id}: the adjudicator said {decision}.",
+                path,
+            )
             continue
         hops = list(zip(path, path[1:]))
         if (e.source, e.target) in used:
@@ -353,8 +463,22 @@ def _prune_shortcuts(graph: nx.DiGraph, weight: dict[str, float], status: dict[s
             graph.remove_edge(e.source, e.target)
             used.update(hops)
             status[e.relation_id] = "removed_shortcut"
-            log.add("remove_shortcut", e, "llm_redundant", f"Removed {_s(weight, e)}: covered by {route}.", path)
+            log.add(
+                "remove_shortcut", e, "llm_redundant", f"Removed {_s(weight, e)}: covered by {route}.", path
+            )
             continue
-        log.add("keep_shortcut", e, "support_not_preserved", f"Kept {e.relation_id} although judged redundant: {why}.", path)
+        log.add(
+            "keep_shortcut",
+            e,
+            "support_not_preserved",
+            f"Kept {e.relation_id} although judged redundant: {why}.",
+            path,
+        )
     for q in skipped:
-        log.add("keep_shortcut", q.edge, "budget_exhausted", f"Kept {q.edge.relation_id} unjudged: over the max_adjudications={max_adjudications} budget.", q.indirect_path)
+        log.add(
+            "keep_shortcut",
+            q.edge,
+            "budget_exhausted",
+            f"Kept {q.edge.relation_id} unjudged: over the max_adjudications={max_adjudications} budget.",
+            q.indirect_path,
+        )

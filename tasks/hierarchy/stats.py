@@ -7,8 +7,18 @@ from typing import Any
 import networkx as nx
 import pandas as pd
 
-STATISTICS = ("episodes", "episode_relations", "dag_relations", "cycle_edges_removed", "shortcut_edges_removed",
-              "remaining_sccs", "storylines", "avg_storyline_length", "storyline_relations", "support_edges")
+STATISTICS = (
+    "episodes",
+    "episode_relations",
+    "dag_relations",
+    "cycle_edges_removed",
+    "shortcut_edges_removed",
+    "remaining_sccs",
+    "storylines",
+    "avg_storyline_length",
+    "storyline_relations",
+    "support_edges",
+)
 
 
 def _count(frame: pd.DataFrame, column: str, value: str) -> int:
@@ -17,7 +27,11 @@ def _count(frame: pd.DataFrame, column: str, value: str) -> int:
 
 def remaining_sccs(episode_relations: pd.DataFrame) -> int:
     """Strongly connected components of more than one episode left in the kept graph, per document."""
-    kept = episode_relations[episode_relations["status"] == "kept"] if len(episode_relations) else episode_relations
+    kept = (
+        episode_relations[episode_relations["status"] == "kept"]
+        if len(episode_relations)
+        else episode_relations
+    )
     total = 0
     for _, rows in kept.groupby("doc_id", sort=True) if len(kept) else ():
         graph = nx.DiGraph()
@@ -26,8 +40,12 @@ def remaining_sccs(episode_relations: pd.DataFrame) -> int:
     return total
 
 
-def hierarchy_statistics(episodes: pd.DataFrame, episode_relations: pd.DataFrame, storylines: pd.DataFrame,
-                         storyline_relations: pd.DataFrame) -> dict[str, Any]:
+def hierarchy_statistics(
+    episodes: pd.DataFrame,
+    episode_relations: pd.DataFrame,
+    storylines: pd.DataFrame,
+    storyline_relations: pd.DataFrame,
+) -> dict[str, Any]:
     """Counts of the hierarchy tables given (one document's, or several: counts add up).
 
     episode_relations counts every predicted link; dag_relations the kept progression edges;

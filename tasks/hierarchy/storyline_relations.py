@@ -82,22 +82,39 @@ def _reaches_any(graph: EpisodeGraph, sources: Sequence[str], targets: set[str])
     return False
 
 
-Relation = tuple[str, str, str, float, str]  # type, source storyline id, target storyline id, confidence, reason
+Relation = tuple[
+    str, str, str, float, str
+]  # type, source storyline id, target storyline id, confidence, reason
 
 
 def _path_relation(a: StorylineInfo, b: StorylineInfo, graph: EpisodeGraph) -> Relation | None:
     if b.episode_ids[0] in a.episode_ids[:-1]:  # a trunk and one of its branches
-        return ("enables", a.storyline_id, b.storyline_id, 0.7,
-                f"{b.label} branches off {a.label}: it starts from one of {a.label}'s episodes")
+        return (
+            "enables",
+            a.storyline_id,
+            b.storyline_id,
+            0.7,
+            f"{b.label} branches off {a.label}: it starts from one of {a.label}'s episodes",
+        )
     strength = reach_strength(graph, a.episode_ids[-1], b.episode_ids[0])
     if strength is None:
         return None
     ways_in = graph.predecessors.get(b.episode_ids[0], set())
     if a.episode_ids[-1] == b.episode_ids[0] or (ways_in and ways_in <= set(a.episode_ids)):
-        return ("prerequisite", a.storyline_id, b.storyline_id, round(0.6 + 0.3 * strength, 4),
-                f"{b.label} can only start from {a.label}: its first episode is reached through {a.label} alone")
-    return ("enables", a.storyline_id, b.storyline_id, round(0.45 + 0.3 * strength, 4),
-            f"a path of kept episode relations leads from the end of {a.label} to the start of {b.label}")
+        return (
+            "prerequisite",
+            a.storyline_id,
+            b.storyline_id,
+            round(0.6 + 0.3 * strength, 4),
+            f"{b.label} can only start from {a.label}: its first episode is reached through {a.label} alone",
+        )
+    return (
+        "enables",
+        a.storyline_id,
+        b.storyline_id,
+        round(0.45 + 0.3 * strength, 4),
+        f"a path of kept episode relations leads from the end of {a.label} to the start of {b.label}",
+    )
 
 
 def _contrast(a: StorylineInfo, b: StorylineInfo, graph: EpisodeGraph) -> Relation | None:
@@ -109,11 +126,22 @@ def _contrast(a: StorylineInfo, b: StorylineInfo, graph: EpisodeGraph) -> Relati
         earlier = min((x, y), key=lambda e: (graph.ordinal.get(e, 0), e))
         if has_cue(graph.texts.get(earlier, ""), "obstruction"):
             source, target = (a, b) if earlier in in_a else (b, a)
-            return ("blocks", source.storyline_id, target.storyline_id, 0.55,
-                    f"an episode of {source.label} obstructs a contrasting episode of {target.label}")
+            return (
+                "blocks",
+                source.storyline_id,
+                target.storyline_id,
+                0.55,
+                f"an episode of {source.label} obstructs a contrasting episode of {target.label}",
+            )
     shared = bool(a.characters & b.characters)
-    return ("conflicts", a.storyline_id, b.storyline_id, 0.6 if shared else 0.45,
-            f"contrast edges link episodes of {a.label} and {b.label}" + (" with shared characters" if shared else ""))
+    return (
+        "conflicts",
+        a.storyline_id,
+        b.storyline_id,
+        0.6 if shared else 0.45,
+        f"contrast edges link episodes of {a.label} and {b.label}"
+        + (" with shared characters" if shared else ""),
+    )
 
 
 def cast_share(a: StorylineInfo, b: StorylineInfo) -> float:
@@ -128,36 +156,58 @@ def relate_pair(a: StorylineInfo, b: StorylineInfo, graph: EpisodeGraph) -> Rela
     if found is not None:
         return found
     shared = cast_share(a, b) >= MIN_CAST_SHARE
-    if (shared and b.last > a.last and has_cue(a.text, "conflict") and b.episode_ids
-            and has_cue(graph.texts.get(b.episode_ids[-1], ""), "resolution")
-            and _reaches_any(graph, a.episode_ids, set(b.episode_ids))):
-        return ("resolves", b.storyline_id, a.storyline_id, 0.5,
-                f"{b.label} ends after {a.label} with a resolution involving the same characters")
+    if (
+        shared
+        and b.last > a.last
+        and has_cue(a.text, "conflict")
+        and b.episode_ids
+        and has_cue(graph.texts.get(b.episode_ids[-1], ""), "resolution")
+        and _reaches_any(graph, a.episode_ids, set(b.episode_ids))
+    ):
+        return (
+            "resolves",
+            b.storyline_id,
+            a.storyline_id,
+            0.5,
+            f"{b.label} ends after {a.label} with a resolution involving the same characters",
+        )
     found = _contrast(a, b, graph)
     if found is not None:
         return found
     overlap = min(a.last, b.last) - max(a.first, b.first) + 1
     share = overlap / max(1, min(a.last - a.first + 1, b.last - b.first + 1))
     if shared and share >= 0.3 and not set(a.episode_ids) & set(b.episode_ids):
-        return ("parallels", a.storyline_id, b.storyline_id, round(0.4 + 0.3 * share, 4),
-                f"{a.label} and {b.label} run over the same sections with a shared cast and no path between them")
+        return (
+            "parallels",
+            a.storyline_id,
+            b.storyline_id,
+            round(0.4 + 0.3 * share, 4),
+            f"{a.label} and {b.label} run over the same sections with a shared cast and no path between them",
+        )
     return None
 
 
 def ordered_pairs(infos: Sequence[StorylineInfo]) -> list[tuple[StorylineInfo, StorylineInfo]]:
     """Every unordered pair once, earlier-starting storyline first (at most max_storylines² / 2)."""
     ranked = sorted(infos, key=lambda s: (s.first, s.label))
-    return [(a, b) for i, a in enumerate(ranked) for b in ranked[i + 1:]]
+    return [(a, b) for i, a in enumerate(ranked) for b in ranked[i + 1 :]]
 
 
-def offline_relations(doc_id: str, infos: Sequence[StorylineInfo], graph: EpisodeGraph) -> list[dict[str, Any]]:
+def offline_relations(
+    doc_id: str, infos: Sequence[StorylineInfo], graph: EpisodeGraph
+) -> list[dict[str, Any]]:
     """`storyline_relations` rows from the rules above."""
-    rows = [relation_row(doc_id, rel, "heuristic") for a, b in ordered_pairs(infos)
-            if (rel := relate_pair(a, b, graph)) is not None]
+    rows = [
+        relation_row(doc_id, rel, "heuristic")
+        for a, b in ordered_pairs(infos)
+        if (rel := relate_pair(a, b, graph)) is not None
+    ]
     return sorted(rows, key=lambda r: r["relation_id"])
 
 
-def pair_hints(a: StorylineInfo, b: StorylineInfo, graph: EpisodeGraph, names: Mapping[str, str]) -> list[str]:
+def pair_hints(
+    a: StorylineInfo, b: StorylineInfo, graph: EpisodeGraph, names: Mapping[str, str]
+) -> list[str]:
     """Structural facts about a pair for the LLM; an empty list means the pair is not worth asking."""
     hints = []
     if reach_strength(graph, a.episode_ids[-1], b.episode_ids[0]) is not None:
@@ -178,6 +228,13 @@ def pair_hints(a: StorylineInfo, b: StorylineInfo, graph: EpisodeGraph, names: M
 def relation_row(doc_id: str, relation: Relation, method: str) -> dict[str, Any]:
     """One `storyline_relations` row."""
     relation_type, source, target, confidence, reason = relation
-    return {"relation_id": make_id("slr", doc_id, source, target, relation_type), "doc_id": doc_id,
-            "source_storyline_id": source, "target_storyline_id": target, "relation_type": relation_type,
-            "confidence": float(confidence), "reason": reason, "method": method}
+    return {
+        "relation_id": make_id("slr", doc_id, source, target, relation_type),
+        "doc_id": doc_id,
+        "source_storyline_id": source,
+        "target_storyline_id": target,
+        "relation_type": relation_type,
+        "confidence": float(confidence),
+        "reason": reason,
+        "method": method,
+    }

@@ -7,7 +7,7 @@ from collections.abc import Iterable
 
 from tasks.text import normalize_space
 
-_END = (".", "!", "?", "…", "。", "！", "？", "”", "\"", "'")
+_END = (".", "!", "?", "…", "。", "！", "？", "”", '"', "'")
 
 
 def shorten(text: str, limit: int) -> str:

@@ -73,8 +73,12 @@ def _dfs(root: str, succ: Mapping[str, list[str]], max_depth: int) -> Iterator[t
             yield path, bool(nexts)
 
 
-def enumerate_paths(dag_edges: Sequence[Edge], nodes: Sequence[str], settings: StorylineSettings = StorylineSettings(),
-                    node_order: Mapping[str, int] | None = None) -> list[Path]:
+def enumerate_paths(
+    dag_edges: Sequence[Edge],
+    nodes: Sequence[str],
+    settings: StorylineSettings = StorylineSettings(),
+    node_order: Mapping[str, int] | None = None,
+) -> list[Path]:
     """Bounded, deterministic source-to-sink simple paths; an isolated episode is a 1-episode path.
 
     Works on cyclic graphs too (the ablation's raw setting): roots are the first episode of each
@@ -107,8 +111,11 @@ def enumerate_paths(dag_edges: Sequence[Edge], nodes: Sequence[str], settings: S
             active.append((path[-1], _dfs(path[-1], succ, settings.max_depth)))
         active.append((root, paths_from_root))
     covered = {n for p in paths for n in p}
-    topo = [n for c in nx.lexicographical_topological_sort(cond, key=lambda c: key(first[c]))
-            for n in sorted(cond.nodes[c]["members"], key=key)]
+    topo = [
+        n
+        for c in nx.lexicographical_topological_sort(cond, key=lambda c: key(first[c]))
+        for n in sorted(cond.nodes[c]["members"], key=key)
+    ]
     for n in topo:  # coverage top-up, earliest uncovered episode first, preferring uncovered successors
         if n in covered or len(paths) >= settings.max_paths:
             continue
@@ -187,23 +194,39 @@ class Trie:
         return out
 
 
-def _split(chain: Path, settings: StorylineSettings, is_branch_cut: Callable[[str, str], bool],
-           support: Callable[[str, str], float]) -> list[Path]:
+def _split(
+    chain: Path,
+    settings: StorylineSettings,
+    is_branch_cut: Callable[[str, str], bool],
+    support: Callable[[str, str], float],
+) -> list[Path]:
     """Cut chains longer than L at an edge: branch points first, then the lowest support, then the middle."""
     if len(chain) <= settings.max_chain_length:
         return [chain]
     n, lo = len(chain), settings.min_chain_length
     cuts = [k for k in range(n - 1) if k + 1 >= lo and n - k - 1 >= lo] or list(range(n - 1))
     mid = (n - 2) / 2
-    k = min(cuts, key=lambda k: (not is_branch_cut(chain[k], chain[k + 1]), support(chain[k], chain[k + 1]), abs(k - mid), k))
-    return _split(chain[: k + 1], settings, is_branch_cut, support) + _split(chain[k + 1:], settings, is_branch_cut, support)
+    k = min(
+        cuts,
+        key=lambda k: (
+            not is_branch_cut(chain[k], chain[k + 1]),
+            support(chain[k], chain[k + 1]),
+            abs(k - mid),
+            k,
+        ),
+    )
+    return _split(chain[: k + 1], settings, is_branch_cut, support) + _split(
+        chain[k + 1 :], settings, is_branch_cut, support
+    )
 
 
 def _support_fn(edge_support: Mapping[Edge, float] | None) -> Callable[[str, str], float]:
     return (lambda a, b: float(edge_support.get((a, b), 1.0))) if edge_support else (lambda a, b: 1.0)
 
 
-def _candidates(paths: Sequence[Path], settings: StorylineSettings, edge_support: Mapping[Edge, float] | None) -> list[tuple[Path, str]]:
+def _candidates(
+    paths: Sequence[Path], settings: StorylineSettings, edge_support: Mapping[Edge, float] | None
+) -> list[tuple[Path, str]]:
     """(chain, origin) pairs, deduplicated (first origin wins: trunk, branch, terminal)."""
     trie = Trie(paths)
     out_deg: dict[str, set[str]] = defaultdict(set)
@@ -218,7 +241,11 @@ def _candidates(paths: Sequence[Path], settings: StorylineSettings, edge_support
 
     support = _support_fn(edge_support)
     found: dict[Path, str] = {}
-    for origin, chains in (("trunk", trie.trunks()), ("branch", trie.branches()), ("terminal", trie.terminals())):
+    for origin, chains in (
+        ("trunk", trie.trunks()),
+        ("branch", trie.branches()),
+        ("terminal", trie.terminals()),
+    ):
         for chain in chains:
             pieces = _split(chain, settings, is_branch_cut, support)
             for piece in pieces:
@@ -227,8 +254,11 @@ def _candidates(paths: Sequence[Path], settings: StorylineSettings, edge_support
     return list(found.items())
 
 
-def candidate_chains(paths: Sequence[Path], settings: StorylineSettings = StorylineSettings(),
-                     edge_support: Mapping[Edge, float] | None = None) -> list[Path]:
+def candidate_chains(
+    paths: Sequence[Path],
+    settings: StorylineSettings = StorylineSettings(),
+    edge_support: Mapping[Edge, float] | None = None,
+) -> list[Path]:
     """Candidate storyline chains (each at most L episodes) from trunks, branches and terminal paths."""
     return [chain for chain, _ in _candidates(paths, settings, edge_support)]
 
@@ -249,9 +279,14 @@ class _Candidate:
     tie: tuple[tuple[int, int, str], ...]
 
 
-def select_storylines(dag_edges: Sequence[Edge], nodes: Sequence[str], settings: StorylineSettings = StorylineSettings(),
-                      edge_support: Mapping[Edge, float] | None = None, node_order: Mapping[str, int] | None = None,
-                      coherence: Callable[[Path], float] | None = None) -> list[Chain]:
+def select_storylines(
+    dag_edges: Sequence[Edge],
+    nodes: Sequence[str],
+    settings: StorylineSettings = StorylineSettings(),
+    edge_support: Mapping[Edge, float] | None = None,
+    node_order: Mapping[str, int] | None = None,
+    coherence: Callable[[Path], float] | None = None,
+) -> list[Chain]:
     """Greedy storyline chains for one episode graph, in selection order (Algorithm 2 lines 1-11)."""
     all_nodes = set(nodes) | {n for e in dag_edges for n in e}
     if not all_nodes or settings.max_storylines == 0:
@@ -261,11 +296,15 @@ def select_storylines(dag_edges: Sequence[Edge], nodes: Sequence[str], settings:
     support = _support_fn(edge_support)
 
     def mean_support(chain: Path) -> float:
-        return sum(support(a, b) for a, b in zip(chain, chain[1:])) / (len(chain) - 1) if len(chain) > 1 else 1.0
+        return (
+            sum(support(a, b) for a, b in zip(chain, chain[1:])) / (len(chain) - 1) if len(chain) > 1 else 1.0
+        )
 
     judge = coherence or mean_support
-    pool = [_Candidate(c, o, frozenset(c), float(judge(c)), mean_support(c), tuple(key(n) for n in c))
-            for c, o in _candidates(paths, settings, edge_support)]
+    pool = [
+        _Candidate(c, o, frozenset(c), float(judge(c)), mean_support(c), tuple(key(n) for n in c))
+        for c, o in _candidates(paths, settings, edge_support)
+    ]
     pool = [c for c in pool if len(c.members) >= settings.min_new_episodes]
     longest = max((len(c.chain) for c in pool), default=1)
     selected: list[Chain] = []
@@ -275,14 +314,33 @@ def select_storylines(dag_edges: Sequence[Edge], nodes: Sequence[str], settings:
         ranked = []
         for c in pool:
             novelty = len(c.members - covered) / len(c.chain)
-            score = (settings.coverage_weight * len(c.chain) / longest + settings.coherence_weight * c.coherence
-                     + settings.support_weight * c.support + settings.novelty_weight * novelty)
+            score = (
+                settings.coverage_weight * len(c.chain) / longest
+                + settings.coherence_weight * c.coherence
+                + settings.support_weight * c.support
+                + settings.novelty_weight * novelty
+            )
             ranked.append((-round(score, 12), c.tie, c, novelty, score))
         _, _, best, novelty, score = min(ranked, key=lambda r: (r[0], r[1]))
-        selected.append(Chain(best.chain, best.origin, score, len(best.chain) / len(all_nodes), best.coherence, best.support, novelty))
+        selected.append(
+            Chain(
+                best.chain,
+                best.origin,
+                score,
+                len(best.chain) / len(all_nodes),
+                best.coherence,
+                best.support,
+                novelty,
+            )
+        )
         covered |= best.members
         # A rejected candidate can never become acceptable later (overlap only grows, novelty
         # only shrinks), so filtering against the newest chain keeps the pool exact.
-        pool = [c for c in pool if c is not best and overlap(c.chain, best.chain) <= settings.max_overlap
-                and len(c.members - covered) >= settings.min_new_episodes]
+        pool = [
+            c
+            for c in pool
+            if c is not best
+            and overlap(c.chain, best.chain) <= settings.max_overlap
+            and len(c.members - covered) >= settings.min_new_episodes
+        ]
     return selected

@@ -17,18 +17,40 @@ def _join(*parts: Any) -> str:
 
 
 def _names(values: Any) -> str:
-    return ", ".join(str(v) for v in values) if isinstance(values, (list, tuple)) or hasattr(values, "tolist") else ""
+    return (
+        ", ".join(str(v) for v in values)
+        if isinstance(values, (list, tuple)) or hasattr(values, "tolist")
+        else ""
+    )
 
 
 def asset_texts(tables: dict[str, pd.DataFrame]) -> list[tuple[str, str, str]]:
     """(unit kind, unit id, text to embed) for every asset, in a deterministic order."""
     entity_names = dict(zip(tables["entities"]["entity_id"], tables["entities"]["name"]))
     recipes: list[tuple[str, str, str, Callable[[Any], str]]] = [
-        ("entity", "entities", "entity_id",
-         lambda r: _join(f"{r.name} ({r.entity_type}).", r.description, f"Also called {_names(r.aliases)}." if len(r.aliases) else None)),
-        ("relation", "relations", "relation_id",
-         lambda r: _join(entity_names.get(r.source_entity_id, ""), "—", entity_names.get(r.target_entity_id, ""),
-                         ":", r.description, _names(r.keywords))),
+        (
+            "entity",
+            "entities",
+            "entity_id",
+            lambda r: _join(
+                f"{r.name} ({r.entity_type}).",
+                r.description,
+                f"Also called {_names(r.aliases)}." if len(r.aliases) else None,
+            ),
+        ),
+        (
+            "relation",
+            "relations",
+            "relation_id",
+            lambda r: _join(
+                entity_names.get(r.source_entity_id, ""),
+                "—",
+                entity_names.get(r.target_entity_id, ""),
+                ":",
+                r.description,
+                _names(r.keywords),
+            ),
+        ),
         ("fact", "atomic_facts", "fact_id", lambda r: _join(r.text)),
         ("event", "events", "event_id", lambda r: _join(r.description)),
         ("interaction", "interactions", "interaction_id", lambda r: _join(r.description)),
@@ -48,10 +70,21 @@ def asset_texts(tables: dict[str, pd.DataFrame]) -> list[tuple[str, str, str]]:
     return items
 
 
-def asset_embedding_rows(doc_id: str, items: list[tuple[str, str, str]], embedder: Embedder) -> list[dict[str, Any]]:
+def asset_embedding_rows(
+    doc_id: str, items: list[tuple[str, str, str]], embedder: Embedder
+) -> list[dict[str, Any]]:
     vectors = embedder.embed([text for _, _, text in items]) if items else []
-    return [{"doc_id": doc_id, "unit_kind": kind, "unit_id": unit_id, "model": embedder.name, "text": text,
-             "vector": vector.tolist()} for (kind, unit_id, text), vector in zip(items, vectors)]
+    return [
+        {
+            "doc_id": doc_id,
+            "unit_kind": kind,
+            "unit_id": unit_id,
+            "model": embedder.name,
+            "text": text,
+            "vector": vector.tolist(),
+        }
+        for (kind, unit_id, text), vector in zip(items, vectors)
+    ]
 
 
 def run(ctx: StageContext) -> StageOutput:

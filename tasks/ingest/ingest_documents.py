@@ -78,9 +78,18 @@ def _title_from_text(text: str, fallback: str) -> str:
     return fallback.replace("_", " ").replace("-", " ").strip().title() or "Untitled"
 
 
-def document_from_text(text: str, *, doc_id: str, source: str, title: str | None = None,
-                       language: str | None = None, kind: str | None = None, encoding: str = "utf-8",
-                       meta: dict[str, Any] | None = None, max_chars: int) -> RawDocument | IngestFailure:
+def document_from_text(
+    text: str,
+    *,
+    doc_id: str,
+    source: str,
+    title: str | None = None,
+    language: str | None = None,
+    kind: str | None = None,
+    encoding: str = "utf-8",
+    meta: dict[str, Any] | None = None,
+    max_chars: int,
+) -> RawDocument | IngestFailure:
     """Validate decoded text and describe it as a document, or say why it cannot be one."""
     text = normalize_text(text)
     if not text.strip():
@@ -88,11 +97,23 @@ def document_from_text(text: str, *, doc_id: str, source: str, title: str | None
     if _control_ratio(text) > 0.05:
         return IngestFailure(doc_id, source, "binary or corrupted file (too many control characters)")
     if len(text) > max_chars:
-        return IngestFailure(doc_id, source, f"document too large: {len(text):,} characters > limit {max_chars:,} (build.max_document_chars)")
+        return IngestFailure(
+            doc_id,
+            source,
+            f"document too large: {len(text):,} characters > limit {max_chars:,} (build.max_document_chars)",
+        )
     language = language if language in ("en", "zh") else detect_language(text)
     kind = kind if kind in ("screenplay", "prose") else detect_kind(text, language, source)
-    return RawDocument(doc_id=doc_id, title=title or _title_from_text(text, doc_id), text=text, language=language,
-                       kind=kind, source=source, encoding=encoding, meta=dict(meta or {}))
+    return RawDocument(
+        doc_id=doc_id,
+        title=title or _title_from_text(text, doc_id),
+        text=text,
+        language=language,
+        kind=kind,
+        source=source,
+        encoding=encoding,
+        meta=dict(meta or {}),
+    )
 
 
 def parse_jsonl(data: str, source: str, max_chars: int) -> Iterable[RawDocument | IngestFailure]:
@@ -108,22 +129,39 @@ def parse_jsonl_line(line: str, source: str, number: int, max_chars: int) -> Raw
     try:
         record = json.loads(line)
     except json.JSONDecodeError as exc:
-        return IngestFailure(safe_doc_id(f"{Path(source).stem}-line{number}"), where,
-                             f"invalid JSON on line {number}: {exc.msg}")
+        return IngestFailure(
+            safe_doc_id(f"{Path(source).stem}-line{number}"),
+            where,
+            f"invalid JSON on line {number}: {exc.msg}",
+        )
     if not isinstance(record, dict) or not isinstance(record.get("text"), str):
-        return IngestFailure(safe_doc_id(f"{Path(source).stem}-line{number}"), where, f"line {number} has no 'text' string")
+        return IngestFailure(
+            safe_doc_id(f"{Path(source).stem}-line{number}"), where, f"line {number} has no 'text' string"
+        )
     raw_id = record.get("doc_id") or record.get("id") or f"{Path(source).stem}-{number}"
     meta = record.get("meta") if isinstance(record.get("meta"), dict) else {}
     meta = dict(meta, raw_doc_id=str(raw_id))
     if record.get("source"):
         meta["source"] = record["source"]
     return document_from_text(
-        record["text"], doc_id=safe_doc_id(str(raw_id)), source=where, title=record.get("title"),
-        language=record.get("language"), kind=record.get("kind"), meta=meta, max_chars=max_chars)
+        record["text"],
+        doc_id=safe_doc_id(str(raw_id)),
+        source=where,
+        title=record.get("title"),
+        language=record.get("language"),
+        kind=record.get("kind"),
+        meta=meta,
+        max_chars=max_chars,
+    )
 
 
-def ingest_paths(paths: Iterable[str | Path], *, max_chars: int, known_sources: dict[str, str] | None = None,
-                 known_content: dict[str, str] | None = None) -> IngestResult:
+def ingest_paths(
+    paths: Iterable[str | Path],
+    *,
+    max_chars: int,
+    known_sources: dict[str, str] | None = None,
+    known_content: dict[str, str] | None = None,
+) -> IngestResult:
     """Read every input path (folders are walked for text files) into documents and failures.
 
     Paths are resolved, so one file named relatively, absolutely or through a link is one
@@ -152,9 +190,16 @@ def ingest_paths(paths: Iterable[str | Path], *, max_chars: int, known_sources: 
         if path.suffix.lower() == ".jsonl":
             items = list(parse_jsonl(text, source, max_chars))
         else:
-            items = [document_from_text(text, doc_id=safe_doc_id(path.stem or "document"), source=source,
-                                        kind="screenplay" if path.suffix.lower() == ".fountain" else None,
-                                        encoding=encoding, max_chars=max_chars)]
+            items = [
+                document_from_text(
+                    text,
+                    doc_id=safe_doc_id(path.stem or "document"),
+                    source=source,
+                    kind="screenplay" if path.suffix.lower() == ".fountain" else None,
+                    encoding=encoding,
+                    max_chars=max_chars,
+                )
+            ]
         for item in items:
             if isinstance(item, IngestFailure):
                 if item.source == source:  # the whole file: the document it used to be loses its input
@@ -173,8 +218,13 @@ def _owned_id(path: Path, owners: dict[str, str]) -> str:
     return owned[0] if owned else safe_doc_id(path.stem or "input")
 
 
-def _claim_id(document: RawDocument, owners: dict[str, str], contents: dict[str, str], claimed: set[str],
-              result: IngestResult) -> RawDocument | None:
+def _claim_id(
+    document: RawDocument,
+    owners: dict[str, str],
+    contents: dict[str, str],
+    claimed: set[str],
+    result: IngestResult,
+) -> RawDocument | None:
     """Keep the natural id unless another input already owns it; then add a source hash.
 
     The same content under the same id is one document, whatever path it came from: a second
@@ -182,8 +232,9 @@ def _claim_id(document: RawDocument, owners: dict[str, str], contents: dict[str,
     doc_id = document.doc_id
     same_content = contents.get(doc_id) == document.content_sha256
     if doc_id in claimed and same_content:
-        result.notices.append(f"{document.source}: same content as {owners.get(doc_id, doc_id)}; "
-                              f"one document ({doc_id})")
+        result.notices.append(
+            f"{document.source}: same content as {owners.get(doc_id, doc_id)}; one document ({doc_id})"
+        )
         return None
     if same_content and owners.get(doc_id, document.owner_key) != document.owner_key:
         result.notices.append(f"{document.source}: same content as {owners[doc_id]}; one document ({doc_id})")
@@ -202,8 +253,12 @@ def _claim_id(document: RawDocument, owners: dict[str, str], contents: dict[str,
 def _is_document_file(path: Path) -> bool:
     """Files a folder walk picks up: text files, but not question files, READMEs or hidden files."""
     name = path.name.lower()
-    return (path.suffix.lower() in TEXT_SUFFIXES and not name.startswith(".") and not name.startswith("readme")
-            and not name.endswith("questions.jsonl"))
+    return (
+        path.suffix.lower() in TEXT_SUFFIXES
+        and not name.startswith(".")
+        and not name.startswith("readme")
+        and not name.endswith("questions.jsonl")
+    )
 
 
 def _expand(paths: Iterable[str | Path], result: IngestResult) -> list[Path]:
@@ -223,7 +278,9 @@ def _expand(paths: Iterable[str | Path], result: IngestResult) -> list[Path]:
                 reason = path_problem(odd) or "not a regular file; only regular files are read"
                 result.failures.append(IngestFailure(safe_doc_id(odd.stem or "input"), str(odd), reason))
             if not entries:
-                result.failures.append(IngestFailure(safe_doc_id(path.name or "folder"), str(path), "folder has no text files"))
+                result.failures.append(
+                    IngestFailure(safe_doc_id(path.name or "folder"), str(path), "folder has no text files")
+                )
             files.extend(p for p in found if p not in files)
         elif path not in files:
             files.append(path)

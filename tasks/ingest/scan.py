@@ -79,7 +79,10 @@ class Scanned:
 
 
 def scan_inputs(
-    paths: Iterable[str | Path], *, max_chars: int, known_sources: dict[str, str] | None = None,
+    paths: Iterable[str | Path],
+    *,
+    max_chars: int,
+    known_sources: dict[str, str] | None = None,
     known_content: dict[str, str] | None = None,
 ) -> Iterator[Scanned]:
     """Every input path as a stream of documents and failures, one file (or JSONL line) at a time.

@@ -21,35 +21,100 @@ import re
 from dataclasses import dataclass, field
 
 _WS = " \t\u00a0\u3000"
-ZH_DIGITS = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8,
-             "九": 9}
+ZH_DIGITS = {
+    "零": 0,
+    "〇": 0,
+    "一": 1,
+    "二": 2,
+    "两": 2,
+    "三": 3,
+    "四": 4,
+    "五": 5,
+    "六": 6,
+    "七": 7,
+    "八": 8,
+    "九": 9,
+}
 ZH_UNITS = {"十": 10, "百": 100, "千": 1000}
 ZH_NUM = "[零〇一二两三四五六七八九十百千]+"
-IE_WORDS = {"内": "INT", "外": "EXT", "内景": "INT", "外景": "EXT", "内外": "INT/EXT", "内/外": "INT/EXT",
-            "外/内": "INT/EXT"}
-TIME_WORDS = {"日": "DAY", "白天": "DAY", "日间": "DAY", "夜": "NIGHT", "夜晚": "NIGHT", "夜间": "NIGHT",
-              "晚上": "NIGHT", "深夜": "NIGHT", "午夜": "MIDNIGHT", "晨": "MORNING", "清晨": "MORNING",
-              "早晨": "MORNING", "早上": "MORNING", "上午": "MORNING", "中午": "NOON", "下午": "AFTERNOON",
-              "黎明": "DAWN", "凌晨": "DAWN", "昏": "DUSK", "黄昏": "DUSK", "傍晚": "EVENING"}
-SEASON_WORDS = {"春": "SPRING", "夏": "SUMMER", "秋": "AUTUMN", "冬": "WINTER", "春天": "SPRING",
-                "夏天": "SUMMER", "秋天": "AUTUMN", "冬天": "WINTER"}
+IE_WORDS = {
+    "内": "INT",
+    "外": "EXT",
+    "内景": "INT",
+    "外景": "EXT",
+    "内外": "INT/EXT",
+    "内/外": "INT/EXT",
+    "外/内": "INT/EXT",
+}
+TIME_WORDS = {
+    "日": "DAY",
+    "白天": "DAY",
+    "日间": "DAY",
+    "夜": "NIGHT",
+    "夜晚": "NIGHT",
+    "夜间": "NIGHT",
+    "晚上": "NIGHT",
+    "深夜": "NIGHT",
+    "午夜": "MIDNIGHT",
+    "晨": "MORNING",
+    "清晨": "MORNING",
+    "早晨": "MORNING",
+    "早上": "MORNING",
+    "上午": "MORNING",
+    "中午": "NOON",
+    "下午": "AFTERNOON",
+    "黎明": "DAWN",
+    "凌晨": "DAWN",
+    "昏": "DUSK",
+    "黄昏": "DUSK",
+    "傍晚": "EVENING",
+}
+SEASON_WORDS = {
+    "春": "SPRING",
+    "夏": "SUMMER",
+    "秋": "AUTUMN",
+    "冬": "WINTER",
+    "春天": "SPRING",
+    "夏天": "SUMMER",
+    "秋天": "AUTUMN",
+    "冬天": "WINTER",
+}
 _RUN_IN = sorted([*IE_WORDS, *TIME_WORDS, *SEASON_WORDS], key=len, reverse=True)
 
 # Leading numbers: "第12场", "第十二场、", "12、", "7.", "88..", "3 ", "（3）", "三、", "12A."
-ZH_SCENE_NO = re.compile(rf"^第[{_WS}]*(?P<n>\d+|{ZH_NUM})[{_WS}]*[场場幕](?:[{_WS}]*[、，,.．:：\-—]+)?[{_WS}]*")
+ZH_SCENE_NO = re.compile(
+    rf"^第[{_WS}]*(?P<n>\d+|{ZH_NUM})[{_WS}]*[场場幕](?:[{_WS}]*[、，,.．:：\-—]+)?[{_WS}]*"
+)
 NUMBER_PREFIX = re.compile(
     rf"^(?:[（(](?P<p>\d+[A-Za-z]?)[)）]|(?P<a>\d+[A-Za-z]?)(?:[{_WS}]*[、.．,，)）:]+|[{_WS}]+)"
-    rf"|(?P<z>{ZH_NUM})[{_WS}]*[、.．])[{_WS}]*")
+    rf"|(?P<z>{ZH_NUM})[{_WS}]*[、.．])[{_WS}]*"
+)
 EN_SLUG = re.compile(r"(?P<ie>INT\.?[ ]?/[ ]?EXT|EXT\.?[ ]?/[ ]?INT|I/E|INT|EXT|EST)(?:\.|[ \t]|$)")
 BULLET = re.compile(r"^(?:-{1,2}|[—–•*]|[A-Z0-9]{1,2}\))[ \t]+")
 QUALIFIER = re.compile(r"^(?P<q>[A-Z][A-Z' ]{1,30}?)[ \t]*(?:-{1,2}|–|—|:)[ \t]*(?=(?:INT|EXT|I/E|EST)\b)")
 INTERCUT = re.compile(r"^INTERCUT(?:[ \t]*(?:-{1,2}|–|—|:)[ \t]*|[ \t]+(?:BETWEEN[ \t]+)?)(?P<rest>.+)$")
 NON_TIMES = frozenset({"CONTINUOUS", "LATER", "MOMENTS LATER", "SAME TIME"})
-EN_TIMES = ("MOMENTS LATER", "SAME TIME", "MAGIC HOUR", "CONTINUOUS", "AFTERNOON", "MIDNIGHT", "MORNING",
-            "EVENING",
-            "SUNRISE", "SUNSET", "NIGHT", "LATER", "DAWN", "DUSK", "NOON", "DAY")
-_EN_TIME_TAIL = re.compile(r"(?:[ \t]*(?:-{1,2}|–|—|,|/)?[ \t]*\(?(?P<t>" + "|".join(EN_TIMES)
-                           + r")\)?\.?)[ \t]*$")
+EN_TIMES = (
+    "MOMENTS LATER",
+    "SAME TIME",
+    "MAGIC HOUR",
+    "CONTINUOUS",
+    "AFTERNOON",
+    "MIDNIGHT",
+    "MORNING",
+    "EVENING",
+    "SUNRISE",
+    "SUNSET",
+    "NIGHT",
+    "LATER",
+    "DAWN",
+    "DUSK",
+    "NOON",
+    "DAY",
+)
+_EN_TIME_TAIL = re.compile(
+    r"(?:[ \t]*(?:-{1,2}|–|—|,|/)?[ \t]*\(?(?P<t>" + "|".join(EN_TIMES) + r")\)?\.?)[ \t]*$"
+)
 _TRAILING_NUMBER = re.compile(r"[ \t]+\(?(?P<n>[A-Z]?\d+[A-Z]?)\)?(?:[ \t]*\*)?[ \t]*$|[ \t]*\*+[ \t]*$")
 _SENTENCE_END = re.compile(r"[。！？!?…；;”\"]$|[。！？]")
 _ZH_SPLIT = re.compile(rf"[{_WS}，,、/／·|｜\-—–~～]+")
@@ -79,8 +144,11 @@ def speech_lines(text: str, language: str) -> int:
     lines = text.split("\n")
     if language == "zh":
         return sum(1 for line in lines if _ZH_SPEECH.match(line.strip(_WS)))
-    return sum(1 for line, after in zip(lines, lines[1:])
-               if _EN_CUE.match(line) and after.strip() and not after.strip().isupper())
+    return sum(
+        1
+        for line, after in zip(lines, lines[1:])
+        if _EN_CUE.match(line) and after.strip() and not after.strip().isupper()
+    )
 
 
 def zh_number(text: str) -> int | None:
@@ -108,6 +176,7 @@ def _value(number: str | None) -> int | None:
 
 # --- English ------------------------------------------------------------------------------
 
+
 def _mostly_upper(slug: str) -> bool:
     letters = [c for c in slug if c.isalpha() and c.isascii()]
     return bool(letters) and sum(c.isupper() for c in letters) >= 0.8 * len(letters)
@@ -120,7 +189,7 @@ def split_en_slug(slug: str, ie: str | None) -> tuple[str | None, str | None, st
     if ie:
         compact = ie.replace(" ", "").replace(".", "").upper()
         interior = {"INT": "INT", "EXT": "EXT", "EST": "EXT"}.get(compact, "INT/EXT")
-        slug = slug[len(ie):].lstrip(". ").strip()
+        slug = slug[len(ie) :].lstrip(". ").strip()
     times = []
     while (match := _EN_TIME_TAIL.search(slug)) and match.start() > 0:
         times.insert(0, match.group("t"))
@@ -152,14 +221,14 @@ def read_en(line: str) -> Shape | None:
     if not stripped or len(stripped) > 120 or stripped.startswith(". ") or stripped.endswith(":"):
         return None
     rest, strength = stripped, "explicit"
-    if (bullet := BULLET.match(rest)) and EN_SLUG.match(rest[bullet.end():]):
-        rest, strength = rest[bullet.end():], "opens_block"  # a slugline inside a montage
+    if (bullet := BULLET.match(rest)) and EN_SLUG.match(rest[bullet.end() :]):
+        rest, strength = rest[bullet.end() :], "opens_block"  # a slugline inside a montage
     number = None
     prefix = NUMBER_PREFIX.match(rest)
     if prefix and (prefix.group("a") or prefix.group("p")):
-        number, rest = prefix.group("a") or prefix.group("p"), rest[prefix.end():]
+        number, rest = prefix.group("a") or prefix.group("p"), rest[prefix.end() :]
     if not EN_SLUG.match(rest) and (qualifier := QUALIFIER.match(rest)):
-        rest, strength = rest[qualifier.end():], "opens_block"  # "FLASHBACK - INT. …", "INTERCUT - INT. …"
+        rest, strength = rest[qualifier.end() :], "opens_block"  # "FLASHBACK - INT. …", "INTERCUT - INT. …"
     elif (intercut := INTERCUT.match(rest)) and _mostly_upper(rest):
         body, number = _strip_trailing_number(intercut.group("rest"), number)
         ie = EN_SLUG.match(body)
@@ -184,6 +253,7 @@ def read_en(line: str) -> Shape | None:
 
 
 # --- Chinese ------------------------------------------------------------------------------
+
 
 def _peel_run_in(place: str, found: dict[str, str]) -> str:
     """Strip 内/外, times and seasons written into the end of the place ("剧院秋清晨外")."""
@@ -212,7 +282,7 @@ def _marker_token(token: str, found: dict[str, str]) -> bool:
                 if kind in trial or kind in found:
                     return False
                 trial[kind] = word
-                rest = rest[len(word):]
+                rest = rest[len(word) :]
                 break
         else:
             return False
@@ -251,10 +321,10 @@ def read_zh(line: str) -> Shape | None:
         return None
     number, strength, rest, spaced = None, None, stripped, False
     if scene := ZH_SCENE_NO.match(stripped):
-        number, strength, rest = scene.group("n"), "explicit", stripped[scene.end():]
+        number, strength, rest = scene.group("n"), "explicit", stripped[scene.end() :]
     elif prefix := NUMBER_PREFIX.match(stripped):
         number = prefix.group("a") or prefix.group("p") or prefix.group("z")
-        rest = stripped[prefix.end():]
+        rest = stripped[prefix.end() :]
         spaced = not re.search(r"[、.．,，)）:]", prefix.group())
         if not rest or rest[0].isdigit():
             return None
@@ -295,6 +365,7 @@ def read_shape(line: str, language: str) -> Shape | None:
 
 # --- context ------------------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class Detected:
     line_start: int
@@ -309,8 +380,17 @@ class Detection:
 
 def _merge(first: Shape, second: Shape) -> Shape:
     """A bare "第N场" and the place/time line under it, as one heading."""
-    return Shape(f"{first.text} {second.text}", first.number, first.value, second.interior, second.location,
-                 second.time_of_day, first.strength, False, second.markers)
+    return Shape(
+        f"{first.text} {second.text}",
+        first.number,
+        first.value,
+        second.interior,
+        second.location,
+        second.time_of_day,
+        first.strength,
+        False,
+        second.markers,
+    )
 
 
 def detect(text: str, language: str) -> Detection:
@@ -333,9 +413,15 @@ def detect(text: str, language: str) -> Detection:
         if shape is None or i in merged:
             continue
         j = following.get(i)
-        if (shape.strength == "explicit" and shape.number and not shape.location and not shape.markers
-                and j is not None and shapes[j] is not None
-                and shapes[j].strength in ("follow", "standalone")):
+        if (
+            shape.strength == "explicit"
+            and shape.number
+            and not shape.location
+            and not shape.markers
+            and j is not None
+            and shapes[j] is not None
+            and shapes[j].strength in ("follow", "standalone")
+        ):
             accepted[i] = _merge(shape, shapes[j])
             merged.add(j)
         elif shape.strength == "explicit":
@@ -352,11 +438,18 @@ def detect(text: str, language: str) -> Detection:
         before = [accepted[k].value for k in sorted(accepted) if k < i and accepted[k].value is not None]
         after = [accepted[k].value for k in sorted(accepted) if k > i and accepted[k].value is not None]
         p, q = (before[-1] if before else None), (after[0] if after else None)
-        neighbours = [shapes[k].value for k in weak[max(0, position - 1):position + 2] if k != i]
+        neighbours = [shapes[k].value for k in weak[max(0, position - 1) : position + 2] if k != i]
         fits = value is not None and (p is None or p < value) and (q is None or value < q)
-        close = (p is not None and value - p <= 2) or (q is not None and q - value <= 2) or (
-            p is None and q is None and value is not None and any(v is not None and abs(v - value) == 1
-                                                                  for v in neighbours))
+        close = (
+            (p is not None and value - p <= 2)
+            or (q is not None and q - value <= 2)
+            or (
+                p is None
+                and q is None
+                and value is not None
+                and any(v is not None and abs(v - value) == 1 for v in neighbours)
+            )
+        )
         if fits and close and text_after(i):
             accepted[i] = shapes[i]
         else:
@@ -364,6 +457,8 @@ def detect(text: str, language: str) -> Detection:
     notes = []
     if rejected and accepted:
         shown = "; ".join(f"'{t[:40]}'" for t in rejected[:3])
-        notes.append(f"{len(rejected)} numbered line(s) shaped like scene headings were not taken as scenes "
-                     f"(their numbers do not fit the headings around them): {shown}")
+        notes.append(
+            f"{len(rejected)} numbered line(s) shaped like scene headings were not taken as scenes "
+            f"(their numbers do not fit the headings around them): {shown}"
+        )
     return Detection([Detected(offsets[i], accepted[i]) for i in sorted(accepted)], notes)

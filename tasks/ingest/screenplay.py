@@ -12,18 +12,44 @@ from dataclasses import dataclass
 
 from tasks.ingest.segment_sections import parse_heading
 
-EN_CUE = re.compile(r"^(?:@(?P<forced>[^\s(].*?)|(?P<name>[A-Z][A-Z0-9 .'’\-&/]*?[A-Z.'’]))(?P<ext>(?:\s*\([^)]{1,20}\))*)\s*\^?\s*$")
-TRANSITION = re.compile(r"^(?:>\s*.+|[A-Z][A-Z .'’\-]*(?:TO:|IN:|OUT\.?|OUT:)|FADE TO BLACK\.?|BLACKOUT\.?|THE END\.?|CUT TO BLACK\.?)\s*$")
+EN_CUE = re.compile(
+    r"^(?:@(?P<forced>[^\s(].*?)|(?P<name>[A-Z][A-Z0-9 .'’\-&/]*?[A-Z.'’]))(?P<ext>(?:\s*\([^)]{1,20}\))*)\s*\^?\s*$"
+)
+TRANSITION = re.compile(
+    r"^(?:>\s*.+|[A-Z][A-Z .'’\-]*(?:TO:|IN:|OUT\.?|OUT:)|FADE TO BLACK\.?|BLACKOUT\.?|THE END\.?|CUT TO BLACK\.?)\s*$"
+)
 PARENTHETICAL = re.compile(r"^\s*\(.*\)\s*$")
-ZH_DIALOGUE = re.compile(r"^[\s\u00a0\u3000]*(?P<speaker>[^：:\s\u00a0\u3000，。！？“”\"（(]{1,16}?)[\s\u00a0\u3000]*[：:](?P<line>.*)$")
+ZH_DIALOGUE = re.compile(
+    r"^[\s\u00a0\u3000]*(?P<speaker>[^：:\s\u00a0\u3000，。！？“”\"（(]{1,16}?)[\s\u00a0\u3000]*[：:](?P<line>.*)$"
+)
 # Scripts that put no blank line after dialogue: a line that opens like stage direction
 # ("The phone starts ringing.", "Holden answers it.", "He smiles.") after a finished line
 # of dialogue ends the speech. Present-tense third person is the mark of action lines.
-ACTION_OPENER = re.compile(r"^(?:(?:The|A|An|His|Her|Their|Its|Our)\s+[\w'’-]+(?:\s+[\w'’-]+)?|He|She|They|It|"
-                           r"[A-Z][a-z]+(?:\s[A-Z][a-z]+)?)\s+[a-z]+s\b")
+ACTION_OPENER = re.compile(
+    r"^(?:(?:The|A|An|His|Her|Their|Its|Our)\s+[\w'’-]+(?:\s+[\w'’-]+)?|He|She|They|It|"
+    r"[A-Z][a-z]+(?:\s[A-Z][a-z]+)?)\s+[a-z]+s\b"
+)
 SPEECH_END = re.compile(r"[.!?…'\"”’)\]-]\s*$")
-NOT_CUES = frozenset({"THE END", "CONTINUED", "MORE", "BACK TO SCENE", "INTERCUT", "MONTAGE", "END MONTAGE", "SUPER",
-                      "TITLE", "FLASHBACK", "END FLASHBACK", "LATER", "SILENCE", "BLACK", "CLOSE ON", "ANGLE ON"})
+NOT_CUES = frozenset(
+    {
+        "THE END",
+        "CONTINUED",
+        "MORE",
+        "BACK TO SCENE",
+        "INTERCUT",
+        "MONTAGE",
+        "END MONTAGE",
+        "SUPER",
+        "TITLE",
+        "FLASHBACK",
+        "END FLASHBACK",
+        "LATER",
+        "SILENCE",
+        "BLACK",
+        "CLOSE ON",
+        "ANGLE ON",
+    }
+)
 
 
 @dataclass(frozen=True)
@@ -99,7 +125,7 @@ def _speech_ends_here(blocks: list[Block], text: str, line: str) -> bool:
     """True when `line` reads as stage direction right after a finished line of dialogue."""
     if not blocks or blocks[-1].kind != "dialogue":
         return False
-    previous = text[blocks[-1].start:blocks[-1].end]
+    previous = text[blocks[-1].start : blocks[-1].end]
     return bool(SPEECH_END.search(previous)) and bool(ACTION_OPENER.match(line))
 
 

@@ -49,8 +49,10 @@ def parse_heading(line: str, language: str, opens_block: bool = False) -> Headin
     when `opens_block`; the numbering of neighbouring headings is `find_headings`' business."""
     stripped = line.strip()
     shape = read_shape(line, language)
-    if shape is not None and (shape.strength in ("explicit", "numbered", "standalone")
-                              or (opens_block and shape.strength == "opens_block")):
+    if shape is not None and (
+        shape.strength in ("explicit", "numbered", "standalone")
+        or (opens_block and shape.strength == "opens_block")
+    ):
         return Heading(0, stripped, shape.number, shape.interior, shape.location, shape.time_of_day)
     match = FOUNTAIN_FORCED.match(stripped)
     if match and not stripped.startswith("..") and len(stripped) <= 120:
@@ -67,8 +69,17 @@ def find_headings(text: str, language: str) -> list[Heading]:
 def detect_headings(text: str, language: str) -> tuple[list[Heading], list[str]]:
     """(headings, notes on heading-like lines that were not taken)."""
     detection = detect(text, language)
-    headings = {d.line_start: Heading(d.line_start, d.shape.text, d.shape.number, d.shape.interior,
-                                      d.shape.location, d.shape.time_of_day) for d in detection.headings}
+    headings = {
+        d.line_start: Heading(
+            d.line_start,
+            d.shape.text,
+            d.shape.number,
+            d.shape.interior,
+            d.shape.location,
+            d.shape.time_of_day,
+        )
+        for d in detection.headings
+    }
     for offset, line in _lines(text):  # Fountain's forced headings (".SNOWY FIELD")
         if offset not in headings and line.startswith(".") and (heading := parse_heading(line, language)):
             headings[offset] = Heading(offset, *list(heading.__dict__.values())[1:])
@@ -84,6 +95,7 @@ def detect_kind(text: str, language: str, source: str = "", min_headings: int = 
 
 # --- section building ------------------------------------------------------------------
 
+
 def _trim_span(text: str, start: int, end: int) -> tuple[int, int]:
     while end > start and text[end - 1].isspace():
         end -= 1
@@ -92,14 +104,32 @@ def _trim_span(text: str, start: int, end: int) -> tuple[int, int]:
     return start, end
 
 
-def _section(doc_id: str, text: str, ordinal: int, start: int, end: int, heading: str, kind: str,
-             number: str | None = None, interior: str | None = None, location: str | None = None,
-             time_of_day: str | None = None) -> dict[str, Any]:
+def _section(
+    doc_id: str,
+    text: str,
+    ordinal: int,
+    start: int,
+    end: int,
+    heading: str,
+    kind: str,
+    number: str | None = None,
+    interior: str | None = None,
+    location: str | None = None,
+    time_of_day: str | None = None,
+) -> dict[str, Any]:
     start, end = _trim_span(text, start, end)
     return {
-        "section_id": make_id("sec", doc_id, ordinal, start, end), "doc_id": doc_id, "ordinal": ordinal,
-        "heading": heading, "section_kind": kind, "scene_number": number, "interior": interior,
-        "location": location, "time_of_day": time_of_day, "char_start": start, "char_end": end,
+        "section_id": make_id("sec", doc_id, ordinal, start, end),
+        "doc_id": doc_id,
+        "ordinal": ordinal,
+        "heading": heading,
+        "section_kind": kind,
+        "scene_number": number,
+        "interior": interior,
+        "location": location,
+        "time_of_day": time_of_day,
+        "char_start": start,
+        "char_end": end,
         "text": text[start:end],
     }
 
@@ -111,8 +141,21 @@ def scenes(doc_id: str, text: str, headings: list[Heading]) -> list[dict[str, An
         rows.append(_section(doc_id, text, 0, 0, headings[0].line_start, "Preamble", "preamble"))
     bounds = [h.line_start for h in headings] + [len(text)]
     for ordinal, heading in enumerate(headings, start=1):
-        rows.append(_section(doc_id, text, ordinal, heading.line_start, bounds[ordinal], heading.text, "scene",
-                             heading.number, heading.interior, heading.location, heading.time_of_day))
+        rows.append(
+            _section(
+                doc_id,
+                text,
+                ordinal,
+                heading.line_start,
+                bounds[ordinal],
+                heading.text,
+                "scene",
+                heading.number,
+                heading.interior,
+                heading.location,
+                heading.time_of_day,
+            )
+        )
     return rows
 
 
@@ -128,8 +171,10 @@ def given_sections(doc_id: str, text: str, section_texts: list[str]) -> list[dic
         cursor = position + max(1, len(part.strip()))
     starts[0] = 0 if not text[: starts[0]].strip() else starts[0]
     bounds = starts + [len(text)]
-    return [_section(doc_id, text, i + 1, bounds[i], bounds[i + 1], f"Section {i + 1}", "section")
-            for i in range(len(starts))]
+    return [
+        _section(doc_id, text, i + 1, bounds[i], bounds[i + 1], f"Section {i + 1}", "section")
+        for i in range(len(starts))
+    ]
 
 
 def chapters(doc_id: str, text: str) -> list[dict[str, Any]] | None:
@@ -163,13 +208,30 @@ def paragraph_groups(doc_id: str, text: str, target_tokens: int) -> list[dict[st
             ordinal += 1
             group_end = end if is_last else paragraphs[index + 1][0]
             first_words = " ".join(text[group_start:group_end].split()[:6])
-            rows.append(_section(doc_id, text, ordinal, group_start, group_end, f"Part {ordinal}: {first_words}…", "paragraphs"))
+            rows.append(
+                _section(
+                    doc_id,
+                    text,
+                    ordinal,
+                    group_start,
+                    group_end,
+                    f"Part {ordinal}: {first_words}…",
+                    "paragraphs",
+                )
+            )
             group_start, group_tokens = None, 0
     return rows
 
 
-def segment(doc_id: str, text: str, language: str, kind: str, *, section_texts: list[str] | None = None,
-            paragraph_group_tokens: int = 900) -> tuple[list[dict[str, Any]], list[str]]:
+def segment(
+    doc_id: str,
+    text: str,
+    language: str,
+    kind: str,
+    *,
+    section_texts: list[str] | None = None,
+    paragraph_group_tokens: int = 900,
+) -> tuple[list[dict[str, Any]], list[str]]:
     """(section rows, warnings) for one document."""
     warnings: list[str] = []
     if section_texts:
@@ -187,8 +249,10 @@ def segment(doc_id: str, text: str, language: str, kind: str, *, section_texts: 
     if rows:
         return rows, warnings
     if kind != "screenplay" and (speeches := speech_lines(text, language)) >= SCRIPT_SPEECH_LINES:
-        warnings.append(f"{FALLBACK}: reads like a screenplay ({speeches} lines of speech) "
-                        "but no scene headings recognised")
+        warnings.append(
+            f"{FALLBACK}: reads like a screenplay ({speeches} lines of speech) "
+            "but no scene headings recognised"
+        )
     return paragraph_groups(doc_id, text, paragraph_group_tokens), warnings
 
 
@@ -196,7 +260,12 @@ def run(ctx: StageContext) -> StageOutput:
     document = ctx.document
     meta = json.loads(ctx.table("documents").iloc[0]["meta_json"] or "{}")
     section_texts = meta.get("section_texts") if isinstance(meta.get("section_texts"), list) else None
-    rows, warnings = segment(document.doc_id, document.text, document.language, document.kind,
-                             section_texts=section_texts,
-                             paragraph_group_tokens=ctx.settings.segment_sections.paragraph_group_tokens)
+    rows, warnings = segment(
+        document.doc_id,
+        document.text,
+        document.language,
+        document.kind,
+        section_texts=section_texts,
+        paragraph_group_tokens=ctx.settings.segment_sections.paragraph_group_tokens,
+    )
     return {"sections": rows, "_warnings": warnings}

@@ -22,7 +22,7 @@ def _cut_points(text: str, start: int, end: int, language: str, kind: str) -> li
         for block in parse_blocks(text, start, end, language):
             if block.kind in ("heading", "action", "cue", "transition"):
                 points.add(block.start)
-            if block.kind in ("action", "dialogue") and count_tokens(text[block.start:block.end]) > 200:
+            if block.kind in ("action", "dialogue") and count_tokens(text[block.start : block.end]) > 200:
                 # Long blocks may still be cut between sentences.
                 points.update(s for s, _, _ in split_range(text, block.start, block.end, language)[1:])
     else:
@@ -30,7 +30,9 @@ def _cut_points(text: str, start: int, end: int, language: str, kind: str) -> li
     return sorted(p for p in points if start < p < end)
 
 
-def chunk_spans(text: str, start: int, end: int, language: str, kind: str, chunk_tokens: int) -> list[tuple[int, int]]:
+def chunk_spans(
+    text: str, start: int, end: int, language: str, kind: str, chunk_tokens: int
+) -> list[tuple[int, int]]:
     """Contiguous spans covering [start, end), each about `chunk_tokens` tokens or one atom."""
     if count_tokens(text[start:end]) <= chunk_tokens:
         return [(start, end)]
@@ -55,7 +57,9 @@ def _hard_split(text: str, start: int, end: int, chunk_tokens: int) -> list[tupl
         if text[position].isspace() and tokens >= chunk_tokens:
             pieces.append((cursor, position))
             cursor, tokens = position, 0
-        elif not text[position].isspace() and (position == start or text[position - 1].isspace() or ord(text[position]) > 0x2E80):
+        elif not text[position].isspace() and (
+            position == start or text[position - 1].isspace() or ord(text[position]) > 0x2E80
+        ):
             tokens += 1
     pieces.append((cursor, end))
     return pieces
@@ -69,23 +73,42 @@ def _trim(text: str, start: int, end: int) -> tuple[int, int]:
     return start, end
 
 
-def chunks_for_document(doc_id: str, text: str, language: str, kind: str, sections: pd.DataFrame,
-                        chunk_tokens: int) -> list[dict[str, Any]]:
+def chunks_for_document(
+    doc_id: str, text: str, language: str, kind: str, sections: pd.DataFrame, chunk_tokens: int
+) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
     for section in sections.sort_values("ordinal").itertuples():
-        for span_start, span_end in chunk_spans(text, section.char_start, section.char_end, language, kind, chunk_tokens):
+        for span_start, span_end in chunk_spans(
+            text, section.char_start, section.char_end, language, kind, chunk_tokens
+        ):
             s, e = _trim(text, span_start, span_end)
             if e <= s:
                 continue
             body = text[s:e]
-            rows.append({
-                "chunk_id": make_id("chk", doc_id, s, e), "doc_id": doc_id, "section_id": section.section_id,
-                "ordinal": len(rows) + 1, "text": body, "char_start": s, "char_end": e, "n_tokens": count_tokens(body),
-            })
+            rows.append(
+                {
+                    "chunk_id": make_id("chk", doc_id, s, e),
+                    "doc_id": doc_id,
+                    "section_id": section.section_id,
+                    "ordinal": len(rows) + 1,
+                    "text": body,
+                    "char_start": s,
+                    "char_end": e,
+                    "n_tokens": count_tokens(body),
+                }
+            )
     return rows
 
 
 def run(ctx: StageContext) -> StageOutput:
     document = ctx.document
-    return {"chunks": chunks_for_document(document.doc_id, document.text, document.language, document.kind,
-                                          ctx.table("sections"), ctx.settings.split_chunks.chunk_tokens)}
+    return {
+        "chunks": chunks_for_document(
+            document.doc_id,
+            document.text,
+            document.language,
+            document.kind,
+            ctx.table("sections"),
+            ctx.settings.split_chunks.chunk_tokens,
+        )
+    }

@@ -13,7 +13,9 @@ from schemas.ids import make_id
 from tasks.ingest.screenplay import parse_blocks
 from tasks.text import count_tokens, normalize_space
 
-ABBREVIATIONS = frozenset("mr mrs ms dr st jr sr vs etc mt capt col gen lt sgt prof rev hon no fig approx".split())
+ABBREVIATIONS = frozenset(
+    "mr mrs ms dr st jr sr vs etc mt capt col gen lt sgt prof rev hon no fig approx".split()
+)
 EN_BOUNDARY = re.compile(r"[.!?…]+[\"'”’)\]]*(?=\s+[\"'“‘(\[]?[A-Z0-9])|\n[ \t]*\n")
 ZH_BOUNDARY = re.compile(r"[。！？!?；…]+[”’」』\"]*|\n")
 MAX_SENTENCE_TOKENS = 120
@@ -77,8 +79,9 @@ def sentence_spans(text: str, start: int, end: int, language: str, kind: str) ->
     return spans
 
 
-def sentences_for_document(doc_id: str, text: str, language: str, kind: str,
-                           sections: pd.DataFrame, chunks: pd.DataFrame) -> list[dict[str, Any]]:
+def sentences_for_document(
+    doc_id: str, text: str, language: str, kind: str, sections: pd.DataFrame, chunks: pd.DataFrame
+) -> list[dict[str, Any]]:
     """Sentence rows, each assigned to the chunk that contains its start."""
     rows: list[dict[str, Any]] = []
     by_section = {sid: group.sort_values("char_start") for sid, group in chunks.groupby("section_id")}
@@ -92,15 +95,31 @@ def sentences_for_document(doc_id: str, text: str, language: str, kind: str,
         for start, end, speaker in sentence_spans(text, section.char_start, section.char_end, language, kind):
             chunk_index = max(0, bisect.bisect_right(starts, start) - 1)
             ordinal += 1
-            rows.append({
-                "sentence_id": make_id("snt", doc_id, start, end), "doc_id": doc_id,
-                "chunk_id": chunk_ids[chunk_index], "section_id": section.section_id, "ordinal": ordinal,
-                "text": normalize_space(text[start:end]), "speaker": speaker, "char_start": start, "char_end": end,
-            })
+            rows.append(
+                {
+                    "sentence_id": make_id("snt", doc_id, start, end),
+                    "doc_id": doc_id,
+                    "chunk_id": chunk_ids[chunk_index],
+                    "section_id": section.section_id,
+                    "ordinal": ordinal,
+                    "text": normalize_space(text[start:end]),
+                    "speaker": speaker,
+                    "char_start": start,
+                    "char_end": end,
+                }
+            )
     return rows
 
 
 def run(ctx: StageContext) -> StageOutput:
     document = ctx.document
-    return {"sentences": sentences_for_document(document.doc_id, document.text, document.language, document.kind,
-                                                ctx.table("sections"), ctx.table("chunks"))}
+    return {
+        "sentences": sentences_for_document(
+            document.doc_id,
+            document.text,
+            document.language,
+            document.kind,
+            ctx.table("sections"),
+            ctx.table("chunks"),
+        )
+    }

@@ -19,13 +19,26 @@ from typing import Any, Mapping, Sequence
 _KEY = re.compile(r"^[0-9a-f]{64}$")
 
 
-def cache_key(model: str, messages: Sequence[Mapping[str, Any]], sampling: Mapping[str, Any],
-              response_schema: Mapping[str, Any] | None, cache_version: str = "1") -> str:
+def cache_key(
+    model: str,
+    messages: Sequence[Mapping[str, Any]],
+    sampling: Mapping[str, Any],
+    response_schema: Mapping[str, Any] | None,
+    cache_version: str = "1",
+) -> str:
     """sha256 hex over a canonical JSON of exactly what was asked (no URL, key or timeouts)."""
     canonical = json.dumps(
-        {"cache_version": cache_version, "model": model, "messages": [dict(m) for m in messages],
-         "sampling": dict(sampling), "response_schema": response_schema},
-        ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+        {
+            "cache_version": cache_version,
+            "model": model,
+            "messages": [dict(m) for m in messages],
+            "sampling": dict(sampling),
+            "response_schema": response_schema,
+        },
+        ensure_ascii=False,
+        sort_keys=True,
+        separators=(",", ":"),
+    )
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 

@@ -24,10 +24,25 @@ from schemas.config import LLMSettings
 from schemas.responses.base import LLMCheckReply
 from schemas.responses.agent import ToolStep
 from tasks.llm.cache import LLMCache, cache_key
-from tasks.llm.replies import (error_summary, parse_tool_step, response_schema, strip_fences,  # noqa: F401
-                               strip_thinking, tool_step_text)
-from tasks.llm.http import (DUMMY_API_KEY, ChatReply, HTTPCallError, api_base, display_url, get_models, one_line,
-                            post_chat, scrub)
+from tasks.llm.replies import (
+    error_summary,
+    parse_tool_step,
+    response_schema,
+    strip_fences,  # noqa: F401
+    strip_thinking,
+    tool_step_text,
+)
+from tasks.llm.http import (
+    DUMMY_API_KEY,
+    ChatReply,
+    HTTPCallError,
+    api_base,
+    display_url,
+    get_models,
+    one_line,
+    post_chat,
+    scrub,
+)
 
 log = logging.getLogger(__name__)
 
@@ -36,10 +51,14 @@ M = TypeVar("M", bound=BaseModel)
 
 CACHE_VERSION = "1"  # bump when the meaning of a cached reply changes
 MIN_ATTEMPT_S = 0.05  # an attempt with less of the deadline left cannot usefully start
-REASK = ("Your previous reply could not be used: {error}\n"
-         "Reply again with only one JSON object that matches the required schema, and nothing else.")
-REASK_TOOLS = ("Your previous reply could not be used: {error}\n"
-               "Reply again: either call one or more of the offered tools, or answer in plain text without tool calls.")
+REASK = (
+    "Your previous reply could not be used: {error}\n"
+    "Reply again with only one JSON object that matches the required schema, and nothing else."
+)
+REASK_TOOLS = (
+    "Your previous reply could not be used: {error}\n"
+    "Reply again: either call one or more of the offered tools, or answer in plain text without tool calls."
+)
 
 
 @dataclass(frozen=True)
@@ -52,7 +71,9 @@ class LLMRequest:
     messages: tuple[dict[str, str], ...]
     max_tokens: int | None = None  # None -> settings.max_tokens
     temperature: float | None = None  # None -> settings.temperature
-    seed: int | None = None  # sent to the server and part of the cache key: sample n is never sample m's reply
+    seed: int | None = (
+        None  # sent to the server and part of the cache key: sample n is never sample m's reply
+    )
 
     @property
     def prompt_version(self) -> str:
@@ -80,11 +101,20 @@ class LLMResult(Generic[T]):
         """A `failures` row for this item when no value came back, else None."""
         if self.value is not None:
             return None
-        payload = {"status": self.status, "prompt_id": self.request.prompt_id, "call_key": self.call_key,
-                   "attempts": len(self.calls), "last_reply": (self.raw or "")[:2000]}
-        return {"doc_id": self.request.doc_id or "", "stage": self.request.stage, "item_id": self.request.item_id,
-                "error": f"llm {self.status}: {self.error or 'no value'}",
-                "payload": json.dumps(payload, ensure_ascii=False)}
+        payload = {
+            "status": self.status,
+            "prompt_id": self.request.prompt_id,
+            "call_key": self.call_key,
+            "attempts": len(self.calls),
+            "last_reply": (self.raw or "")[:2000],
+        }
+        return {
+            "doc_id": self.request.doc_id or "",
+            "stage": self.request.stage,
+            "item_id": self.request.item_id,
+            "error": f"llm {self.status}: {self.error or 'no value'}",
+            "payload": json.dumps(payload, ensure_ascii=False),
+        }
 
 
 class LLMClient(Protocol):
@@ -94,7 +124,9 @@ class LLMClient(Protocol):
 
     def text(self, request: LLMRequest) -> LLMResult[str]: ...
 
-    def map_structured(self, requests: Sequence[LLMRequest], response_model: type[M]) -> list[LLMResult[M]]: ...
+    def map_structured(
+        self, requests: Sequence[LLMRequest], response_model: type[M]
+    ) -> list[LLMResult[M]]: ...
 
     def tool_step(self, request: LLMRequest, tools: list[dict[str, Any]]) -> LLMResult[ToolStep]: ...
 
@@ -102,9 +134,15 @@ class LLMClient(Protocol):
 class OpenAICompatibleClient:
     """LLMClient over an OpenAI-compatible HTTP API, with retries, re-asks, a cache and bounded concurrency."""
 
-    def __init__(self, settings: LLMSettings, api_key: str | None = None, cache: LLMCache | None = None,
-                 http_client: httpx.Client | None = None, sleep: Callable[[float], None] = time.sleep,
-                 rng: random.Random | None = None) -> None:
+    def __init__(
+        self,
+        settings: LLMSettings,
+        api_key: str | None = None,
+        cache: LLMCache | None = None,
+        http_client: httpx.Client | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+        rng: random.Random | None = None,
+    ) -> None:
         if not settings.url:
             raise ValueError("llm.url is not set: there is no server to talk to")
         self.settings = settings
@@ -117,7 +155,10 @@ class OpenAICompatibleClient:
         self._owns_http = http_client is None
         self._http = http_client or httpx.Client(
             timeout=settings.timeout_s,
-            limits=httpx.Limits(max_connections=settings.concurrency + 4, max_keepalive_connections=settings.concurrency))
+            limits=httpx.Limits(
+                max_connections=settings.concurrency + 4, max_keepalive_connections=settings.concurrency
+            ),
+        )
         self._sleep = sleep
         self._rng = rng or random.Random(0)
         self._rng_lock = threading.Lock()
@@ -151,11 +192,16 @@ class OpenAICompatibleClient:
         def parse(content: str) -> M:
             return response_model.model_validate_json(strip_fences(strip_thinking(content)))
 
-        return self._call(request, parse, schema, {"type": "json_schema", "json_schema":
-                                                   {"name": name, "schema": schema, "strict": True}})
+        return self._call(
+            request,
+            parse,
+            schema,
+            {"type": "json_schema", "json_schema": {"name": name, "schema": schema, "strict": True}},
+        )
 
     def text(self, request: LLMRequest) -> LLMResult[str]:
         """A free-text reply (reasoning stripped) for `request`, or a failure result."""
+
         def parse(content: str) -> str:
             text = strip_thinking(content)
             if not text:
@@ -180,16 +226,30 @@ class OpenAICompatibleClient:
 
     # -- one logical call --------------------------------------------------------------
 
-    def _call(self, request: LLMRequest, parse: Callable[[str], T], schema: dict[str, Any] | None,
-              response_format: dict[str, Any] | None, tools: list[dict[str, Any]] | None = None) -> LLMResult[T]:
+    def _call(
+        self,
+        request: LLMRequest,
+        parse: Callable[[str], T],
+        schema: dict[str, Any] | None,
+        response_format: dict[str, Any] | None,
+        tools: list[dict[str, Any]] | None = None,
+    ) -> LLMResult[T]:
         s = self.settings
-        sampling = {"temperature": s.temperature if request.temperature is None else request.temperature,
-                    "max_tokens": request.max_tokens or s.max_tokens, "enable_thinking": s.enable_thinking}
+        sampling = {
+            "temperature": s.temperature if request.temperature is None else request.temperature,
+            "max_tokens": request.max_tokens or s.max_tokens,
+            "enable_thinking": s.enable_thinking,
+        }
         if request.seed is not None:
             sampling["seed"] = request.seed  # only when set, so unseeded requests keep their cache keys
         # The offered tools shape the reply as much as a schema does, so they are part of the key.
-        key = cache_key(self.model, request.messages, sampling, schema if tools is None else {"tools": tools},
-                        CACHE_VERSION)
+        key = cache_key(
+            self.model,
+            request.messages,
+            sampling,
+            schema if tools is None else {"tools": tools},
+            CACHE_VERSION,
+        )
         hit = self._from_cache(request, key, parse)
         if hit is not None:
             return hit
@@ -202,21 +262,30 @@ class OpenAICompatibleClient:
         content: str | None = None
 
         def fail(status: str, error: str) -> LLMResult[T]:
-            log.info("llm %s %s failed after %d attempt(s): %s", request.stage, request.item_id, len(calls), error)
+            log.info(
+                "llm %s %s failed after %d attempt(s): %s", request.stage, request.item_id, len(calls), error
+            )
             return LLMResult(request, None, status, error, calls, self._clean(content or "") or None)
 
         while True:
             remaining = deadline - time.monotonic()
             if remaining < MIN_ATTEMPT_S:
                 last = calls[-1] if calls else {"status": "timeout", "error": None}
-                return fail(last["status"], self._clean(f"deadline of {s.deadline_s:g}s reached; last: {last['error']}"))
-            payload = self._payload(messages, sampling["temperature"], max_tokens, schema, response_format, tools)
+                return fail(
+                    last["status"],
+                    self._clean(f"deadline of {s.deadline_s:g}s reached; last: {last['error']}"),
+                )
+            payload = self._payload(
+                messages, sampling["temperature"], max_tokens, schema, response_format, tools
+            )
             if request.seed is not None:
                 payload["seed"] = request.seed
             started = time.perf_counter()
             try:
                 with self._slots:
-                    reply = post_chat(self._http, self.base_url, self._headers, payload, min(s.timeout_s, remaining))
+                    reply = post_chat(
+                        self._http, self.base_url, self._headers, payload, min(s.timeout_s, remaining)
+                    )
             except HTTPCallError as exc:
                 error = self._clean(str(exc))
                 calls.append(self._row(request, key, len(calls), exc.status, started, None, error))
@@ -226,7 +295,9 @@ class OpenAICompatibleClient:
                 retries += 1
                 if time.monotonic() + delay >= deadline - MIN_ATTEMPT_S:
                     return fail(exc.status, self._clean(f"{error} (deadline of {s.deadline_s:g}s reached)"))
-                log.info("llm %s %s: %s; retry %d in %.2fs", request.stage, request.item_id, error, retries, delay)
+                log.info(
+                    "llm %s %s: %s; retry %d in %.2fs", request.stage, request.item_id, error, retries, delay
+                )
                 self._sleep(delay)
                 continue
             content = reply.content if tools is None else tool_step_text(reply)
@@ -250,8 +321,13 @@ class OpenAICompatibleClient:
                     return fail("invalid", error)
                 reasked = True
                 said = content if tools is None else reply.content
-                messages += [{"role": "assistant", "content": said or ""},
-                             {"role": "user", "content": (REASK if tools is None else REASK_TOOLS).format(error=error[:1000])}]
+                messages += [
+                    {"role": "assistant", "content": said or ""},
+                    {
+                        "role": "user",
+                        "content": (REASK if tools is None else REASK_TOOLS).format(error=error[:1000]),
+                    },
+                ]
                 continue
             calls.append(self._row(request, key, len(calls), "ok", started, reply, None))
             self._store(key, content or "", reply)
@@ -266,24 +342,45 @@ class OpenAICompatibleClient:
         except (ValidationError, ValueError):
             return None  # a stored reply the current model class rejects is a miss, not a failure
         row = self._row(request, key, 0, "cached", None, None, None)
-        row.update(prompt_tokens=0, completion_tokens=0, latency_ms=0.0, finish_reason=payload.get("finish_reason"))
+        row.update(
+            prompt_tokens=0, completion_tokens=0, latency_ms=0.0, finish_reason=payload.get("finish_reason")
+        )
         return LLMResult(request, value, "cached", None, [row], payload["content"])
 
     def _store(self, key: str, content: str, reply: ChatReply) -> None:
         if self.cache is None:
             return
         try:
-            self.cache.put(key, {"content": content, "finish_reason": reply.finish_reason, "model": self.model,
-                                 "usage": {"prompt_tokens": reply.prompt_tokens,
-                                           "completion_tokens": reply.completion_tokens}})
+            self.cache.put(
+                key,
+                {
+                    "content": content,
+                    "finish_reason": reply.finish_reason,
+                    "model": self.model,
+                    "usage": {
+                        "prompt_tokens": reply.prompt_tokens,
+                        "completion_tokens": reply.completion_tokens,
+                    },
+                },
+            )
         except OSError as exc:  # a full disk costs a future re-ask, not this validated answer
             log.warning("llm cache write failed for %s: %s", key[:12], exc)
 
-    def _payload(self, messages: list[dict[str, str]], temperature: float, max_tokens: int,
-                 schema: dict[str, Any] | None, response_format: dict[str, Any] | None,
-                 tools: list[dict[str, Any]] | None = None) -> dict[str, Any]:
-        payload: dict[str, Any] = {"model": self.model, "messages": messages, "temperature": temperature,
-                                   "max_tokens": max_tokens}
+    def _payload(
+        self,
+        messages: list[dict[str, str]],
+        temperature: float,
+        max_tokens: int,
+        schema: dict[str, Any] | None,
+        response_format: dict[str, Any] | None,
+        tools: list[dict[str, Any]] | None = None,
+    ) -> dict[str, Any]:
+        payload: dict[str, Any] = {
+            "model": self.model,
+            "messages": messages,
+            "temperature": temperature,
+            "max_tokens": max_tokens,
+        }
         if response_format is not None:
             payload["response_format"] = response_format
         if tools is not None:
@@ -298,26 +395,46 @@ class OpenAICompatibleClient:
     def _backoff(self, retry: int, retry_after: float | None) -> float:
         with self._rng_lock:
             jitter = self._rng.uniform(0.5, 1.5)
-        delay = self.settings.backoff_s * (2 ** retry) * jitter
+        delay = self.settings.backoff_s * (2**retry) * jitter
         # Never retry sooner than the server asked, but keep our own backoff when it says 0.
         return max(delay, retry_after or 0.0)
 
-    def _row(self, request: LLMRequest, key: str, attempt: int, status: str, started: float | None,
-             reply: ChatReply | None, error: str | None) -> dict[str, Any]:
+    def _row(
+        self,
+        request: LLMRequest,
+        key: str,
+        attempt: int,
+        status: str,
+        started: float | None,
+        reply: ChatReply | None,
+        error: str | None,
+    ) -> dict[str, Any]:
         latency = 0.0 if started is None else round((time.perf_counter() - started) * 1000, 1)
-        return {"call_key": key, "attempt": attempt, "doc_id": request.doc_id, "stage": request.stage,
-                "item_id": request.item_id, "prompt_id": request.prompt_id, "prompt_version": request.prompt_version,
-                "prompt_hash": request.prompt_hash, "model": self.model,
-                "prompt_tokens": reply.prompt_tokens if reply else None,
-                "completion_tokens": reply.completion_tokens if reply else None, "latency_ms": latency,
-                "finish_reason": reply.finish_reason if reply else None, "status": status,
-                "error": one_line(error, 300) if error else None}
+        return {
+            "call_key": key,
+            "attempt": attempt,
+            "doc_id": request.doc_id,
+            "stage": request.stage,
+            "item_id": request.item_id,
+            "prompt_id": request.prompt_id,
+            "prompt_version": request.prompt_version,
+            "prompt_hash": request.prompt_hash,
+            "model": self.model,
+            "prompt_tokens": reply.prompt_tokens if reply else None,
+            "completion_tokens": reply.completion_tokens if reply else None,
+            "latency_ms": latency,
+            "finish_reason": reply.finish_reason if reply else None,
+            "status": status,
+            "error": one_line(error, 300) if error else None,
+        }
 
     def _clean(self, text: str) -> str:
         return scrub(text, self._secret)
 
 
-def build_llm_client(settings: LLMSettings, api_key: str | None, cache_root: Path | None) -> OpenAICompatibleClient | None:
+def build_llm_client(
+    settings: LLMSettings, api_key: str | None, cache_root: Path | None
+) -> OpenAICompatibleClient | None:
     """The configured client, or None when `settings.url` is unset (the embedded heuristic default)."""
     if not settings.url:
         return None
@@ -339,16 +456,25 @@ def check_server(settings: LLMSettings, api_key: str | None) -> tuple[bool, str]
         if settings.model not in models:
             served = ", ".join(models) or "none"
             return False, f"model {settings.model!r} is not served at {where}; served models: {served}"
-        request = LLMRequest(stage="llm_check", item_id="llm_check", doc_id=None, prompt_id="llm_check/v1",
-                             prompt_hash="", max_tokens=64, messages=(
-                                 {"role": "system", "content": "Answer with one JSON object only."},
-                                 {"role": "user", "content": 'Reply with {"ok": true, "echo": "nkw"}.'}))
+        request = LLMRequest(
+            stage="llm_check",
+            item_id="llm_check",
+            doc_id=None,
+            prompt_id="llm_check/v1",
+            prompt_hash="",
+            max_tokens=64,
+            messages=(
+                {"role": "system", "content": "Answer with one JSON object only."},
+                {"role": "user", "content": 'Reply with {"ok": true, "echo": "nkw"}.'},
+            ),
+        )
         started = time.perf_counter()
         result = client.structured(request, LLMCheckReply)
         ms = (time.perf_counter() - started) * 1000
     if result.value is None:
-        return False, one_line(f"{settings.model} at {where} failed a structured request ({result.status}): "
-                               f"{result.error}")
+        return False, one_line(
+            f"{settings.model} at {where} failed a structured request ({result.status}): {result.error}"
+        )
     return True, f"ok: {settings.model} at {where} answered a structured request in {ms:.0f} ms"
 
 
@@ -360,5 +486,7 @@ def _check_failure(where: str, exc: HTTPCallError, timeout_s: float) -> str:
     if exc.http_status in (401, 403):
         return f"LLM server at {where} rejected the API key (HTTP {exc.http_status})"
     if exc.http_status == 404 or exc.kind == "protocol":
-        return f"{where} is not an OpenAI-compatible API (GET /models: {one_line(str(exc), 120)}); check llm.url"
+        return (
+            f"{where} is not an OpenAI-compatible API (GET /models: {one_line(str(exc), 120)}); check llm.url"
+        )
     return f"LLM server at {where} failed GET /models: {one_line(str(exc), 200)}"

@@ -67,8 +67,9 @@ def parse_retry_after(value: str | None, now: float | None = None) -> float | No
 class HTTPCallError(Exception):
     """One failed request. kind: timeout | connect | http | protocol."""
 
-    def __init__(self, kind: str, message: str, http_status: int | None = None,
-                 retry_after: float | None = None) -> None:
+    def __init__(
+        self, kind: str, message: str, http_status: int | None = None, retry_after: float | None = None
+    ) -> None:
         super().__init__(message)
         self.kind = kind
         self.http_status = http_status
@@ -97,8 +98,14 @@ class ChatReply:
     tool_calls: tuple[dict[str, Any], ...] = ()  # {"id", "name", "arguments"} per OpenAI `message.tool_calls`
 
 
-def request_json(client: httpx.Client, method: str, url: str, headers: dict[str, str], timeout: float,
-                 body: dict[str, Any] | None = None) -> dict[str, Any]:
+def request_json(
+    client: httpx.Client,
+    method: str,
+    url: str,
+    headers: dict[str, str],
+    timeout: float,
+    body: dict[str, Any] | None = None,
+) -> dict[str, Any]:
     """One request; the decoded JSON object of a 2xx answer, anything else an HTTPCallError."""
     try:
         response = client.request(method, url, headers=headers, json=body, timeout=timeout)
@@ -107,20 +114,26 @@ def request_json(client: httpx.Client, method: str, url: str, headers: dict[str,
     except httpx.TransportError as exc:
         raise HTTPCallError("connect", f"{type(exc).__name__}: {exc}") from None
     if response.status_code >= 400:
-        raise HTTPCallError("http", f"HTTP {response.status_code}: {_error_text(response)}", response.status_code,
-                            parse_retry_after(response.headers.get("retry-after")))
+        raise HTTPCallError(
+            "http",
+            f"HTTP {response.status_code}: {_error_text(response)}",
+            response.status_code,
+            parse_retry_after(response.headers.get("retry-after")),
+        )
     try:
         data = response.json()
     except ValueError:
-        raise HTTPCallError("protocol", f"HTTP {response.status_code} but the body is not JSON: "
-                                        f"{response.text[:120]!r}") from None
+        raise HTTPCallError(
+            "protocol", f"HTTP {response.status_code} but the body is not JSON: {response.text[:120]!r}"
+        ) from None
     if not isinstance(data, dict):
         raise HTTPCallError("protocol", f"expected a JSON object, got {type(data).__name__}")
     return data
 
 
-def post_chat(client: httpx.Client, base: str, headers: dict[str, str], payload: dict[str, Any],
-              timeout: float) -> ChatReply:
+def post_chat(
+    client: httpx.Client, base: str, headers: dict[str, str], payload: dict[str, Any], timeout: float
+) -> ChatReply:
     """POST /chat/completions and pick out the first choice."""
     data = request_json(client, "POST", f"{base}/chat/completions", headers, timeout, payload)
     choices = data.get("choices")
@@ -129,9 +142,14 @@ def post_chat(client: httpx.Client, base: str, headers: dict[str, str], payload:
     choice = choices[0]
     message = choice.get("message") or {}
     usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
-    return ChatReply(content=message.get("content"), refusal=message.get("refusal") or None,
-                     finish_reason=choice.get("finish_reason"), prompt_tokens=usage.get("prompt_tokens"),
-                     completion_tokens=usage.get("completion_tokens"), tool_calls=_tool_calls(message.get("tool_calls")))
+    return ChatReply(
+        content=message.get("content"),
+        refusal=message.get("refusal") or None,
+        finish_reason=choice.get("finish_reason"),
+        prompt_tokens=usage.get("prompt_tokens"),
+        completion_tokens=usage.get("completion_tokens"),
+        tool_calls=_tool_calls(message.get("tool_calls")),
+    )
 
 
 def _tool_calls(raw: Any) -> tuple[dict[str, Any], ...]:
@@ -146,8 +164,13 @@ def _tool_calls(raw: Any) -> tuple[dict[str, Any], ...]:
         arguments = function.get("arguments")
         if isinstance(arguments, (dict, list)):  # some servers send parsed arguments
             arguments = json.dumps(arguments, ensure_ascii=False)
-        calls.append({"id": str(item.get("id") or f"call_{index}"), "name": function.get("name"),
-                      "arguments": "" if arguments is None else arguments})
+        calls.append(
+            {
+                "id": str(item.get("id") or f"call_{index}"),
+                "name": function.get("name"),
+                "arguments": "" if arguments is None else arguments,
+            }
+        )
     return tuple(calls)
 
 
@@ -156,7 +179,9 @@ def get_models(client: httpx.Client, base: str, headers: dict[str, str], timeout
     data = request_json(client, "GET", f"{base}/models", headers, timeout)
     items = data.get("data")
     if not isinstance(items, list):
-        raise HTTPCallError("protocol", "GET /models answered without a 'data' list: not an OpenAI-compatible API")
+        raise HTTPCallError(
+            "protocol", "GET /models answered without a 'data' list: not an OpenAI-compatible API"
+        )
     return [str(item.get("id")) for item in items if isinstance(item, dict) and item.get("id")]
 
 

@@ -30,17 +30,35 @@ class LLMBatch(Generic[M]):
         self.failures.extend(other.failures)
 
 
-def build_requests(ctx: StageContext, prompt_id: str, items: Sequence[tuple[str, dict[str, Any]]],
-                   max_tokens: int | None = None) -> list[LLMRequest]:
+def build_requests(
+    ctx: StageContext,
+    prompt_id: str,
+    items: Sequence[tuple[str, dict[str, Any]]],
+    max_tokens: int | None = None,
+) -> list[LLMRequest]:
     """One request per (item id, placeholder values), in the document's language."""
     prompt = load_prompt(prompt_id, ctx.document.language)
-    return [LLMRequest(stage=ctx.stage, item_id=item_id, doc_id=ctx.doc_id, prompt_id=prompt.prompt_id,
-                       prompt_hash=prompt.sha256, messages=render_messages(prompt, values), max_tokens=max_tokens)
-            for item_id, values in items]
+    return [
+        LLMRequest(
+            stage=ctx.stage,
+            item_id=item_id,
+            doc_id=ctx.doc_id,
+            prompt_id=prompt.prompt_id,
+            prompt_hash=prompt.sha256,
+            messages=render_messages(prompt, values),
+            max_tokens=max_tokens,
+        )
+        for item_id, values in items
+    ]
 
 
-def run_structured(ctx: StageContext, prompt_id: str, items: Sequence[tuple[str, dict[str, Any]]],
-                   response_model: type[M], max_tokens: int | None = None) -> LLMBatch[M]:
+def run_structured(
+    ctx: StageContext,
+    prompt_id: str,
+    items: Sequence[tuple[str, dict[str, Any]]],
+    response_model: type[M],
+    max_tokens: int | None = None,
+) -> LLMBatch[M]:
     """Ask the LLM once per item (bounded concurrency inside the client) and collect the outcome."""
     if ctx.llm is None:
         raise RuntimeError(f"stage {ctx.stage} asked for the LLM but none is configured")

@@ -44,7 +44,11 @@ def load_prompt(prompt_id: str, language: str = "en") -> Prompt:
     folder = PROMPTS_DIR / stage
     for candidate in (folder / f"{version}.{language}.md", folder / f"{version}.md"):
         if candidate.is_file():
-            return Prompt(prompt_id, language if candidate.name.count(".") == 2 else "en", candidate.read_text(encoding="utf-8"))
+            return Prompt(
+                prompt_id,
+                language if candidate.name.count(".") == 2 else "en",
+                candidate.read_text(encoding="utf-8"),
+            )
     raise PromptError(f"no prompt file for {prompt_id} under {folder.name}/")
 
 
@@ -54,7 +58,9 @@ def render(template: str, values: dict[str, Any]) -> str:
     missing = names - set(values)
     unused = set(values) - names
     if missing or unused:
-        raise PromptError(f"prompt placeholders missing values {sorted(missing)}, values without placeholder {sorted(unused)}")
+        raise PromptError(
+            f"prompt placeholders missing values {sorted(missing)}, values without placeholder {sorted(unused)}"
+        )
     return PLACEHOLDER.sub(lambda m: str(values[m.group(1)]), template)
 
 
@@ -86,7 +92,9 @@ def render_messages(prompt: Prompt, values: dict[str, Any]) -> tuple[dict[str, s
     names = set(PLACEHOLDER.findall(prompt.text))
     missing, unused = names - set(values), set(values) - names
     if missing or unused:
-        raise PromptError(f"prompt {prompt.prompt_id}: missing values {sorted(missing)}, unused values {sorted(unused)}")
+        raise PromptError(
+            f"prompt {prompt.prompt_id}: missing values {sorted(missing)}, unused values {sorted(unused)}"
+        )
     fill = lambda text: PLACEHOLDER.sub(lambda m: str(values[m.group(1)]), text)  # noqa: E731
     messages = []
     if sections.get("system"):

@@ -42,8 +42,9 @@ def response_schema(response_model: type[BaseModel]) -> tuple[str, str]:
 
 def tool_step_text(reply: ChatReply) -> str:
     """A tool-calling reply as one canonical JSON text: what is parsed, cached and reported."""
-    return json.dumps({"content": reply.content, "tool_calls": list(reply.tool_calls)}, ensure_ascii=False,
-                      sort_keys=True)
+    return json.dumps(
+        {"content": reply.content, "tool_calls": list(reply.tool_calls)}, ensure_ascii=False, sort_keys=True
+    )
 
 
 def parse_tool_step(text: str) -> ToolStep:
@@ -52,7 +53,9 @@ def parse_tool_step(text: str) -> ToolStep:
     if not isinstance(data, dict):
         raise ValueError("a tool step must be a JSON object")
     content = data.get("content") if isinstance(data.get("content"), str) else ""
-    step = ToolStep.model_validate({"content": strip_thinking(content) or None, "tool_calls": data.get("tool_calls") or []})
+    step = ToolStep.model_validate(
+        {"content": strip_thinking(content) or None, "tool_calls": data.get("tool_calls") or []}
+    )
     if step.content is None and not step.tool_calls:
         raise ValueError("the reply has neither content nor tool calls")
     return step

@@ -29,12 +29,19 @@ def heuristic_units(inputs: NarrativeInputs, max_events_per_chunk: int) -> dict[
     return prose_units(inputs, max_events_per_chunk)
 
 
-def finalize(units: dict[str, list[dict[str, Any]]], section_order: dict[str, int]) -> dict[str, list[dict[str, Any]]]:
+def finalize(
+    units: dict[str, list[dict[str, Any]]], section_order: dict[str, int]
+) -> dict[str, list[dict[str, Any]]]:
     """Each table in story order without duplicate ids; links to dropped rows cleared."""
     out = {table: sort_units(units.get(table, []), KEYS[table]) for table in TABLES}
-    out["occasions"] = sorted(out["occasions"], key=lambda r: (
-        min((section_order.get(s, 0) for s in r["section_ids"]), default=0), r["occasion_type"] != "scene",
-        r["occasion_id"]))
+    out["occasions"] = sorted(
+        out["occasions"],
+        key=lambda r: (
+            min((section_order.get(s, 0) for s in r["section_ids"]), default=0),
+            r["occasion_type"] != "scene",
+            r["occasion_id"],
+        ),
+    )
     event_ids = {row["event_id"] for row in out["events"]}
     occasion_ids = {row["occasion_id"] for row in out["occasions"]}
     for row in out["interactions"]:
@@ -45,8 +52,10 @@ def finalize(units: dict[str, list[dict[str, Any]]], section_order: dict[str, in
 
 def run(ctx: StageContext) -> StageOutput:
     """Events, interactions and occasions of one document (heuristic offline, per-chunk LLM otherwise)."""
-    inputs = NarrativeInputs.from_tables(ctx.document, {name: ctx.table(name) for name in
-                                                        ("sections", "chunks", "sentences", "entities", "mentions")})
+    inputs = NarrativeInputs.from_tables(
+        ctx.document,
+        {name: ctx.table(name) for name in ("sections", "chunks", "sentences", "entities", "mentions")},
+    )
     limit = ctx.settings.extract_narrative.max_events_per_chunk
     order = dict(zip(inputs.sections["section_id"], inputs.sections["ordinal"].astype(int)))
     if ctx.llm is None:
@@ -55,6 +64,7 @@ def run(ctx: StageContext) -> StageOutput:
     output: dict[str, Any] = dict(finalize(produced, order))
     output["llm_calls"], output["failures"] = produced["llm_calls"], produced["failures"]
     if produced["failures"]:
-        output["_warnings"] = [f"{len(produced['failures'])} of {len(inputs.chunks)} chunks failed in the LLM; "
-                               "see failures"]
+        output["_warnings"] = [
+            f"{len(produced['failures'])} of {len(inputs.chunks)} chunks failed in the LLM; see failures"
+        ]
     return output

@@ -49,17 +49,32 @@ class NarrativeInputs:
         self._chunk_rows = self.chunks.to_dict("records")
         self._chunk_starts = [int(c["char_start"]) for c in self._chunk_rows]
         known = set(self.lexicon.names)
-        rows = [] if self.mentions is None or not len(self.mentions) else sorted(
-            (int(m.char_start), int(m.char_end), str(m.entity_id)) for m in self.mentions.itertuples()
-            if str(m.entity_id) in known)
+        rows = (
+            []
+            if self.mentions is None or not len(self.mentions)
+            else sorted(
+                (int(m.char_start), int(m.char_end), str(m.entity_id))
+                for m in self.mentions.itertuples()
+                if str(m.entity_id) in known
+            )
+        )
         self._mention_rows = rows
         self._mention_starts = [r[0] for r in rows]
 
     @classmethod
     def from_tables(cls, document: Any, tables: dict[str, pd.DataFrame]) -> "NarrativeInputs":
         """Inputs from a StageContext's document and tables."""
-        return cls(document.doc_id, document.language, document.kind, document.text, tables["sections"],
-                   tables["chunks"], tables["sentences"], tables["entities"], tables["mentions"])
+        return cls(
+            document.doc_id,
+            document.language,
+            document.kind,
+            document.text,
+            tables["sections"],
+            tables["chunks"],
+            tables["sentences"],
+            tables["entities"],
+            tables["mentions"],
+        )
 
     def chunk_at(self, position: int) -> dict[str, Any]:
         """The chunk whose span holds `position` (or the nearest one before it)."""
@@ -74,8 +89,13 @@ class NarrativeInputs:
         while index < len(self._mention_rows) and self._mention_rows[index][0] < end:
             mention_start, mention_end, entity_id = self._mention_rows[index]
             # A mention inside a longer name of another entity ("警察" in "警察局") is not that entity.
-            covered = any(m.start <= mention_start and mention_end <= m.end and m.entity_id != entity_id
-                          and m.end - m.start > mention_end - mention_start for m in matches)
+            covered = any(
+                m.start <= mention_start
+                and mention_end <= m.end
+                and m.entity_id != entity_id
+                and m.end - m.start > mention_end - mention_start
+                for m in matches
+            )
             if mention_end <= end and not covered:
                 hits.add((mention_start, entity_id))
             index += 1
@@ -84,7 +104,9 @@ class NarrativeInputs:
             ordered.setdefault(entity_id, position)
         return sorted(((p, e) for e, p in ordered.items()))
 
-    def of_types(self, hits: list[tuple[int, str]], types: frozenset[str], exclude: bool = False) -> list[str]:
+    def of_types(
+        self, hits: list[tuple[int, str]], types: frozenset[str], exclude: bool = False
+    ) -> list[str]:
         """Entity ids of `hits` whose type is (or, with `exclude`, is not) in `types`, in order."""
         return [e for _, e in hits if (self.lexicon.types.get(e) in types) != exclude]
 
@@ -122,49 +144,104 @@ def clip_to_chunk(inputs: NarrativeInputs, start: int, end: int) -> tuple[dict[s
     return chunk, start, max(start, min(end, chunk_end))
 
 
-def event_row(inputs: NarrativeInputs, start: int, end: int, description: str, event_type: str,
-              participant_ids: list[str], setting_id: str | None, time_cue: str | None, evidence: str,
-              method: str, salt: str = "") -> dict[str, Any]:
+def event_row(
+    inputs: NarrativeInputs,
+    start: int,
+    end: int,
+    description: str,
+    event_type: str,
+    participant_ids: list[str],
+    setting_id: str | None,
+    time_cue: str | None,
+    evidence: str,
+    method: str,
+    salt: str = "",
+) -> dict[str, Any]:
     """One `events` row; the id hashes the span, the type and the description."""
     chunk, start, end = clip_to_chunk(inputs, start, end)
     return {
         "event_id": make_id("evt", inputs.doc_id, start, end, event_type, description, salt),
-        "doc_id": inputs.doc_id, "section_id": chunk["section_id"], "chunk_id": chunk["chunk_id"],
-        "char_start": start, "char_end": end, "description": description, "event_type": event_type,
-        "participant_ids": list(dict.fromkeys(participant_ids)), "setting_id": setting_id, "time_cue": time_cue,
-        "evidence": evidence_text(evidence), "method": method,
+        "doc_id": inputs.doc_id,
+        "section_id": chunk["section_id"],
+        "chunk_id": chunk["chunk_id"],
+        "char_start": start,
+        "char_end": end,
+        "description": description,
+        "event_type": event_type,
+        "participant_ids": list(dict.fromkeys(participant_ids)),
+        "setting_id": setting_id,
+        "time_cue": time_cue,
+        "evidence": evidence_text(evidence),
+        "method": method,
     }
 
 
-def interaction_row(inputs: NarrativeInputs, start: int, end: int, subject_id: str | None, object_ids: list[str],
-                    interaction_type: str, description: str, event_id: str | None, occasion_id: str | None,
-                    is_dialogue: bool, evidence: str, method: str, salt: str = "") -> dict[str, Any]:
+def interaction_row(
+    inputs: NarrativeInputs,
+    start: int,
+    end: int,
+    subject_id: str | None,
+    object_ids: list[str],
+    interaction_type: str,
+    description: str,
+    event_id: str | None,
+    occasion_id: str | None,
+    is_dialogue: bool,
+    evidence: str,
+    method: str,
+    salt: str = "",
+) -> dict[str, Any]:
     """One `interactions` row; the id hashes the span, the direction and the type."""
     chunk, start, end = clip_to_chunk(inputs, start, end)
     objects = [o for o in dict.fromkeys(object_ids) if o != subject_id]
     return {
-        "interaction_id": make_id("int", inputs.doc_id, start, end, subject_id, objects, interaction_type, salt),
-        "doc_id": inputs.doc_id, "section_id": chunk["section_id"], "chunk_id": chunk["chunk_id"],
-        "char_start": start, "char_end": end, "subject_id": subject_id, "object_ids": objects,
-        "interaction_type": interaction_type, "description": description, "event_id": event_id,
-        "occasion_id": occasion_id, "is_dialogue": is_dialogue, "evidence": evidence_text(evidence), "method": method,
+        "interaction_id": make_id(
+            "int", inputs.doc_id, start, end, subject_id, objects, interaction_type, salt
+        ),
+        "doc_id": inputs.doc_id,
+        "section_id": chunk["section_id"],
+        "chunk_id": chunk["chunk_id"],
+        "char_start": start,
+        "char_end": end,
+        "subject_id": subject_id,
+        "object_ids": objects,
+        "interaction_type": interaction_type,
+        "description": description,
+        "event_id": event_id,
+        "occasion_id": occasion_id,
+        "is_dialogue": is_dialogue,
+        "evidence": evidence_text(evidence),
+        "method": method,
     }
 
 
-def occasion_row(inputs: NarrativeInputs, description: str, occasion_type: str, participant_ids: list[str],
-                 setting_id: str | None, section_ids: list[str], chunk_ids: list[str], method: str,
-                 key: str = "") -> dict[str, Any]:
+def occasion_row(
+    inputs: NarrativeInputs,
+    description: str,
+    occasion_type: str,
+    participant_ids: list[str],
+    setting_id: str | None,
+    section_ids: list[str],
+    chunk_ids: list[str],
+    method: str,
+    key: str = "",
+) -> dict[str, Any]:
     """One `occasions` row; the id hashes the type, the sections and a caller key (or the description)."""
     return {
         "occasion_id": make_id("occ", inputs.doc_id, occasion_type, section_ids, key or description),
-        "doc_id": inputs.doc_id, "description": description, "occasion_type": occasion_type,
-        "participant_ids": list(dict.fromkeys(participant_ids)), "setting_id": setting_id,
-        "section_ids": list(dict.fromkeys(section_ids)), "chunk_ids": list(dict.fromkeys(chunk_ids)), "method": method,
+        "doc_id": inputs.doc_id,
+        "description": description,
+        "occasion_type": occasion_type,
+        "participant_ids": list(dict.fromkeys(participant_ids)),
+        "setting_id": setting_id,
+        "section_ids": list(dict.fromkeys(section_ids)),
+        "chunk_ids": list(dict.fromkeys(chunk_ids)),
+        "method": method,
     }
 
 
 def join_names(names: list[str], language: str) -> str:
-    """"A", "A and B", "A, B and C" (English) or "A、B" (Chinese)."""
+    """ "A", "A and B", "A, B and C" (English) or "A、B" (Chinese)."""
     if language == "zh":
         return "、".join(names)
     if len(names) <= 1:
@@ -180,7 +257,7 @@ def sort_units(rows: list[dict[str, Any]], key: str) -> list[dict[str, Any]]:
 
 def locate_quote(text: str, quote: str) -> tuple[int, int] | None:
     """Where `quote` occurs in `text`: exactly, else with any run of whitespace, else its longest line."""
-    quote = (quote or "").strip().strip("\"“”「」").strip()
+    quote = (quote or "").strip().strip('"“”「」').strip()
     if not quote:
         return None
     position = text.find(quote)
@@ -192,7 +269,9 @@ def locate_quote(text: str, quote: str) -> tuple[int, int] | None:
         match = pattern.search(text)
         if match:
             return match.start(), match.end()
-    parts = sorted((p.strip() for p in re.split(r"[\n…]|\.\.\.", quote) if len(p.strip()) >= 12), key=len, reverse=True)
+    parts = sorted(
+        (p.strip() for p in re.split(r"[\n…]|\.\.\.", quote) if len(p.strip()) >= 12), key=len, reverse=True
+    )
     for part in parts:
         position = text.find(part)
         if position >= 0:

@@ -10,8 +10,15 @@ from typing import Any
 from schemas.responses.narrative import NarrativeReply
 from tasks.stage import StageContext
 from tasks.llm.items import run_structured
-from tasks.narrative.inputs import (AGENT_TYPES, NON_PARTICIPANT_TYPES, NarrativeInputs, event_row, interaction_row,
-                                   locate_quote, occasion_row)
+from tasks.narrative.inputs import (
+    AGENT_TYPES,
+    NON_PARTICIPANT_TYPES,
+    NarrativeInputs,
+    event_row,
+    interaction_row,
+    locate_quote,
+    occasion_row,
+)
 
 PROMPT_ID = "extract_narrative/v1"
 METHOD = "llm"
@@ -24,9 +31,16 @@ def chunk_items(inputs: NarrativeInputs) -> list[tuple[str, dict[str, Any]]]:
     items = []
     for chunk in inputs.chunks.to_dict("records"):
         hits = inputs.entities_in(int(chunk["char_start"]), int(chunk["char_end"]))
-        items.append((chunk["chunk_id"], {"heading": headings.get(chunk["section_id"], ""),
-                                          "entities": entity_lines(inputs, [e for _, e in hits]),
-                                          "text": chunk["text"]}))
+        items.append(
+            (
+                chunk["chunk_id"],
+                {
+                    "heading": headings.get(chunk["section_id"], ""),
+                    "entities": entity_lines(inputs, [e for _, e in hits]),
+                    "text": chunk["text"],
+                },
+            )
+        )
     return items
 
 
@@ -36,13 +50,17 @@ def entity_lines(inputs: NarrativeInputs, entity_ids: list[str]) -> str:
     lines = []
     for entity_id in list(dict.fromkeys(entity_ids))[:MAX_NAMES_IN_PROMPT]:
         row = frame.loc[entity_id]
-        aliases = [a for a in (list(row["aliases"]) if row["aliases"] is not None else []) if a != row["name"]]
+        aliases = [
+            a for a in (list(row["aliases"]) if row["aliases"] is not None else []) if a != row["name"]
+        ]
         suffix = f"; also: {', '.join(aliases[:6])}" if aliases else ""
         lines.append(f"- {row['name']} ({row['entity_type']}{suffix})")
     return "\n".join(lines) or "- (none found; use the names as written)"
 
 
-def llm_units(ctx: StageContext, inputs: NarrativeInputs, max_events_per_chunk: int) -> dict[str, list[dict[str, Any]]]:
+def llm_units(
+    ctx: StageContext, inputs: NarrativeInputs, max_events_per_chunk: int
+) -> dict[str, list[dict[str, Any]]]:
     """Narrative units of every chunk through the LLM, plus llm_calls and failures rows."""
     batch = run_structured(ctx, PROMPT_ID, chunk_items(inputs), NarrativeReply)
     chunks = {c["chunk_id"]: c for c in inputs.chunks.to_dict("records")}
@@ -52,7 +70,9 @@ def llm_units(ctx: StageContext, inputs: NarrativeInputs, max_events_per_chunk: 
     occasions: dict[tuple[str, str], dict[str, Any]] = {}
     for chunk_id in sorted(batch.values, key=lambda c: int(chunks[c]["char_start"])):
         chunk = chunks[chunk_id]
-        made = reply_units(inputs, batch.values[chunk_id], chunk, sections[chunk["section_id"]], max_events_per_chunk)
+        made = reply_units(
+            inputs, batch.values[chunk_id], chunk, sections[chunk["section_id"]], max_events_per_chunk
+        )
         events.extend(made["events"])
         interactions.extend(made["interactions"])
         for occasion in made["occasions"]:
@@ -61,49 +81,110 @@ def llm_units(ctx: StageContext, inputs: NarrativeInputs, max_events_per_chunk: 
             if merged is not occasion:
                 for column in ("participant_ids", "section_ids", "chunk_ids"):
                     merged[column] = list(dict.fromkeys(merged[column] + occasion[column]))
-    final = {key: occasion_row(inputs, o["description"], o["occasion_type"], o["participant_ids"], o["setting_id"],
-                               o["section_ids"], o["chunk_ids"], METHOD, key=key[1]) for key, o in occasions.items()}
+    final = {
+        key: occasion_row(
+            inputs,
+            o["description"],
+            o["occasion_type"],
+            o["participant_ids"],
+            o["setting_id"],
+            o["section_ids"],
+            o["chunk_ids"],
+            METHOD,
+            key=key[1],
+        )
+        for key, o in occasions.items()
+    }
     by_draft = {o["occasion_id"]: final[key]["occasion_id"] for key, o in occasions.items()}
     for row in interactions:
         row["occasion_id"] = by_draft.get(row["occasion_id"], row["occasion_id"])
-    return {"events": events, "interactions": interactions, "occasions": list(final.values()),
-            "llm_calls": batch.calls, "failures": batch.failures}
+    return {
+        "events": events,
+        "interactions": interactions,
+        "occasions": list(final.values()),
+        "llm_calls": batch.calls,
+        "failures": batch.failures,
+    }
 
 
-def reply_units(inputs: NarrativeInputs, reply: NarrativeReply, chunk: dict[str, Any], section: dict[str, Any],
-                max_events: int) -> dict[str, list[dict[str, Any]]]:
+def reply_units(
+    inputs: NarrativeInputs,
+    reply: NarrativeReply,
+    chunk: dict[str, Any],
+    section: dict[str, Any],
+    max_events: int,
+) -> dict[str, list[dict[str, Any]]]:
     """Rows of one chunk's reply: names resolved to ids (unresolved ones dropped), evidence located."""
     scene_setting = inputs.setting_for(section) if section.get("section_kind") == "scene" else None
     chunk_id, chunk_start = chunk["chunk_id"], int(chunk["char_start"])
     occasions = []
     for item in reply.occasions:
-        setting = _resolve_place(inputs, item.setting) or (scene_setting if item.occasion_type == "scene" else None)
-        occasions.append(occasion_row(inputs, item.description.strip(), item.occasion_type,
-                                      _resolve(inputs, item.participants, NON_PARTICIPANT_TYPES, exclude=True), setting,
-                                      [section["section_id"]], [chunk_id], METHOD, key=f"{chunk_id}:{item.description}"))
+        setting = _resolve_place(inputs, item.setting) or (
+            scene_setting if item.occasion_type == "scene" else None
+        )
+        occasions.append(
+            occasion_row(
+                inputs,
+                item.description.strip(),
+                item.occasion_type,
+                _resolve(inputs, item.participants, NON_PARTICIPANT_TYPES, exclude=True),
+                setting,
+                [section["section_id"]],
+                [chunk_id],
+                METHOD,
+                key=f"{chunk_id}:{item.description}",
+            )
+        )
     events = []
     for index, item in enumerate(reply.events[:max_events]):
         start, end = _span(inputs, chunk, item.evidence)
-        events.append(event_row(inputs, start, end, item.description.strip(), item.event_type,
-                                _resolve(inputs, item.participants, NON_PARTICIPANT_TYPES, exclude=True),
-                                _resolve_place(inputs, item.setting) or scene_setting, item.time_cue, item.evidence,
-                                METHOD, salt=f"{chunk_id}:{index}"))
-    scene_occasion = next((o for o in occasions if o["occasion_type"] == "scene"), occasions[0] if occasions else None)
+        events.append(
+            event_row(
+                inputs,
+                start,
+                end,
+                item.description.strip(),
+                item.event_type,
+                _resolve(inputs, item.participants, NON_PARTICIPANT_TYPES, exclude=True),
+                _resolve_place(inputs, item.setting) or scene_setting,
+                item.time_cue,
+                item.evidence,
+                METHOD,
+                salt=f"{chunk_id}:{index}",
+            )
+        )
+    scene_occasion = next(
+        (o for o in occasions if o["occasion_type"] == "scene"), occasions[0] if occasions else None
+    )
     interactions = []
     for index, item in enumerate(reply.interactions):
         start, end = _span(inputs, chunk, item.evidence)
         subjects = _resolve(inputs, [item.subject], AGENT_TYPES)
         in_range = item.event_index is not None and item.event_index < len(events)
         related = events[item.event_index]["event_id"] if in_range else None
-        interactions.append(interaction_row(
-            inputs, start, end, subjects[0] if subjects else None, _resolve(inputs, item.objects, AGENT_TYPES),
-            item.interaction_type, item.description.strip(), related,
-            scene_occasion["occasion_id"] if scene_occasion else None, _is_dialogue(item.evidence, chunk_start, inputs),
-            item.evidence, METHOD, salt=f"{chunk_id}:{index}"))
+        interactions.append(
+            interaction_row(
+                inputs,
+                start,
+                end,
+                subjects[0] if subjects else None,
+                _resolve(inputs, item.objects, AGENT_TYPES),
+                item.interaction_type,
+                item.description.strip(),
+                related,
+                scene_occasion["occasion_id"] if scene_occasion else None,
+                _is_dialogue(item.evidence, chunk_start, inputs),
+                item.evidence,
+                METHOD,
+                salt=f"{chunk_id}:{index}",
+            )
+        )
     return {"events": events, "interactions": interactions, "occasions": occasions}
 
 
-def _resolve(inputs: NarrativeInputs, names: list[str], types: frozenset[str], exclude: bool = False) -> list[str]:
+def _resolve(
+    inputs: NarrativeInputs, names: list[str], types: frozenset[str], exclude: bool = False
+) -> list[str]:
     ids: list[str] = []
     for name in names:
         entity_id = inputs.lexicon.resolve_one(name)
@@ -129,8 +210,11 @@ def _span(inputs: NarrativeInputs, chunk: dict[str, Any], evidence: str) -> tupl
 def _is_dialogue(evidence: str, chunk_start: int, inputs: NarrativeInputs) -> bool:
     # Quoted speech or a screenplay line under a cue counts as dialogue.
     return bool(re.search(r"[\"“”「」]", evidence)) or (
-        inputs.kind == "screenplay" and bool(inputs.sentences[inputs.sentences["text"] == " ".join(evidence.split())]
-                                            ["speaker"].notna().any()))
+        inputs.kind == "screenplay"
+        and bool(
+            inputs.sentences[inputs.sentences["text"] == " ".join(evidence.split())]["speaker"].notna().any()
+        )
+    )
 
 
 def _normal(text: str) -> str:

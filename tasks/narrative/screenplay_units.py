@@ -11,32 +11,77 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tasks.narrative.cues import event_type, line_type, time_cue, transitive_type
-from tasks.narrative.inputs import (AGENT_TYPES, NON_PARTICIPANT_TYPES, NarrativeInputs, event_row,
-                                   interaction_row, join_names, occasion_row)
+from tasks.narrative.inputs import (
+    AGENT_TYPES,
+    NON_PARTICIPANT_TYPES,
+    NarrativeInputs,
+    event_row,
+    interaction_row,
+    join_names,
+    occasion_row,
+)
 from tasks.ingest.screenplay import Block, parse_blocks
 from tasks.tables.io import as_list
 
 METHOD = "heuristic"
-TO_ADDRESSEE = re.compile(r"^\(\s*(?:to|at|toward|towards|into phone to)\s+(?P<who>[^)]+?)\s*\)$", re.IGNORECASE)
-TO_SELF = re.compile(r"^\(\s*(?:to (?:him|her|them)sel(?:f|ves)|aside|reading|singing|into (?:the )?(?:phone|radio))",
-                     re.IGNORECASE)
-VOCATIVE_BEFORE = re.compile(r"(?:^|[,.!?;:—–\-]\s*|\b(?:hey|oh|hi|hello|listen|look|well|yes|no|thanks)\s+)$",
-                             re.IGNORECASE)
+TO_ADDRESSEE = re.compile(
+    r"^\(\s*(?:to|at|toward|towards|into phone to)\s+(?P<who>[^)]+?)\s*\)$", re.IGNORECASE
+)
+TO_SELF = re.compile(
+    r"^\(\s*(?:to (?:him|her|them)sel(?:f|ves)|aside|reading|singing|into (?:the )?(?:phone|radio))",
+    re.IGNORECASE,
+)
+VOCATIVE_BEFORE = re.compile(
+    r"(?:^|[,.!?;:—–\-]\s*|\b(?:hey|oh|hi|hello|listen|look|well|yes|no|thanks)\s+)$", re.IGNORECASE
+)
 VOCATIVE_AFTER = re.compile(r"^\s*(?:[,.!?;:—–]|$)")
 ZH_VOCATIVE_BEFORE = re.compile(r"(?:^|[，,。！!？?：:…])\s*$")
 ZH_VOCATIVE_AFTER = re.compile(r"^\s*(?:[，,。！!？?：:…]|$)")
 MIN_EVENT_WORDS = 3
 MIN_EVENT_CHARS_ZH = 2
 
-EN_VERB = {"ask": "asks", "answer": "answers", "inform": "tells", "warn": "warns", "deceive": "deceives",
-           "help": "helps", "threaten": "threatens", "persuade": "urges", "hide": "hides something from",
-           "request": "asks a favour of", "command": "orders", "refuse": "refuses", "accuse": "accuses",
-           "comfort": "reassures", "attack": "attacks", "give": "gives something to", "greet": "greets",
-           "confront": "confronts", "other": "addresses"}
-ZH_VERB = {"ask": "问", "answer": "回答", "inform": "对{o}说", "warn": "警告", "deceive": "欺骗", "help": "帮助",
-           "threaten": "威胁", "persuade": "劝说", "hide": "向{o}隐瞒", "request": "请求", "command": "命令",
-           "refuse": "拒绝", "accuse": "指责", "comfort": "安慰", "attack": "攻击", "give": "交给", "greet": "问候",
-           "confront": "对质", "other": "对{o}说"}
+EN_VERB = {
+    "ask": "asks",
+    "answer": "answers",
+    "inform": "tells",
+    "warn": "warns",
+    "deceive": "deceives",
+    "help": "helps",
+    "threaten": "threatens",
+    "persuade": "urges",
+    "hide": "hides something from",
+    "request": "asks a favour of",
+    "command": "orders",
+    "refuse": "refuses",
+    "accuse": "accuses",
+    "comfort": "reassures",
+    "attack": "attacks",
+    "give": "gives something to",
+    "greet": "greets",
+    "confront": "confronts",
+    "other": "addresses",
+}
+ZH_VERB = {
+    "ask": "问",
+    "answer": "回答",
+    "inform": "对{o}说",
+    "warn": "警告",
+    "deceive": "欺骗",
+    "help": "帮助",
+    "threaten": "威胁",
+    "persuade": "劝说",
+    "hide": "向{o}隐瞒",
+    "request": "请求",
+    "command": "命令",
+    "refuse": "拒绝",
+    "accuse": "指责",
+    "comfort": "安慰",
+    "attack": "攻击",
+    "give": "交给",
+    "greet": "问候",
+    "confront": "对质",
+    "other": "对{o}说",
+}
 
 
 def interaction_description(subject: str, objects: list[str], kind: str, line: str, language: str) -> str:
@@ -68,10 +113,13 @@ def screenplay_units(inputs: NarrativeInputs, max_events_per_chunk: int) -> dict
     per_chunk: Counter = Counter()
     for section in inputs.sections.to_dict("records"):
         setting = inputs.setting_for(section) if section["section_kind"] == "scene" else None
-        blocks = parse_blocks(inputs.text, int(section["char_start"]), int(section["char_end"]), inputs.language)
+        blocks = parse_blocks(
+            inputs.text, int(section["char_start"]), int(section["char_end"]), inputs.language
+        )
         state = SceneState()
-        scene_events, scene_interactions = _scene(inputs, section, blocks, setting, state, per_chunk,
-                                                  max_events_per_chunk)
+        scene_events, scene_interactions = _scene(
+            inputs, section, blocks, setting, state, per_chunk, max_events_per_chunk
+        )
         if section["section_kind"] != "scene" and not state.present:
             continue
         occasion = scene_occasion(inputs, section, setting, state)
@@ -84,8 +132,15 @@ def screenplay_units(inputs: NarrativeInputs, max_events_per_chunk: int) -> dict
     return {"events": events, "interactions": interactions, "occasions": occasions}
 
 
-def _scene(inputs: NarrativeInputs, section: dict[str, Any], blocks: list[Block], setting: str | None,
-           state: SceneState, per_chunk: Counter, max_events: int) -> tuple[list[dict], list[dict]]:
+def _scene(
+    inputs: NarrativeInputs,
+    section: dict[str, Any],
+    blocks: list[Block],
+    setting: str | None,
+    state: SceneState,
+    per_chunk: Counter,
+    max_events: int,
+) -> tuple[list[dict], list[dict]]:
     events: list[dict[str, Any]] = []
     interactions: list[dict[str, Any]] = []
     sentences = inputs.section_sentences(section)
@@ -114,8 +169,15 @@ def _between(starts: list[int], start: int, end: int) -> list[int]:
     return [i for i, s in enumerate(starts) if start <= s < end]
 
 
-def _action_sentence(inputs: NarrativeInputs, sentence: dict[str, Any], section: dict[str, Any], setting: str | None,
-                     state: SceneState, per_chunk: Counter, max_events: int) -> tuple[list[dict], list[dict]]:
+def _action_sentence(
+    inputs: NarrativeInputs,
+    sentence: dict[str, Any],
+    section: dict[str, Any],
+    setting: str | None,
+    state: SceneState,
+    per_chunk: Counter,
+    max_events: int,
+) -> tuple[list[dict], list[dict]]:
     start, end = int(sentence["char_start"]), int(sentence["char_end"])
     hits = inputs.entities_in(start, end)
     for agent in inputs.of_types(hits, frozenset({"character"})):
@@ -132,9 +194,16 @@ def _action_sentence(inputs: NarrativeInputs, sentence: dict[str, Any], section:
     return made
 
 
-def sentence_units(inputs: NarrativeInputs, start: int, end: int, text: str, hits: list[tuple[int, str]],
-                   section: dict[str, Any], setting: str | None,
-                   subject: str | None = None) -> tuple[list[dict], list[dict]]:
+def sentence_units(
+    inputs: NarrativeInputs,
+    start: int,
+    end: int,
+    text: str,
+    hits: list[tuple[int, str]],
+    section: dict[str, Any],
+    setting: str | None,
+    subject: str | None = None,
+) -> tuple[list[dict], list[dict]]:
     """The event of one narrated sentence with a character in it (or an implied `subject`), and the
     interaction when a transitive verb links two characters."""
     agents = inputs.of_types(hits, AGENT_TYPES)
@@ -148,9 +217,18 @@ def sentence_units(inputs: NarrativeInputs, start: int, end: int, text: str, hit
     first = next(p for p, e in hits if e == characters[0]) - start
     participants = [e for e in [subject] + inputs.of_types(hits, NON_PARTICIPANT_TYPES, exclude=True) if e]
     place = inputs.of_types(hits, frozenset({"location"}))
-    event = event_row(inputs, start, end, text, event_type(text, inputs.language, after=max(0, first)),
-                      participants, setting or (place[0] if place else None),
-                      time_cue(text, inputs.language, section.get("time_of_day")), text, METHOD)
+    event = event_row(
+        inputs,
+        start,
+        end,
+        text,
+        event_type(text, inputs.language, after=max(0, first)),
+        participants,
+        setting or (place[0] if place else None),
+        time_cue(text, inputs.language, section.get("time_of_day")),
+        text,
+        METHOD,
+    )
     action = transitive_type(text, inputs.language)
     if action is None or len(agents) < 2:
         return [event], []
@@ -161,7 +239,9 @@ def sentence_units(inputs: NarrativeInputs, start: int, end: int, text: str, hit
     objects = [e for e in after if e != actor]
     if actor is None or not objects:
         return [event], []
-    row = interaction_row(inputs, start, end, actor, objects, kind, text, event["event_id"], None, False, text, METHOD)
+    row = interaction_row(
+        inputs, start, end, actor, objects, kind, text, event["event_id"], None, False, text, METHOD
+    )
     return [event], [row]
 
 
@@ -185,14 +265,20 @@ def _dialogue_turn(inputs: NarrativeInputs, turn: list[Block], state: SceneState
     state.present[speaker] += 1
     state.gone.discard(speaker)
     start, end = lines[0].start, lines[-1].end
-    line = " ".join(inputs.text[b.start:b.end] for b in lines)
-    addressees, to_self = _parenthetical_addressees(inputs, [b for b in turn if b.kind == "parenthetical"], speaker)
+    line = " ".join(inputs.text[b.start : b.end] for b in lines)
+    addressees, to_self = _parenthetical_addressees(
+        inputs, [b for b in turn if b.kind == "parenthetical"], speaker
+    )
     if not addressees and not to_self:
         addressees = _vocatives(inputs, lines, speaker)
     if not addressees and not to_self:
         addressees = _alternation(state, speaker)
-    answered = bool(state.last_turn and state.last_turn[2] == "ask" and state.last_turn[0] in addressees
-                    and speaker in state.last_turn[1])
+    answered = bool(
+        state.last_turn
+        and state.last_turn[2] == "ask"
+        and state.last_turn[0] in addressees
+        and speaker in state.last_turn[1]
+    )
     kind = line_type(line, inputs.language, answers_question=answered)
     if speaker not in state.speakers[-1:]:
         state.speakers.append(speaker)
@@ -200,13 +286,16 @@ def _dialogue_turn(inputs: NarrativeInputs, turn: list[Block], state: SceneState
     if not addressees:
         return None
     names = [inputs.lexicon.name(a) for a in addressees]
-    description = interaction_description(inputs.lexicon.name(speaker), names, kind, " ".join(line.split()),
-                                          inputs.language)
-    return interaction_row(inputs, start, end, speaker, addressees, kind, description, None, None, True, line, METHOD)
+    description = interaction_description(
+        inputs.lexicon.name(speaker), names, kind, " ".join(line.split()), inputs.language
+    )
+    return interaction_row(
+        inputs, start, end, speaker, addressees, kind, description, None, None, True, line, METHOD
+    )
 
 
 def _resolve_speaker(inputs: NarrativeInputs, cue: Block) -> str | None:
-    candidates = [cue.speaker or "", inputs.text[cue.start:cue.end]]
+    candidates = [cue.speaker or "", inputs.text[cue.start : cue.end]]
     for candidate in candidates:
         for entity_id in inputs.lexicon.resolve(candidate):
             if inputs.lexicon.types.get(entity_id) in AGENT_TYPES:
@@ -214,30 +303,41 @@ def _resolve_speaker(inputs: NarrativeInputs, cue: Block) -> str | None:
     return None
 
 
-def _parenthetical_addressees(inputs: NarrativeInputs, blocks: list[Block], speaker: str) -> tuple[list[str], bool]:
+def _parenthetical_addressees(
+    inputs: NarrativeInputs, blocks: list[Block], speaker: str
+) -> tuple[list[str], bool]:
     for block in blocks:
-        text = inputs.text[block.start:block.end].strip()
+        text = inputs.text[block.start : block.end].strip()
         if TO_SELF.match(text):
             return [], True
         match = TO_ADDRESSEE.match(text)
         if match:
-            ids = [e for e in inputs.lexicon.resolve(match.group("who"))
-                   if e != speaker and inputs.lexicon.types.get(e) in AGENT_TYPES]
+            ids = [
+                e
+                for e in inputs.lexicon.resolve(match.group("who"))
+                if e != speaker and inputs.lexicon.types.get(e) in AGENT_TYPES
+            ]
             if ids:
                 return ids, False
     return [], False
 
 
 def _vocatives(inputs: NarrativeInputs, lines: list[Block], speaker: str) -> list[str]:
-    before_re, after_re = ((ZH_VOCATIVE_BEFORE, ZH_VOCATIVE_AFTER) if inputs.language == "zh"
-                           else (VOCATIVE_BEFORE, VOCATIVE_AFTER))
+    before_re, after_re = (
+        (ZH_VOCATIVE_BEFORE, ZH_VOCATIVE_AFTER)
+        if inputs.language == "zh"
+        else (VOCATIVE_BEFORE, VOCATIVE_AFTER)
+    )
     found: list[str] = []
     for block in lines:
-        text = inputs.text[block.start:block.end]
+        text = inputs.text[block.start : block.end]
         for match in inputs.lexicon.find_mentions(text):
-            if match.entity_id == speaker or inputs.lexicon.types.get(match.entity_id) not in ("character", "group"):
+            if match.entity_id == speaker or inputs.lexicon.types.get(match.entity_id) not in (
+                "character",
+                "group",
+            ):
                 continue
-            if before_re.search(text[: match.start]) and after_re.match(text[match.end:]):
+            if before_re.search(text[: match.start]) and after_re.match(text[match.end :]):
                 found.append(match.entity_id)
     return list(dict.fromkeys(found))
 
@@ -251,12 +351,15 @@ def _alternation(state: SceneState, speaker: str) -> list[str]:
     return others if len(others) == 1 else []
 
 
-def scene_occasion(inputs: NarrativeInputs, section: dict[str, Any], setting: str | None,
-                   state: SceneState) -> dict[str, Any]:
+def scene_occasion(
+    inputs: NarrativeInputs, section: dict[str, Any], setting: str | None, state: SceneState
+) -> dict[str, Any]:
     """The scene as an occasion: heading context and the characters present, linked to the setting."""
     participants = [e for e, _ in sorted(state.present.items(), key=lambda kv: (-kv[1], kv[0]))]
     names = [inputs.lexicon.name(e) for e in participants[:8]]
-    place = inputs.lexicon.name(setting) if setting else (section.get("location") or section.get("heading") or "")
+    place = (
+        inputs.lexicon.name(setting) if setting else (section.get("location") or section.get("heading") or "")
+    )
     when = (section.get("time_of_day") or "").lower()
     if inputs.language == "zh":
         context = f"{place}（{section.get('time_of_day') or ''}）".replace("（）", "")
@@ -264,12 +367,22 @@ def scene_occasion(inputs: NarrativeInputs, section: dict[str, Any], setting: st
     else:
         context = f"{place.title() if place.isupper() else place}" + (f", {when}" if when else "")
         description = f"Scene at {context}" + (f", with {join_names(names, 'en')}." if names else ".")
-    return occasion_row(inputs, description, "scene", participants, setting, [section["section_id"]],
-                        inputs.section_chunk_ids(section["section_id"]), METHOD, key="scene")
+    return occasion_row(
+        inputs,
+        description,
+        "scene",
+        participants,
+        setting,
+        [section["section_id"]],
+        inputs.section_chunk_ids(section["section_id"]),
+        METHOD,
+        key="scene",
+    )
 
 
-def situation_occasions(inputs: NarrativeInputs, scene_occasions: list[dict[str, Any]],
-                        min_sections: int = 2) -> list[dict[str, Any]]:
+def situation_occasions(
+    inputs: NarrativeInputs, scene_occasions: list[dict[str, Any]], min_sections: int = 2
+) -> list[dict[str, Any]]:
     """Recurring settings (a location used by several scenes) and institutions named in several sections."""
     rows: list[dict[str, Any]] = []
     by_setting: dict[str, list[dict[str, Any]]] = {}
@@ -282,11 +395,24 @@ def situation_occasions(inputs: NarrativeInputs, scene_occasions: list[dict[str,
         present = Counter(e for o in group for e in o["participant_ids"])
         participants = [e for e, _ in sorted(present.items(), key=lambda kv: (-kv[1], kv[0]))][:8]
         name = inputs.lexicon.name(setting)
-        description = (f"反复出现的场所：{name}（{len(group)}场）" if inputs.language == "zh"
-                       else f"Recurring setting: {name} ({len(group)} scenes)")
-        rows.append(occasion_row(inputs, description, "situation", participants, setting,
-                                 [s for o in group for s in o["section_ids"]], [c for o in group for c in o["chunk_ids"]],
-                                 METHOD, key=f"setting:{setting}"))
+        description = (
+            f"反复出现的场所：{name}（{len(group)}场）"
+            if inputs.language == "zh"
+            else f"Recurring setting: {name} ({len(group)} scenes)"
+        )
+        rows.append(
+            occasion_row(
+                inputs,
+                description,
+                "situation",
+                participants,
+                setting,
+                [s for o in group for s in o["section_ids"]],
+                [c for o in group for c in o["chunk_ids"]],
+                METHOD,
+                key=f"setting:{setting}",
+            )
+        )
     rows.extend(_institution_occasions(inputs, min_sections))
     return rows
 
@@ -304,8 +430,22 @@ def _institution_occasions(inputs: NarrativeInputs, min_sections: int) -> list[d
             if any(e == entity["entity_id"] for _, e in hits):
                 co_present.update(e for e in inputs.of_types(hits, frozenset({"character"})))
         participants = [e for e, _ in sorted(co_present.items(), key=lambda kv: (-kv[1], kv[0]))][:8]
-        description = (f"机构背景：{entity['name']}在{len(section_ids)}个段落中起作用" if inputs.language == "zh"
-                       else f"Institutional context: {entity['name']} bears on {len(section_ids)} sections")
-        rows.append(occasion_row(inputs, description, "institution", participants, None, section_ids,
-                                 as_list(entity.get("chunk_ids")), METHOD, key=f"institution:{entity['entity_id']}"))
+        description = (
+            f"机构背景：{entity['name']}在{len(section_ids)}个段落中起作用"
+            if inputs.language == "zh"
+            else f"Institutional context: {entity['name']} bears on {len(section_ids)} sections"
+        )
+        rows.append(
+            occasion_row(
+                inputs,
+                description,
+                "institution",
+                participants,
+                None,
+                section_ids,
+                as_list(entity.get("chunk_ids")),
+                METHOD,
+                key=f"institution:{entity['entity_id']}",
+            )
+        )
     return rows

@@ -28,28 +28,60 @@ PACKET_TOKENS = 1500  # the planner needs to see what is there, not read it
 HISTORY_CALLS = 30  # the most recent calls shown to the model
 RequestFactory = Callable[[str, dict[str, Any], str], LLMRequest]
 LABELS = {
-    "en": {"passages": "Source passages", "entities": "Entities", "narrative": "Narrative items", "relations": "Relations",
-           "none": "(none)", "more": "(+{n} more not shown)", "forced": "forced first pass", "round": "round {n}",
-           "rows": "{n} rows", "dropped": "{n} further calls were not run (over the per-round budget)"},
-    "zh": {"passages": "原文段落", "entities": "实体", "narrative": "叙事条目", "relations": "关系", "none": "（无）",
-           "more": "（另有 {n} 条未显示）", "forced": "第一轮强制检索", "round": "第 {n} 轮", "rows": "{n} 条结果",
-           "dropped": "另有 {n} 个调用超出本轮预算，未执行"},
+    "en": {
+        "passages": "Source passages",
+        "entities": "Entities",
+        "narrative": "Narrative items",
+        "relations": "Relations",
+        "none": "(none)",
+        "more": "(+{n} more not shown)",
+        "forced": "forced first pass",
+        "round": "round {n}",
+        "rows": "{n} rows",
+        "dropped": "{n} further calls were not run (over the per-round budget)",
+    },
+    "zh": {
+        "passages": "原文段落",
+        "entities": "实体",
+        "narrative": "叙事条目",
+        "relations": "关系",
+        "none": "（无）",
+        "more": "（另有 {n} 条未显示）",
+        "forced": "第一轮强制检索",
+        "round": "第 {n} 轮",
+        "rows": "{n} 条结果",
+        "dropped": "另有 {n} 个调用超出本轮预算，未执行",
+    },
 }
 
 
-def request_factory_for(doc_id: str, language: str, question: str, options: list[str] | None = None,
-                        stage: str = "answer", max_tokens: int | None = None, seed: int | None = None,
-                        temperature: float | None = None) -> RequestFactory:
+def request_factory_for(
+    doc_id: str,
+    language: str,
+    question: str,
+    options: list[str] | None = None,
+    stage: str = "answer",
+    max_tokens: int | None = None,
+    seed: int | None = None,
+    temperature: float | None = None,
+) -> RequestFactory:
     """Requests for one question: the prompt in the document's language, item id `q_<hash>:<suffix>`.
     `seed` and `temperature` make one of several sampled answers (Pass@k); None keeps the defaults."""
     question_key = f"q_{stable_hash(doc_id, question, options or [])}"
 
     def factory(prompt_id: str, values: dict[str, Any], item_suffix: str) -> LLMRequest:
         prompt = load_prompt(prompt_id, language)
-        return LLMRequest(stage=stage, item_id=f"{question_key}:{item_suffix}", doc_id=doc_id,
-                          prompt_id=prompt.prompt_id, prompt_hash=prompt.sha256,
-                          messages=render_messages(prompt, values), max_tokens=max_tokens, seed=seed,
-                          temperature=temperature)
+        return LLMRequest(
+            stage=stage,
+            item_id=f"{question_key}:{item_suffix}",
+            doc_id=doc_id,
+            prompt_id=prompt.prompt_id,
+            prompt_hash=prompt.sha256,
+            messages=render_messages(prompt, values),
+            max_tokens=max_tokens,
+            seed=seed,
+            temperature=temperature,
+        )
 
     return factory
 
@@ -72,13 +104,29 @@ def packet_summary(board: EvidenceBoard, max_tokens: int = PACKET_TOKENS, langua
     highlights, relation lines and narrative item titles, cut to `max_tokens` in that priority."""
     label = LABELS.get(language, LABELS["en"])
     groups: list[tuple[str, list[str]]] = [
-        (label["passages"], [f"- §{p.ordinal} {clip(p.heading, 16)}: {clip(p.text, 28)}" for p in board.passages]),
-        (label["entities"], [f"- [{item.row.item_id}] {clip(item.row.text, 30)}"
-                      + "".join(f"\n    · {clip(fact.text, 20)}" for fact in item.facts[:2])
-                      for item in board.entities]),
-        (label["narrative"], [f"- {item.row.kind}: {clip(item.row.text, 22)}{_section(item.row.section_ordinal)}"
-                             for item in board.narrative]),
-        (label["relations"], [f"- {clip(item.row.text, 24)}{_section(item.row.section_ordinal)}" for item in board.relations]),
+        (
+            label["passages"],
+            [f"- §{p.ordinal} {clip(p.heading, 16)}: {clip(p.text, 28)}" for p in board.passages],
+        ),
+        (
+            label["entities"],
+            [
+                f"- [{item.row.item_id}] {clip(item.row.text, 30)}"
+                + "".join(f"\n    · {clip(fact.text, 20)}" for fact in item.facts[:2])
+                for item in board.entities
+            ],
+        ),
+        (
+            label["narrative"],
+            [
+                f"- {item.row.kind}: {clip(item.row.text, 22)}{_section(item.row.section_ordinal)}"
+                for item in board.narrative
+            ],
+        ),
+        (
+            label["relations"],
+            [f"- {clip(item.row.text, 24)}{_section(item.row.section_ordinal)}" for item in board.relations],
+        ),
     ]
     used = 0
     blocks = []
@@ -95,7 +143,9 @@ def packet_summary(board: EvidenceBoard, max_tokens: int = PACKET_TOKENS, langua
     return "\n".join(blocks)
 
 
-def history_summary(calls: list[ToolCall], dropped: dict[int, int] | None = None, language: str = "en") -> str:
+def history_summary(
+    calls: list[ToolCall], dropped: dict[int, int] | None = None, language: str = "en"
+) -> str:
     """Every call so far with its arguments and outcome, so the model can correct errors and not repeat itself."""
     label = LABELS.get(language, LABELS["en"])
     lines = []
@@ -132,36 +182,53 @@ class LLMPlanner:
     notes: list[str] = field(default_factory=list)
     dropped: dict[int, int] = field(default_factory=dict)  # round -> proposed calls over the budget
 
-    def __call__(self, env: ToolEnv, intents: QueryIntents, round_number: int, calls: list[ToolCall],
-                 allowed: set[str], max_calls: int, board: EvidenceBoard) -> list[tuple[str, dict[str, Any] | str]] | None:
+    def __call__(
+        self,
+        env: ToolEnv,
+        intents: QueryIntents,
+        round_number: int,
+        calls: list[ToolCall],
+        allowed: set[str],
+        max_calls: int,
+        board: EvidenceBoard,
+    ) -> list[tuple[str, dict[str, Any] | str]] | None:
         """This round's tool calls; None when the model judges the packet answerable, [] when it failed."""
         language = env.store.source.language
-        values = {"question": intents.question, "intents": json.dumps(intents.describe(), ensure_ascii=False),
-                  "round": round_number, "max_calls": max_calls,
-                  "packet": packet_summary(board, self.packet_tokens, language),
-                  "history": history_summary(calls, self.dropped, language)}
+        values = {
+            "question": intents.question,
+            "intents": json.dumps(intents.describe(), ensure_ascii=False),
+            "round": round_number,
+            "max_calls": max_calls,
+            "packet": packet_summary(board, self.packet_tokens, language),
+            "history": history_summary(calls, self.dropped, language),
+        }
         request = self.request_factory(PLAN_PROMPT, values, f"plan-r{round_number}")
         result = self.client.tool_step(request, function_schemas(allowed))
         self.llm_calls.extend(result.calls)
         if result.value is None:
             # Fail closed: [] ends the follow-up loop like None, without claiming the packet is answerable.
             self.failures.append(result.failure_row())
-            self.notes.append(f"round {round_number}: LLM planning failed ({result.status}): kept the current packet")
+            self.notes.append(
+                f"round {round_number}: LLM planning failed ({result.status}): kept the current packet"
+            )
             return []
         step = result.value
         if not step.tool_calls:
             said = f": {clip(step.content, 40)}" if step.content else ""
-            self.notes.append(f"round {round_number}: the model judged the packet answerable, no tool calls{said}")
+            self.notes.append(
+                f"round {round_number}: the model judged the packet answerable, no tool calls{said}"
+            )
             return None
         plan = [(call.name, _arguments(call.arguments)) for call in step.tool_calls]
         if len(plan) > max_calls:
             self.dropped[round_number] = len(plan) - max_calls
-            self.notes.append(f"round {round_number}: the model asked for {len(plan)} tool calls; "
-                              f"{len(plan) - max_calls} over the budget of {max_calls} were dropped")
+            self.notes.append(
+                f"round {round_number}: the model asked for {len(plan)} tool calls; "
+                f"{len(plan) - max_calls} over the budget of {max_calls} were dropped"
+            )
         return plan[:max_calls]
 
 
 def make_llm_planner(client: LLMClient, request_factory: RequestFactory) -> LLMPlanner:
     """The LLM planner for one question (a `Planner` with `failures`, `llm_calls` and `notes`)."""
     return LLMPlanner(client, request_factory)
-

@@ -14,8 +14,15 @@ from schemas.config import AnswerSettings, RetrievalSettings
 from tasks.query.answer_types import Answer, Citation, EvidenceText
 from tasks.query.finalize import FinalAnswer, Finalizer
 from tasks.query.finalize_offline import offline_finalizer
-from tasks.query.evidence_board import (TEXT_KINDS, BoardBudget, EvidenceBoard, allocate, attach_facts, chunk_support,
-                                  score_items)
+from tasks.query.evidence_board import (
+    TEXT_KINDS,
+    BoardBudget,
+    EvidenceBoard,
+    allocate,
+    attach_facts,
+    chunk_support,
+    score_items,
+)
 from tasks.query.plan import QueryIntents, decompose, follow_up_plan, is_answerable
 from tasks.query.skills.cards import select_skills_offline
 from tasks.query.source_passages import select_passages
@@ -27,13 +34,22 @@ HIERARCHY_KINDS = ["event", "interaction", "occasion", "episode", "storyline"]
 
 # A planner returns the next round's calls (arguments as a dict, or the model's raw JSON
 # string for call_tool to validate), [] to stop, or None when the packet is answerable.
-Planner = Callable[[ToolEnv, QueryIntents, int, list[ToolCall], set[str], int, EvidenceBoard],
-                   list[tuple[str, dict[str, Any] | str]] | None]
+Planner = Callable[
+    [ToolEnv, QueryIntents, int, list[ToolCall], set[str], int, EvidenceBoard],
+    list[tuple[str, dict[str, Any] | str]] | None,
+]
 SkillSelector = Callable[[str, list[str] | None, QueryIntents, EvidenceBoard], list[str]]
 
 
-def offline_planner(env: ToolEnv, intents: QueryIntents, round_number: int, calls: list[ToolCall], allowed: set[str],
-                    max_calls: int, board: EvidenceBoard) -> list[tuple[str, dict]] | None:
+def offline_planner(
+    env: ToolEnv,
+    intents: QueryIntents,
+    round_number: int,
+    calls: list[ToolCall],
+    allowed: set[str],
+    max_calls: int,
+    board: EvidenceBoard,
+) -> list[tuple[str, dict]] | None:
     """Rule-based follow-ups; None when the packet is already answerable (no tool calls)."""
     support = {p.chunk_id: (p.support, p.supported_by) for p in board.passages}
     if is_answerable(intents, support, round_number):
@@ -48,27 +64,44 @@ def allowed_tools(settings: AnswerSettings) -> set[str]:
     return allowed
 
 
-def _forced_first_pass(env: ToolEnv, question: str, intents: QueryIntents, allowed: set[str], settings: AnswerSettings) -> list[ToolCall]:
+def _forced_first_pass(
+    env: ToolEnv, question: str, intents: QueryIntents, allowed: set[str], settings: AnswerSettings
+) -> list[ToolCall]:
     calls: list[ToolCall] = []
     kinds = HIERARCHY_KINDS if settings.hierarchy else ["event", "interaction", "occasion"]
     if "entity_search" in allowed:
         calls.append(call_tool(env, "entity_search", {"query": question, "top_k": 6}, 0, allowed))
-    found = list(dict.fromkeys(intents.entity_ids + [r.item_id for r in (calls[-1].rows if calls else [])]))[:3]
+    found = list(dict.fromkeys(intents.entity_ids + [r.item_id for r in (calls[-1].rows if calls else [])]))[
+        :3
+    ]
     if "entity_lookup" in allowed:
         for entity_id in found:
-            calls.append(call_tool(env, "entity_lookup", {"entity_id": entity_id, "query": question}, 0, allowed))
+            calls.append(
+                call_tool(env, "entity_lookup", {"entity_id": entity_id, "query": question}, 0, allowed)
+            )
     if "relation_search" in allowed:
         arguments: dict[str, Any] = {"query": question, "top_k": 8}
         if found:
             arguments["entity_ids"] = found
         calls.append(call_tool(env, "relation_search", arguments, 0, allowed))
     calls.append(call_tool(env, "atomic_fact_search", {"query": question, "top_k": 8}, 0, allowed))
-    calls.append(call_tool(env, "narrative_semantic_search", {"query": question, "kinds": kinds, "top_k": 8}, 0, allowed))
+    calls.append(
+        call_tool(
+            env, "narrative_semantic_search", {"query": question, "kinds": kinds, "top_k": 8}, 0, allowed
+        )
+    )
     return calls
 
 
-def build_board(env: ToolEnv, question: str, intents: QueryIntents, calls: list[ToolCall], settings: AnswerSettings,
-                budget_tokens: int, text_rows: list) -> EvidenceBoard:
+def build_board(
+    env: ToolEnv,
+    question: str,
+    intents: QueryIntents,
+    calls: list[ToolCall],
+    settings: AnswerSettings,
+    budget_tokens: int,
+    text_rows: list,
+) -> EvidenceBoard:
     """Score, cluster and allocate the structured items, then choose source passages under the budget."""
     rows = [row for call in calls for row in call.rows]
     text_hits = [row for row in text_rows + [r for r in rows if r.kind in TEXT_KINDS]]
@@ -76,8 +109,14 @@ def build_board(env: ToolEnv, question: str, intents: QueryIntents, calls: list[
     for rank, row in enumerate(text_hits):
         for chunk_id in row.source_chunk_ids[:1]:
             text_chunks[chunk_id] = max(text_chunks.get(chunk_id, 0.0), 1.0 / (1 + rank))
-    budget = BoardBudget(settings.entity_items, settings.narrative_items, settings.relation_items,
-                         settings.entity_floor, settings.narrative_floor, settings.facts_per_entity)
+    budget = BoardBudget(
+        settings.entity_items,
+        settings.narrative_items,
+        settings.relation_items,
+        settings.entity_floor,
+        settings.narrative_floor,
+        settings.facts_per_entity,
+    )
     fact_rows = [r for r in rows if r.kind == "fact"]
     items = score_items([r for r in rows if r.kind != "fact"], question, text_chunks, set(intents.entity_ids))
     if not any(item.channel == "entity" for item in items):
@@ -90,22 +129,32 @@ def build_board(env: ToolEnv, question: str, intents: QueryIntents, calls: list[
     for row in rows:
         if row.chunk_id and row.char_start is not None and row.char_end is not None:
             focus.setdefault(row.chunk_id, []).append((int(row.char_start), int(row.char_end)))
-    passages = select_passages(env.store, support, question, env.vector(question), budget_tokens,
-                               settings.max_passage_tokens, focus)
+    passages = select_passages(
+        env.store, support, question, env.vector(question), budget_tokens, settings.max_passage_tokens, focus
+    )
     return EvidenceBoard(board["entity"], board["relation"], board["narrative"], passages, budget_tokens)
 
 
-def answer_nkw(env: ToolEnv, question: str, options: list[str] | None, settings: AnswerSettings,
-               retrieval: RetrievalSettings, planner: Planner = offline_planner,
-               select_skills: SkillSelector | None = None, finalize: Finalizer | None = None,
-               read_question: Callable[..., QueryIntents] = decompose) -> Answer:
+def answer_nkw(
+    env: ToolEnv,
+    question: str,
+    options: list[str] | None,
+    settings: AnswerSettings,
+    retrieval: RetrievalSettings,
+    planner: Planner = offline_planner,
+    select_skills: SkillSelector | None = None,
+    finalize: Finalizer | None = None,
+    read_question: Callable[..., QueryIntents] = decompose,
+) -> Answer:
     """Answer one question with the whole bundle; the final evidence cites source passages."""
 
     started = time.perf_counter()
     allowed = allowed_tools(settings)
     intents = read_question(env, question, options)
     # The text channel's first-pass recall: its top-k token count is also the equal-budget reference.
-    reference = call_tool(env, "hybrid_evidence_search", {"query": question, "top_k": retrieval.top_k_chunks}, 0, allowed)
+    reference = call_tool(
+        env, "hybrid_evidence_search", {"query": question, "top_k": retrieval.top_k_chunks}, 0, allowed
+    )
     budget = settings.source_token_budget or sum(int(r.extra.get("n_tokens", 0)) for r in reference.rows)
     calls = [reference] + _forced_first_pass(env, question, intents, allowed, settings)
     board = build_board(env, question, intents, calls, settings, budget, reference.rows)
@@ -115,21 +164,44 @@ def answer_nkw(env: ToolEnv, question: str, options: list[str] | None, settings:
         if not plan:
             stopped_early = plan is None
             break
-        calls.extend(call_tool(env, tool, arguments, round_number, allowed) for tool, arguments in plan[:settings.max_calls_per_round])
+        calls.extend(
+            call_tool(env, tool, arguments, round_number, allowed)
+            for tool, arguments in plan[: settings.max_calls_per_round]
+        )
         board = build_board(env, question, intents, calls, settings, budget, reference.rows)
-    skills = (select_skills or select_skills_offline)(question, options, intents, board) if settings.reading_skills else []
+    skills = (
+        (select_skills or select_skills_offline)(question, options, intents, board)
+        if settings.reading_skills
+        else []
+    )
     final = (finalize or offline_finalizer)(env, question, options, intents, board, skills)
-    evidence = [EvidenceText(p.chunk_id, p.section_id, p.heading, p.ordinal, p.text, p.n_tokens, p.support, "source")
-                for p in board.passages]
+    evidence = [
+        EvidenceText(p.chunk_id, p.section_id, p.heading, p.ordinal, p.text, p.n_tokens, p.support, "source")
+        for p in board.passages
+    ]
     citations = _citations(env, final, board)
-    answer = Answer(doc_id=env.store.doc_id, question=question, system="nkw", answer=final.text, is_offline=final.is_offline,
-                    options=options, chosen_option=final.chosen_option, option_scores=final.option_scores,
-                    citations=citations, evidence=evidence, trace=[c.trace() for c in calls], notes=list(final.notes or []),
-                    board=board.composition(), skills=list(skills))
+    answer = Answer(
+        doc_id=env.store.doc_id,
+        question=question,
+        system="nkw",
+        answer=final.text,
+        is_offline=final.is_offline,
+        options=options,
+        chosen_option=final.chosen_option,
+        option_scores=final.option_scores,
+        citations=citations,
+        evidence=evidence,
+        trace=[c.trace() for c in calls],
+        notes=list(final.notes or []),
+        board=board.composition(),
+        skills=list(skills),
+    )
     answer.intents = intents.describe()  # entity ids stay in the JSON; the note names them
     answer.answer_kind = final.kind or ("option" if options else "")
-    answer.notes.append(f"intents {readable_intents(env, answer.intents)}; skills {', '.join(skills) or 'none'}; "
-                        f"board {board.composition()}" + ("; stopped early: packet answerable" if stopped_early else ""))
+    answer.notes.append(
+        f"intents {readable_intents(env, answer.intents)}; skills {', '.join(skills) or 'none'}; "
+        f"board {board.composition()}" + ("; stopped early: packet answerable" if stopped_early else "")
+    )
     answer.latency_ms = round((time.perf_counter() - started) * 1000, 2)
     return answer
 
@@ -161,6 +233,13 @@ def _citations(env: ToolEnv, final: FinalAnswer, board: EvidenceBoard) -> list[C
         if len(cited) >= 3:
             break
         words = passage.text.split()
-        cited.setdefault(passage.section_id, Citation(passage.section_id, passage.heading, passage.ordinal,
-                                                      " ".join(words[:24]) + (" …" if len(words) > 24 else "")))
+        cited.setdefault(
+            passage.section_id,
+            Citation(
+                passage.section_id,
+                passage.heading,
+                passage.ordinal,
+                " ".join(words[:24]) + (" …" if len(words) > 24 else ""),
+            ),
+        )
     return list(cited.values())[:3]

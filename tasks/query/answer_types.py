@@ -43,7 +43,9 @@ class Answer:
     latency_ms: float = 0.0
     trace: list[dict[str, Any]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
-    board: dict[str, int] = field(default_factory=dict)  # the evidence board's composition (items, passages, tokens)
+    board: dict[str, int] = field(
+        default_factory=dict
+    )  # the evidence board's composition (items, passages, tokens)
     skills: list[str] = field(default_factory=list)  # reading-skill cards applied
     llm_calls: list[dict[str, Any]] = field(default_factory=list)  # llm_calls rows made for this answer
     failures: list[dict[str, Any]] = field(default_factory=list)  # failures rows (LLM items that fell back)

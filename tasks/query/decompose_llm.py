@@ -15,10 +15,14 @@ PROMPT_ID = "decompose_query/v1"
 
 def make_llm_decomposer(client: Any, request_factory: Callable[..., Any]) -> Callable[..., QueryIntents]:
     """A decomposer with the signature of `tasks.query.plan.decompose`."""
+
     def decompose_with_llm(env: ToolEnv, question: str, options: list[str] | None = None) -> QueryIntents:
         offline = decompose(env, question, options)
-        values = {"title": env.store.source.title, "question": question,
-                  "answer_format": "multiple choice" if options else "free text"}
+        values = {
+            "title": env.store.source.title,
+            "question": question,
+            "answer_format": "multiple choice" if options else "free text",
+        }
         result = client.structured(request_factory(PROMPT_ID, values, "decompose"), QueryDecomposition)
         if result.value is None:
             offline.reader = f"offline (LLM reading failed: {result.status})"
@@ -26,7 +30,13 @@ def make_llm_decomposer(client: Any, request_factory: Callable[..., Any]) -> Cal
         reply: QueryDecomposition = result.value
         named = [entity_id for name in reply.entities for entity_id in find_entities_in_text(env, name)]
         entity_ids = list(dict.fromkeys(offline.entity_ids + named))
-        return QueryIntents(question, offline.form, entity_ids, offline.needs | set(reply.needs),
-                            answer_slot=reply.answer_slot, reader="llm")
+        return QueryIntents(
+            question,
+            offline.form,
+            entity_ids,
+            offline.needs | set(reply.needs),
+            answer_slot=reply.answer_slot,
+            reader="llm",
+        )
 
     return decompose_with_llm

@@ -16,9 +16,18 @@ from dataclasses import dataclass, field
 from tasks.text import content_words, count_tokens
 from tasks.query.tools.types import ToolRow
 
-CHANNEL_OF_KIND = {"entity": "entity", "fact": "entity", "attribute": "entity", "relation": "relation",
-                   "event": "narrative", "interaction": "narrative", "occasion": "narrative", "episode": "narrative",
-                   "storyline": "narrative", "sql": "narrative"}
+CHANNEL_OF_KIND = {
+    "entity": "entity",
+    "fact": "entity",
+    "attribute": "entity",
+    "relation": "relation",
+    "event": "narrative",
+    "interaction": "narrative",
+    "occasion": "narrative",
+    "episode": "narrative",
+    "storyline": "narrative",
+    "sql": "narrative",
+}
 TEXT_KINDS = ("chunk", "section", "sentence")
 CHANNEL_PRIOR = {"entity": 0.05, "narrative": 0.05, "relation": 0.0}
 DUPLICATE_OVERLAP = 0.8
@@ -71,16 +80,24 @@ class EvidenceBoard:
         return sum(p.n_tokens for p in self.passages)
 
     def composition(self) -> dict[str, int]:
-        return {"entity_items": len(self.entities), "relation_items": len(self.relations),
-                "narrative_items": len(self.narrative), "facts": sum(len(i.facts) for i in self.entities),
-                "passages": len(self.passages), "source_tokens": self.source_tokens, "source_budget": self.source_budget}
+        return {
+            "entity_items": len(self.entities),
+            "relation_items": len(self.relations),
+            "narrative_items": len(self.narrative),
+            "facts": sum(len(i.facts) for i in self.entities),
+            "passages": len(self.passages),
+            "source_tokens": self.source_tokens,
+            "source_budget": self.source_budget,
+        }
 
 
 def _overlap(a: set[str], b: set[str]) -> float:
     return len(a & b) / max(1, min(len(a), len(b)))
 
 
-def score_items(rows: list[ToolRow], question: str, text_chunks: dict[str, float], question_entities: set[str]) -> list[BoardItem]:
+def score_items(
+    rows: list[ToolRow], question: str, text_chunks: dict[str, float], question_entities: set[str]
+) -> list[BoardItem]:
     """Score every structured row once (the best-scoring copy of a repeated item wins)."""
     question_terms = content_words(question)
     best: dict[tuple[str, str], BoardItem] = {}
@@ -94,7 +111,15 @@ def score_items(rows: list[ToolRow], question: str, text_chunks: dict[str, float
         length = min(1.0, count_tokens(row.text) / 400)
         pair = 0.15 if row.kind == "relation" and len(set(row.entity_ids) & question_entities) == 2 else 0.0
         named = 0.1 if set(row.entity_ids) & question_entities else 0.0
-        score = 0.45 * min(1.0, row.score) + 0.3 * lexical + 0.15 * source + pair + named + CHANNEL_PRIOR[channel] - 0.1 * length
+        score = (
+            0.45 * min(1.0, row.score)
+            + 0.3 * lexical
+            + 0.15 * source
+            + pair
+            + named
+            + CHANNEL_PRIOR[channel]
+            - 0.1 * length
+        )
         key = (row.kind, row.item_id)
         if key not in best or score > best[key].score:
             cluster = row.source_chunk_ids[0] if row.source_chunk_ids else row.item_id
@@ -146,7 +171,9 @@ def attach_facts(entities: list[BoardItem], fact_rows: list[ToolRow], per_entity
         item.facts = [r for r in ordered if r.entity_ids and r.entity_ids[0] == item.row.item_id][:per_entity]
 
 
-def chunk_support(board: dict[str, list[BoardItem]], text_rows: list[ToolRow]) -> dict[str, tuple[float, list[str]]]:
+def chunk_support(
+    board: dict[str, list[BoardItem]], text_rows: list[ToolRow]
+) -> dict[str, tuple[float, list[str]]]:
     """How strongly each chunk is supported: text hits plus the provenance of every board item.
 
     Several tools pointing at the same source strengthen it (appendix A.3)."""

@@ -30,8 +30,13 @@ def _normalise(values: np.ndarray) -> np.ndarray:
     return values / top if top > 0 else values
 
 
-def score_sentences(index: DocumentIndex, question: str, form: QuestionForm, chunk_ids: list[str],
-                    query_vector: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+def score_sentences(
+    index: DocumentIndex,
+    question: str,
+    form: QuestionForm,
+    chunk_ids: list[str],
+    query_vector: np.ndarray | None,
+) -> tuple[np.ndarray, np.ndarray]:
     """(sentence positions inside the evidence chunks, their answer scores)."""
     sentences = index.sentences
     rank_of_chunk = {chunk_id: rank for rank, chunk_id in enumerate(chunk_ids)}
@@ -44,14 +49,24 @@ def score_sentences(index: DocumentIndex, question: str, form: QuestionForm, chu
     if query_vector is not None and index.sentence_vectors.shape[1] == query_vector.shape[-1]:
         dense = index.sentence_vectors[positions] @ query_vector.reshape(-1)
     texts = sentences["text"].to_numpy()[positions]
-    chunk_prior = np.array([0.1 / (1 + rank_of_chunk[c]) for c in sentences["chunk_id"].to_numpy()[positions]])
+    chunk_prior = np.array(
+        [0.1 / (1 + rank_of_chunk[c]) for c in sentences["chunk_id"].to_numpy()[positions]]
+    )
     cue = np.array([answer_cue_bonus(form, t) for t in texts])
-    too_short = np.array([0.15 if len(t.split()) < 3 and not re.search(r"[\u4e00-\u9fff]{4}", t) else 0.0 for t in texts])
+    too_short = np.array(
+        [0.15 if len(t.split()) < 3 and not re.search(r"[\u4e00-\u9fff]{4}", t) else 0.0 for t in texts]
+    )
     return positions, 0.45 * dense + 0.45 * lexical + chunk_prior + cue - too_short
 
 
-def _option_support(option: str, question: str, texts: list[str], vectors: np.ndarray, option_vector: np.ndarray | None,
-                    idf: Callable[[str], float]) -> float:
+def _option_support(
+    option: str,
+    question: str,
+    texts: list[str],
+    vectors: np.ndarray,
+    option_vector: np.ndarray | None,
+    idf: Callable[[str], float],
+) -> float:
     # Terms the option shares with the question say nothing about which option is right.
     question_terms = content_words(question)
     terms = [t for t in content_words(option) if t not in question_terms] or list(content_words(option))
@@ -65,14 +80,25 @@ def _option_support(option: str, question: str, texts: list[str], vectors: np.nd
     return best
 
 
-def answer_extractively(index: DocumentIndex, question: str, form: QuestionForm, chunk_ids: list[str],
-                        query_vector: np.ndarray | None, options: list[str] | None = None,
-                        embed: EmbedFn | None = None, max_quotes: int = 2) -> ExtractiveResult:
+def answer_extractively(
+    index: DocumentIndex,
+    question: str,
+    form: QuestionForm,
+    chunk_ids: list[str],
+    query_vector: np.ndarray | None,
+    options: list[str] | None = None,
+    embed: EmbedFn | None = None,
+    max_quotes: int = 2,
+) -> ExtractiveResult:
     """The best-supported answer from the evidence chunks (in rank order)."""
     positions, scores = score_sentences(index, question, form, chunk_ids, query_vector)
     if positions.size == 0:
-        return ExtractiveResult("No answer found in the retrieved evidence.", [], 0 if options else None,
-                                [0.0] * len(options) if options else None)
+        return ExtractiveResult(
+            "No answer found in the retrieved evidence.",
+            [],
+            0 if options else None,
+            [0.0] * len(options) if options else None,
+        )
     order = [int(positions[i]) for i in np.lexsort((positions, -scores))]
     quotes = order[:max_quotes]
     if not options:
@@ -89,8 +115,16 @@ def answer_extractively(index: DocumentIndex, question: str, form: QuestionForm,
         return float(np.log(1 + (n_units - df + 0.5) / (df + 0.5)))
 
     option_scores = [
-        _option_support(option, question, texts, vectors,
-                        option_vectors[i] if option_vectors is not None and option_vectors.shape[1] == vectors.shape[1] else None, idf)
+        _option_support(
+            option,
+            question,
+            texts,
+            vectors,
+            option_vectors[i]
+            if option_vectors is not None and option_vectors.shape[1] == vectors.shape[1]
+            else None,
+            idf,
+        )
         for i, option in enumerate(options)
     ]
     chosen = int(np.argmax(option_scores))

@@ -19,7 +19,9 @@ class FinalAnswer:
     quotes: list[tuple[str, str]] | None = None  # (section id, quote)
     notes: list[str] | None = None
     is_offline: bool = True
-    kind: str = ""  # the short answer's type (who, where, ...), "sentence" when it fell back, "option" for MCQ
+    kind: str = (
+        ""  # the short answer's type (who, where, ...), "sentence" when it fell back, "option" for MCQ
+    )
 
 
 Finalizer = Callable[[ToolEnv, str, list[str] | None, QueryIntents, EvidenceBoard, list[str]], FinalAnswer]

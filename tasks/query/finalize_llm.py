@@ -32,8 +32,21 @@ FINAL_PROMPT = "final_answer/v1"
 MIN_QUOTE_TOKENS = 3  # shorter "quotes" match almost anywhere and prove nothing
 LEAD_WORDS = 24  # a cited section without a verified quote is cited by its opening words
 SkillRenderer = Callable[[list[str], str], str]
-_PUNCTUATION = str.maketrans({"‘": "'", "’": "'", "“": '"', "”": '"', "「": '"', "」": '"', "『": '"', "』": '"',
-                              "–": "-", "—": "-", "―": "-"})
+_PUNCTUATION = str.maketrans(
+    {
+        "‘": "'",
+        "’": "'",
+        "“": '"',
+        "”": '"',
+        "「": '"',
+        "」": '"',
+        "『": '"',
+        "』": '"',
+        "–": "-",
+        "—": "-",
+        "―": "-",
+    }
+)
 _ELLIPSIS = re.compile(r"\.\.\.|…")
 _EDGE = "\"'“”‘’「」『』 .…"
 
@@ -57,7 +70,11 @@ def quote_in(quote: str, passage_text: str) -> bool:
 
 def _options_block(options: list[str] | None, language: str) -> str:
     if not options:
-        return "回答形式：自由作答（没有选项）。" if language == "zh" else "Answer format: free text (no options)."
+        return (
+            "回答形式：自由作答（没有选项）。"
+            if language == "zh"
+            else "Answer format: free text (no options)."
+        )
     title = "选项：" if language == "zh" else "Options:"
     return "\n".join([title] + [f"{chr(65 + i)}. {option}" for i, option in enumerate(options)])
 
@@ -74,15 +91,21 @@ def _passage_block(passage: Passage) -> str:
     return f"[{passage.ordinal}]{heading}\n{passage.text.strip()}"
 
 
-def final_values(question: str, options: list[str] | None, board: EvidenceBoard, skills_text: str,
-                 language: str) -> dict[str, str]:
+def final_values(
+    question: str, options: list[str] | None, board: EvidenceBoard, skills_text: str, language: str
+) -> dict[str, str]:
     """Placeholder values of the final_answer prompt."""
     none = "（无）" if language == "zh" else "(none)"
     lines = lambda items: "\n".join(_item_line(i) for i in items) or none  # noqa: E731
-    return {"question": question, "options": _options_block(options, language),
-            "skills": skills_text or ("阅读技能：无。" if language == "zh" else "Reading skills: none."),
-            "passages": "\n\n".join(_passage_block(p) for p in board.passages) or none,
-            "entities": lines(board.entities), "relations": lines(board.relations), "narrative": lines(board.narrative)}
+    return {
+        "question": question,
+        "options": _options_block(options, language),
+        "skills": skills_text or ("阅读技能：无。" if language == "zh" else "Reading skills: none."),
+        "passages": "\n\n".join(_passage_block(p) for p in board.passages) or none,
+        "entities": lines(board.entities),
+        "relations": lines(board.relations),
+        "narrative": lines(board.narrative),
+    }
 
 
 def _lead(passage: Passage) -> str:
@@ -90,7 +113,9 @@ def _lead(passage: Passage) -> str:
     return " ".join(words[:LEAD_WORDS]) + (" …" if len(words) > LEAD_WORDS else "")
 
 
-def check_reply(reply: FinalAnswerReply, options: list[str] | None, board: EvidenceBoard) -> tuple[FinalAnswer | None, str]:
+def check_reply(
+    reply: FinalAnswerReply, options: list[str] | None, board: EvidenceBoard
+) -> tuple[FinalAnswer | None, str]:
     """The FinalAnswer a reply supports, or (None, why it is unusable). Unverifiable citations and
     quotes are dropped, not fatal: the answer stands and the notes say what was removed."""
     if not reply.answer.strip():
@@ -114,7 +139,11 @@ def check_reply(reply: FinalAnswerReply, options: list[str] | None, board: Evide
     rejected = 0
     for quote in reply.quotes:
         text = quote.strip(_EDGE)
-        home = next((p for p in ranked if quote_in(text, p.text)), None) if count_tokens(text) >= MIN_QUOTE_TOKENS else None
+        home = (
+            next((p for p in ranked if quote_in(text, p.text)), None)
+            if count_tokens(text) >= MIN_QUOTE_TOKENS
+            else None
+        )
         if home is None:
             rejected += 1
         elif (home.section_id, text) not in quotes:
@@ -125,8 +154,11 @@ def check_reply(reply: FinalAnswerReply, options: list[str] | None, board: Evide
         if passage.section_id not in quoted_sections:
             quotes.append((passage.section_id, _lead(passage)))
             quoted_sections.add(passage.section_id)
-    notes.append(f"cited sections {cited}" + (f"; dropped citations not in the packet {unknown}" if unknown else "")
-                 + (f"; dropped {rejected} quote(s) not found verbatim in the passages" if rejected else ""))
+    notes.append(
+        f"cited sections {cited}"
+        + (f"; dropped citations not in the packet {unknown}" if unknown else "")
+        + (f"; dropped {rejected} quote(s) not found verbatim in the passages" if rejected else "")
+    )
     text = options[chosen] if options and chosen is not None else reply.answer.strip()
     return FinalAnswer(text, chosen, None, quotes, notes, is_offline=False), ""
 
@@ -147,13 +179,22 @@ class LLMFinalizer:
     failures: list[dict[str, str]] = field(default_factory=list)
     llm_calls: list[dict[str, Any]] = field(default_factory=list)
 
-    def __call__(self, env: ToolEnv, question: str, options: list[str] | None, intents: QueryIntents,
-                 board: EvidenceBoard, skills: list[str]) -> FinalAnswer:
+    def __call__(
+        self,
+        env: ToolEnv,
+        question: str,
+        options: list[str] | None,
+        intents: QueryIntents,
+        board: EvidenceBoard,
+        skills: list[str],
+    ) -> FinalAnswer:
         """The checked LLM answer, or the fallback answer labelled offline."""
         language = env.store.source.language
         skills_text = self._skills(skills, language)
         if options and self.audit_options is not None and "option_admission" in skills:
-            skills_text = "\n\n".join(t for t in (skills_text, self.audit_options(env, question, options, intents, board)) if t)
+            skills_text = "\n\n".join(
+                t for t in (skills_text, self.audit_options(env, question, options, intents, board)) if t
+            )
         values = final_values(question, options, board, skills_text, language)
         request = self.request_factory(FINAL_PROMPT, values, "final")
         result = self.client.structured(request, FinalAnswerReply)
@@ -163,10 +204,22 @@ class LLMFinalizer:
             return self._fall_back(result.status, env, question, options, intents, board, skills)
         final, problem = check_reply(result.value, options, board)
         if final is None:
-            self.failures.append({"doc_id": request.doc_id or "", "stage": request.stage, "item_id": request.item_id,
-                                  "error": f"llm invalid answer: {problem}",
-                                  "payload": json.dumps({"prompt_id": request.prompt_id, "call_key": result.call_key,
-                                                         "reply": result.value.model_dump()}, ensure_ascii=False)})
+            self.failures.append(
+                {
+                    "doc_id": request.doc_id or "",
+                    "stage": request.stage,
+                    "item_id": request.item_id,
+                    "error": f"llm invalid answer: {problem}",
+                    "payload": json.dumps(
+                        {
+                            "prompt_id": request.prompt_id,
+                            "call_key": result.call_key,
+                            "reply": result.value.model_dump(),
+                        },
+                        ensure_ascii=False,
+                    ),
+                }
+            )
             return self._fall_back(f"invalid: {problem}", env, question, options, intents, board, skills)
         return final
 
@@ -176,15 +229,27 @@ class LLMFinalizer:
         render = self.render_skills or render_operators
         return render(skills, language)
 
-    def _fall_back(self, status: str, env: ToolEnv, question: str, options: list[str] | None, intents: QueryIntents,
-                   board: EvidenceBoard, skills: list[str]) -> FinalAnswer:
+    def _fall_back(
+        self,
+        status: str,
+        env: ToolEnv,
+        question: str,
+        options: list[str] | None,
+        intents: QueryIntents,
+        board: EvidenceBoard,
+        skills: list[str],
+    ) -> FinalAnswer:
         answer = self.fallback(env, question, options, intents, board, skills)
         notes = [f"LLM answer failed ({status}): offline answer", *(answer.notes or [])]
         return dataclasses.replace(answer, notes=notes, is_offline=True)
 
 
-def make_llm_finalizer(client: LLMClient, request_factory: RequestFactory, fallback: Finalizer = offline_finalizer,
-                       render_skills: SkillRenderer | None = None,
-                       audit_options: Callable[..., str] | None = None) -> LLMFinalizer:
+def make_llm_finalizer(
+    client: LLMClient,
+    request_factory: RequestFactory,
+    fallback: Finalizer = offline_finalizer,
+    render_skills: SkillRenderer | None = None,
+    audit_options: Callable[..., str] | None = None,
+) -> LLMFinalizer:
     """The LLM finalizer for one question (a `Finalizer` with `failures` and `llm_calls`)."""
     return LLMFinalizer(client, request_factory, fallback, render_skills, audit_options)

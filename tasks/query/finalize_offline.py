@@ -51,7 +51,9 @@ def _structured_terms(board: EvidenceBoard) -> dict[str, set[str]]:
     return terms
 
 
-def rank_sentences(env: ToolEnv, question: str, intents: QueryIntents, board: EvidenceBoard) -> list[tuple[int, float]]:
+def rank_sentences(
+    env: ToolEnv, question: str, intents: QueryIntents, board: EvidenceBoard
+) -> list[tuple[int, float]]:
     """Passage sentences by answer score (question fit, form cues, structured support)."""
     candidates = passage_sentences(env, board)
     if not candidates:
@@ -62,8 +64,11 @@ def rank_sentences(env: ToolEnv, question: str, intents: QueryIntents, board: Ev
     top = float(lexical.max())
     lexical = lexical / top if top > 0 else lexical
     vector = env.vector(question)
-    dense = source.sentence_vectors[positions] @ vector if vector is not None and \
-        source.sentence_vectors.shape[1] == vector.shape[-1] else np.zeros(len(positions))
+    dense = (
+        source.sentence_vectors[positions] @ vector
+        if vector is not None and source.sentence_vectors.shape[1] == vector.shape[-1]
+        else np.zeros(len(positions))
+    )
     support = {p.chunk_id: p.support for p in board.passages}
     best_support = max(support.values()) or 1.0
     structured = _structured_terms(board)
@@ -74,8 +79,14 @@ def rank_sentences(env: ToolEnv, question: str, intents: QueryIntents, board: Ev
         terms = content_words(text)
         backed = len(terms & structured.get(chunk_id, set()) - question_terms) / max(1, len(terms))
         short = 0.15 if len(text.split()) < 3 and not any("\u4e00" <= c <= "\u9fff" for c in text) else 0.0
-        scores.append(0.4 * dense[index] + 0.35 * lexical[index] + 0.1 * support[chunk_id] / best_support
-                      + 0.1 * backed + answer_cue_bonus(intents.form, text) - short)
+        scores.append(
+            0.4 * dense[index]
+            + 0.35 * lexical[index]
+            + 0.1 * support[chunk_id] / best_support
+            + 0.1 * backed
+            + answer_cue_bonus(intents.form, text)
+            - short
+        )
     order = sorted(range(len(candidates)), key=lambda i: (-scores[i], candidates[i][0]))
     return [(candidates[i][0], float(scores[i])) for i in order]
 
@@ -156,8 +167,9 @@ def _actor(env: ToolEnv, position: int, find: EntityFinder | None) -> str | None
     return None
 
 
-def short_candidates(env: ToolEnv, question: str, ranked: list[tuple[int, float]],
-                     find: EntityFinder | None) -> list[Candidate]:
+def short_candidates(
+    env: ToolEnv, question: str, ranked: list[tuple[int, float]], find: EntityFinder | None
+) -> list[Candidate]:
     """The best sentences for a short answer: answer score plus how much of the question their scene
     context (neighbours and heading) covers, best first."""
     sentences = env.store.source.sentences
@@ -172,8 +184,17 @@ def short_candidates(env: ToolEnv, question: str, ranked: list[tuple[int, float]
         row = sentences.iloc[position]
         section = env.store.sections_by_id.get(row["section_id"], {})
         text = lambda value: value if isinstance(value, str) and value.strip() else None  # noqa: E731
-        found.append(Candidate(str(row["text"]), row["section_id"], float(score), text(row.get("speaker")),
-                               text(section.get("location")), text(section.get("time_of_day")), _actor(env, position, find)))
+        found.append(
+            Candidate(
+                str(row["text"]),
+                row["section_id"],
+                float(score),
+                text(row.get("speaker")),
+                text(section.get("location")),
+                text(section.get("time_of_day")),
+                _actor(env, position, find),
+            )
+        )
     return found
 
 
@@ -189,11 +210,17 @@ def graph_who(env: ToolEnv, intents: QueryIntents) -> tuple[str, Candidate | Non
     by_section = mentions.groupby("section_id")["entity_id"].agg(set)
     scenes = {section_id for section_id, ids in by_section.items() if set(named) <= ids}
     counts: dict[str, int] = {}
-    where: dict[str, tuple[str, int]] = {}  # the first scene and position where each character acted on the thing
+    where: dict[
+        str, tuple[str, int]
+    ] = {}  # the first scene and position where each character acted on the thing
     for _, scene in mentions[mentions["section_id"].isin(scenes)].groupby("section_id"):
         scene = scene.sort_values("char_start")
-        actors = [(int(r.char_start), r.entity_id) for r in scene.itertuples()
-                  if entities.get(r.entity_id, {}).get("entity_type") == "character" and r.entity_id not in intents.entity_ids]
+        actors = [
+            (int(r.char_start), r.entity_id)
+            for r in scene.itertuples()
+            if entities.get(r.entity_id, {}).get("entity_type") == "character"
+            and r.entity_id not in intents.entity_ids
+        ]
         for thing in scene[scene["entity_id"].isin(named)].itertuples():
             before = [entity_id for start, entity_id in actors if start < int(thing.char_start)]
             if before:  # the character named last before the thing: who is acting on it
@@ -204,14 +231,23 @@ def graph_who(env: ToolEnv, intents: QueryIntents) -> tuple[str, Candidate | Non
         return None
     section_id, start = where[ranked[0][0]]
     sentences = env.store.source.sentences
-    hit = sentences[(sentences["section_id"] == section_id) & (sentences["char_start"] <= start)
-                    & (sentences["char_end"] > start)]
+    hit = sentences[
+        (sentences["section_id"] == section_id)
+        & (sentences["char_start"] <= start)
+        & (sentences["char_end"] > start)
+    ]
     support = Candidate(str(hit.iloc[0]["text"]), section_id, 0.0) if len(hit) else None
     return str(entities[ranked[0][0]]["name"]), support
 
 
-def offline_finalizer(env: ToolEnv, question: str, options: list[str] | None, intents: QueryIntents,
-                      board: EvidenceBoard, skills: list[str]) -> FinalAnswer:
+def offline_finalizer(
+    env: ToolEnv,
+    question: str,
+    options: list[str] | None,
+    intents: QueryIntents,
+    board: EvidenceBoard,
+    skills: list[str],
+) -> FinalAnswer:
     ranked = rank_sentences(env, question, intents, board)
     sentences = env.store.source.sentences
     quotes = [(sentences.iloc[p]["section_id"], sentences.iloc[p]["text"]) for p, _ in ranked[:2]]
@@ -219,25 +255,41 @@ def offline_finalizer(env: ToolEnv, question: str, options: list[str] | None, in
     if not options:
         find = entity_finder(env.store)
         hint = graph_who(env, intents) if intents.form.wh == "who" else None
-        short = short_answer(question, intents.form, short_candidates(env, question, ranked, find), find, hint)
+        short = short_answer(
+            question, intents.form, short_candidates(env, question, ranked, find), find, hint
+        )
         if short is None:
             return FinalAnswer("No answer found in the assembled evidence.", quotes=quotes, notes=notes)
         quotes = [(short.section_id, short.quote)] + [q for q in quotes if q[1] != short.quote][:1]
         notes.append(short.note())
-        return FinalAnswer(short.text, quotes=quotes, notes=notes, kind=short.kind if short.typed else "sentence")
-    records = score_options(question, options, sentences, env.store.source.sentence_vectors,
-                            sentence_terms(env.store), env.embed_texts)
+        return FinalAnswer(
+            short.text, quotes=quotes, notes=notes, kind=short.kind if short.typed else "sentence"
+        )
+    records = score_options(
+        question,
+        options,
+        sentences,
+        env.store.source.sentence_vectors,
+        sentence_terms(env.store),
+        env.embed_texts,
+    )
     chosen, note = choose(records, exception=asks_for_exception(question))
     notes.append(note)
     for record in records:
-        notes.append(f"option {chr(65 + record.option_index)}: {record.verdict} (score {record.score:.2f}; "
-                     f"own terms {record.lexical:.2f}, similarity {record.dense:+.2f} sd) {record.reason}")
+        notes.append(
+            f"option {chr(65 + record.option_index)}: {record.verdict} (score {record.score:.2f}; "
+            f"own terms {record.lexical:.2f}, similarity {record.dense:+.2f} sd) {record.reason}"
+        )
         for position in record.evidence[:1]:
             row = sentences.iloc[position]
             heading, ordinal = env.store.section_heading(row["section_id"])
             words = str(row["text"]).split()
-            notes.append(f"    evidence [{ordinal}] {heading}: “{' '.join(words[:30])}{' …' if len(words) > 30 else ''}”")
+            notes.append(
+                f"    evidence [{ordinal}] {heading}: “{' '.join(words[:30])}{' …' if len(words) > 30 else ''}”"
+            )
     best = records[chosen].evidence[:1]
     quotes = [(sentences.iloc[p]["section_id"], sentences.iloc[p]["text"]) for p in best] + quotes[:1]
     verdicts = records
-    return FinalAnswer(options[chosen], chosen, [round(v.score, 4) for v in verdicts], quotes, notes, kind="option")
+    return FinalAnswer(
+        options[chosen], chosen, [round(v.score, 4) for v in verdicts], quotes, notes, kind="option"
+    )

@@ -28,8 +28,14 @@ class QueryIntents:
     reader: str = "offline"  # who read the question: offline rules, or the LLM on top of them
 
     def describe(self) -> dict[str, Any]:
-        described = {"wh": self.form.wh, "temporal": list(self.form.temporal), "causal": self.form.is_causal,
-                     "entities": self.entity_ids, "needs": sorted(self.needs), "reader": self.reader}
+        described = {
+            "wh": self.form.wh,
+            "temporal": list(self.form.temporal),
+            "causal": self.form.is_causal,
+            "entities": self.entity_ids,
+            "needs": sorted(self.needs),
+            "reader": self.reader,
+        }
         return {**described, "answer_slot": self.answer_slot} if self.answer_slot else described
 
 
@@ -67,20 +73,42 @@ def _direction(form: QuestionForm) -> str:
     return "cause" if form.is_causal else "any"
 
 
-def follow_up_plan(env: ToolEnv, intents: QueryIntents, round_number: int, previous: list[ToolCall],
-                   allowed: set[str], max_calls: int) -> list[tuple[str, dict[str, Any]]]:
+def follow_up_plan(
+    env: ToolEnv,
+    intents: QueryIntents,
+    round_number: int,
+    previous: list[ToolCall],
+    allowed: set[str],
+    max_calls: int,
+) -> list[tuple[str, dict[str, Any]]]:
     """Rule-chosen tool calls for one follow-up round (offline stand-in for the LLM's choice)."""
     q = intents.question
     plan: list[tuple[str, dict[str, Any]]] = []
     characters = [e for e in intents.entity_ids if env.store.entities_by_id[e]["entity_type"] == "character"]
     if round_number == 1:
         if intents.needs & {"order", "cause"}:
-            plan.append(("narrative_trace_search", {"query": q, "direction": _direction(intents.form), "top_k": 6}))
+            plan.append(
+                ("narrative_trace_search", {"query": q, "direction": _direction(intents.form), "top_k": 6})
+            )
         if "pair" in intents.needs:
-            plan.append(("narrative_sql_search", {"query_name": "interactions_between", "entity_id": characters[0],
-                                                  "other_entity_id": characters[1], "limit": 8}))
+            plan.append(
+                (
+                    "narrative_sql_search",
+                    {
+                        "query_name": "interactions_between",
+                        "entity_id": characters[0],
+                        "other_entity_id": characters[1],
+                        "limit": 8,
+                    },
+                )
+            )
         if "dialogue" in intents.needs and characters:
-            plan.append(("narrative_sql_search", {"query_name": "dialogue_by_speaker", "entity_id": characters[0], "limit": 12}))
+            plan.append(
+                (
+                    "narrative_sql_search",
+                    {"query_name": "dialogue_by_speaker", "entity_id": characters[0], "limit": 12},
+                )
+            )
         if "place" in intents.needs:
             plan.append(("section_search", {"query": q, "top_k": 3}))
         plan.append(("vdb_search_sentences", {"query": q, "top_k": 8}))
@@ -100,7 +128,9 @@ def follow_up_plan(env: ToolEnv, intents: QueryIntents, round_number: int, previ
     return [(tool, args) for tool, args in plan if tool in allowed][:max_calls]
 
 
-def is_answerable(intents: QueryIntents, support: dict[str, tuple[float, list[str]]], round_number: int) -> bool:
+def is_answerable(
+    intents: QueryIntents, support: dict[str, tuple[float, list[str]]], round_number: int
+) -> bool:
     """Fail-closed early stop: a first-pass packet whose best source is backed by several tools
     and the question needs no ordering or causal chain is left alone."""
     if not support or intents.needs & {"order", "cause", "pair"}:

@@ -22,10 +22,25 @@ TEMPORAL_CUES = {
     "last": r"\blast\b|\bfinal(?:ly)?\b|\bend\b|最后|最终",
     "change": r"\bchange|\bshift|\bturn(?:ing)? point\b|\bevolv|\btransform|变化|转变",
 }
-CAUSAL_CUES = r"\bbecause\b|\bcause|\bled to\b|\bresult|\bconsequence|\bmotivat|\bwhy\b|\bin order to\b|导致|因为|结果"
+CAUSAL_CUES = (
+    r"\bbecause\b|\bcause|\bled to\b|\bresult|\bconsequence|\bmotivat|\bwhy\b|\bin order to\b|导致|因为|结果"
+)
 ANSWER_CUES = {
     "why": ("because", "so that", "in order to", " to ", "since", "so ", "因为", "为了", "所以"),
-    "when": ("when", "after", "before", "during", "night", "day", "morning", "evening", "year", "时", "后", "前"),
+    "when": (
+        "when",
+        "after",
+        "before",
+        "during",
+        "night",
+        "day",
+        "morning",
+        "evening",
+        "year",
+        "时",
+        "后",
+        "前",
+    ),
     "where": (" in ", " at ", " on ", " into ", " from ", "在", "到"),
     "how": ("by ", "with ", "using", "through", "用", "通过"),
 }
@@ -33,7 +48,7 @@ ANSWER_CUES = {
 
 @dataclass(frozen=True)
 class QuestionForm:
-    wh: str                      # why | how | who | when | where | which | what | yesno | other
+    wh: str  # why | how | who | when | where | which | what | yesno | other
     temporal: tuple[str, ...] = ()
     is_causal: bool = False
     is_multiple_choice: bool = False
@@ -48,12 +63,19 @@ def read_question(question: str, options: list[str] | None = None) -> QuestionFo
         if re.search(pattern, lowered):
             wh = name
             break
-    if wh == "other" and re.match(r"^(is|are|was|were|do|does|did|can|could|will|would|has|have|had|should)\b", lowered):
+    if wh == "other" and re.match(
+        r"^(is|are|was|were|do|does|did|can|could|will|would|has|have|had|should)\b", lowered
+    ):
         wh = "yesno"
     temporal = tuple(name for name, pattern in TEMPORAL_CUES.items() if re.search(pattern, lowered))
     quoted = tuple(q for q in re.findall(r"[\"“”']([^\"“”']{3,80})[\"“”']", text))
-    return QuestionForm(wh=wh, temporal=temporal, is_causal=bool(re.search(CAUSAL_CUES, lowered)) or wh == "why",
-                        is_multiple_choice=bool(options), quoted=quoted)
+    return QuestionForm(
+        wh=wh,
+        temporal=temporal,
+        is_causal=bool(re.search(CAUSAL_CUES, lowered)) or wh == "why",
+        is_multiple_choice=bool(options),
+        quoted=quoted,
+    )
 
 
 def answer_cue_bonus(form: QuestionForm, sentence: str) -> float:

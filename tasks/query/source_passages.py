@@ -12,8 +12,9 @@ from tasks.text import count_tokens
 MIN_PASSAGE_TOKENS = 20
 
 
-def _sentence_scores(store: NarrativeStore, positions: np.ndarray, question: str,
-                     query_vector: np.ndarray | None) -> np.ndarray:
+def _sentence_scores(
+    store: NarrativeStore, positions: np.ndarray, question: str, query_vector: np.ndarray | None
+) -> np.ndarray:
     source = store.source
     lexical = source.sentence_bm25.scores(question)[positions]
     top = float(lexical.max()) if lexical.size else 0.0
@@ -23,8 +24,14 @@ def _sentence_scores(store: NarrativeStore, positions: np.ndarray, question: str
     return scores
 
 
-def excerpt(store: NarrativeStore, chunk_id: str, question: str, query_vector: np.ndarray | None, max_tokens: int,
-            focus: list[tuple[int, int]] | None = None) -> tuple[int, int, str, int]:
+def excerpt(
+    store: NarrativeStore,
+    chunk_id: str,
+    question: str,
+    query_vector: np.ndarray | None,
+    max_tokens: int,
+    focus: list[tuple[int, int]] | None = None,
+) -> tuple[int, int, str, int]:
     """(start, end, text, tokens) of the most relevant contiguous stretch of a chunk."""
     chunk = store.chunks_by_id[chunk_id]
     if chunk["n_tokens"] <= max_tokens:
@@ -55,13 +62,19 @@ def excerpt(store: NarrativeStore, chunk_id: str, question: str, query_vector: n
         used += int(tokens[step])
         low, high = min(low, step), max(high, step)
     start, end = int(starts[low]), int(ends[high])
-    text = chunk["text"][start - int(chunk["char_start"]): end - int(chunk["char_start"])]
+    text = chunk["text"][start - int(chunk["char_start"]) : end - int(chunk["char_start"])]
     return start, end, text, count_tokens(text)
 
 
-def select_passages(store: NarrativeStore, support: dict[str, tuple[float, list[str]]], question: str,
-                    query_vector: np.ndarray | None, budget_tokens: int, max_passage_tokens: int,
-                    focus: dict[str, list[tuple[int, int]]] | None = None) -> list[Passage]:
+def select_passages(
+    store: NarrativeStore,
+    support: dict[str, tuple[float, list[str]]],
+    question: str,
+    query_vector: np.ndarray | None,
+    budget_tokens: int,
+    max_passage_tokens: int,
+    focus: dict[str, list[tuple[int, int]]] | None = None,
+) -> list[Passage]:
     """Passages in support order until the budget is spent, then returned in story order."""
     ranked = sorted(support.items(), key=lambda item: (-item[1][0], store.chunk_position.get(item[0], 0)))
     passages: list[Passage] = []
@@ -69,13 +82,31 @@ def select_passages(store: NarrativeStore, support: dict[str, tuple[float, list[
     for chunk_id, (score, sources) in ranked:
         if remaining < MIN_PASSAGE_TOKENS or chunk_id not in store.chunks_by_id:
             continue
-        start, end, text, tokens = excerpt(store, chunk_id, question, query_vector,
-                                           min(max_passage_tokens, remaining), (focus or {}).get(chunk_id))
+        start, end, text, tokens = excerpt(
+            store,
+            chunk_id,
+            question,
+            query_vector,
+            min(max_passage_tokens, remaining),
+            (focus or {}).get(chunk_id),
+        )
         if tokens > remaining or not text.strip():
             continue
         chunk = store.chunks_by_id[chunk_id]
         heading, ordinal = store.section_heading(chunk["section_id"])
-        passages.append(Passage(chunk_id, chunk["section_id"], heading or "", ordinal or 0, text, tokens, start, end,
-                                round(score, 6), sources[:6]))
+        passages.append(
+            Passage(
+                chunk_id,
+                chunk["section_id"],
+                heading or "",
+                ordinal or 0,
+                text,
+                tokens,
+                start,
+                end,
+                round(score, 6),
+                sources[:6],
+            )
+        )
         remaining -= tokens
     return sorted(passages, key=lambda p: (p.ordinal, p.char_start))

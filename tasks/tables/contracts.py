@@ -33,7 +33,9 @@ def check_contracts(name: str, rows: pa.Table, resolve: Callable[[str], pa.Table
         problems: list[str] = []
         if table_spec.key:
             keys = ", ".join(_quote(k) for k in table_spec.key)
-            duplicates = con.execute(f"SELECT count(*) FROM (SELECT {keys} FROM t GROUP BY {keys} HAVING count(*) > 1)").fetchall()[0][0]
+            duplicates = con.execute(
+                f"SELECT count(*) FROM (SELECT {keys} FROM t GROUP BY {keys} HAVING count(*) > 1)"
+            ).fetchall()[0][0]
             if duplicates:
                 problems.append(f"{name}: {duplicates} duplicate key(s) on ({', '.join(table_spec.key)})")
         for column in table_spec.not_null:
@@ -42,10 +44,15 @@ def check_contracts(name: str, rows: pa.Table, resolve: Callable[[str], pa.Table
                 problems.append(f"{name}: {nulls} null value(s) in {column}")
         for column, accepted in table_spec.accepted_values.items():
             placeholders = ", ".join("?" for _ in accepted)
-            bad = con.execute(f"SELECT DISTINCT {_quote(column)} FROM t WHERE {_quote(column)} IS NOT NULL "
-                              f"AND {_quote(column)} NOT IN ({placeholders}) LIMIT 5", list(accepted)).fetchall()
+            bad = con.execute(
+                f"SELECT DISTINCT {_quote(column)} FROM t WHERE {_quote(column)} IS NOT NULL "
+                f"AND {_quote(column)} NOT IN ({placeholders}) LIMIT 5",
+                list(accepted),
+            ).fetchall()
             if bad:
-                problems.append(f"{name}: {column} has values outside {list(accepted)}: {[b[0] for b in bad]}")
+                problems.append(
+                    f"{name}: {column} has values outside {list(accepted)}: {[b[0] for b in bad]}"
+                )
         for fk in table_spec.foreign_keys:
             problems.extend(_check_foreign_key(con, name, fk, rows, resolve))
         for label, query in table_spec.invariants:
@@ -57,8 +64,9 @@ def check_contracts(name: str, rows: pa.Table, resolve: Callable[[str], pa.Table
         con.close()
 
 
-def _check_foreign_key(con: duckdb.DuckDBPyConnection, name: str, fk, rows: pa.Table,
-                       resolve: Callable[[str], pa.Table | None]) -> list[str]:
+def _check_foreign_key(
+    con: duckdb.DuckDBPyConnection, name: str, fk, rows: pa.Table, resolve: Callable[[str], pa.Table | None]
+) -> list[str]:
     if rows.num_rows == 0:
         return []
     referenced = resolve(fk.ref_table)
@@ -72,7 +80,9 @@ def _check_foreign_key(con: duckdb.DuckDBPyConnection, name: str, fk, rows: pa.T
     ).fetchall()[0]
     problems = []
     if missing[0]:
-        problems.append(f"{name}: {missing[0]} value(s) of {fk.column} not found in {fk.ref_table}.{fk.ref_column} (e.g. {missing[1]!r})")
+        problems.append(
+            f"{name}: {missing[0]} value(s) of {fk.column} not found in {fk.ref_table}.{fk.ref_column} (e.g. {missing[1]!r})"
+        )
     if not fk.nullable and not fk.is_list:
         nulls = con.execute(f"SELECT count(*) FROM t WHERE {column} IS NULL").fetchall()[0][0]
         if nulls:

@@ -98,7 +98,9 @@ def to_arrow(name: str, rows: TableLike) -> pa.Table:
         frame_columns = list(rows[0].keys())
         for row in rows:
             if list(row.keys()) != frame_columns and set(row.keys()) != set(frame_columns):
-                raise SchemaError(f"{name}: rows have different columns: {sorted(set(row) ^ set(frame_columns))}")
+                raise SchemaError(
+                    f"{name}: rows have different columns: {sorted(set(row) ^ set(frame_columns))}"
+                )
     _check_columns(table_spec, frame_columns)
     try:
         if isinstance(rows, pa.Table):
@@ -107,7 +109,9 @@ def to_arrow(name: str, rows: TableLike) -> pa.Table:
             frame = rows[table_spec.columns]
             if frame.empty:
                 return table_spec.schema.empty_table()
-            return pa.Table.from_pandas(frame, schema=table_spec.schema, preserve_index=False).replace_schema_metadata(None)
+            return pa.Table.from_pandas(
+                frame, schema=table_spec.schema, preserve_index=False
+            ).replace_schema_metadata(None)
         return pa.Table.from_pylist(list(rows), schema=table_spec.schema)
     except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError) as exc:
         raise SchemaError(f"{name}: rows do not fit the schema: {exc}") from exc
@@ -128,14 +132,18 @@ class WriteResult:
     sha256: str
 
 
-def write_table(workspace: Workspace, name: str, rows: TableLike, part: str, stage: str | None = None) -> WriteResult:
+def write_table(
+    workspace: Workspace, name: str, rows: TableLike, part: str, stage: str | None = None
+) -> WriteResult:
     """Cast and atomically write one partition of table `name` (an empty table still writes a file)."""
     arrow = to_arrow(name, rows)
     table_spec = spec(name)
     if table_spec.partition != "run" and "doc_id" in arrow.column_names and arrow.num_rows:
         doc_ids = set(arrow.column("doc_id").to_pylist())
         if doc_ids != {part}:
-            raise SchemaError(f"{name}: rows for documents {sorted(map(str, doc_ids))[:3]} written to partition {part!r}")
+            raise SchemaError(
+                f"{name}: rows for documents {sorted(map(str, doc_ids))[:3]} written to partition {part!r}"
+            )
     path = workspace.partition_path(name, part, stage)
     path.parent.mkdir(parents=True, exist_ok=True)
     sink = pa.BufferOutputStream()
@@ -167,18 +175,27 @@ def atomic_write_text(path: Path, text: str) -> None:
     _atomic_write_bytes(path, text.encode("utf-8"))
 
 
-def read_table(workspace: Workspace, name: str, part: str | None = None, columns: list[str] | None = None) -> pa.Table:
+def read_table(
+    workspace: Workspace, name: str, part: str | None = None, columns: list[str] | None = None
+) -> pa.Table:
     """All rows of table `name` (or of one document/run), typed by the declared schema."""
     table_spec = spec(name)
     files = workspace.partitions(name, part)
-    schema = table_spec.schema if columns is None else pa.schema([table_spec.schema.field(c) for c in columns])
+    schema = (
+        table_spec.schema if columns is None else pa.schema([table_spec.schema.field(c) for c in columns])
+    )
     if not files:
         return schema.empty_table()
-    tables = [pq.read_table(path, columns=columns, schema=table_spec.schema if columns is None else None) for path in files]
+    tables = [
+        pq.read_table(path, columns=columns, schema=table_spec.schema if columns is None else None)
+        for path in files
+    ]
     return pa.concat_tables([t.cast(schema) for t in tables])
 
 
-def read_frame(workspace: Workspace, name: str, part: str | None = None, columns: list[str] | None = None) -> pd.DataFrame:
+def read_frame(
+    workspace: Workspace, name: str, part: str | None = None, columns: list[str] | None = None
+) -> pd.DataFrame:
     """`read_table` as a pandas DataFrame (list columns become Python lists)."""
     return read_table(workspace, name, part, columns).to_pandas(types_mapper=None)
 

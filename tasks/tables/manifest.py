@@ -62,8 +62,12 @@ def load_manifest(workspace: Workspace, doc_id: str) -> DocumentManifest:
         # An unreadable manifest only costs a rebuild of this document.
         return DocumentManifest(doc_id=doc_id)
     stages = {name: StageRecord(**record) for name, record in data.get("stages", {}).items()}
-    return DocumentManifest(doc_id=data["doc_id"], input_sha256=data.get("input_sha256", ""),
-                            source=data.get("source", ""), stages=stages)
+    return DocumentManifest(
+        doc_id=data["doc_id"],
+        input_sha256=data.get("input_sha256", ""),
+        source=data.get("source", ""),
+        stages=stages,
+    )
 
 
 def save_manifest(workspace: Workspace, manifest: DocumentManifest) -> None:
@@ -73,7 +77,9 @@ def save_manifest(workspace: Workspace, manifest: DocumentManifest) -> None:
         "source": manifest.source,
         "stages": {name: asdict(record) for name, record in manifest.stages.items()},
     }
-    atomic_write_text(manifest_path(workspace, manifest.doc_id), json.dumps(payload, indent=1, sort_keys=True))
+    atomic_write_text(
+        manifest_path(workspace, manifest.doc_id), json.dumps(payload, indent=1, sort_keys=True)
+    )
 
 
 def list_manifests(workspace: Workspace) -> list[DocumentManifest]:
@@ -82,10 +88,19 @@ def list_manifests(workspace: Workspace) -> list[DocumentManifest]:
     return [load_manifest(workspace, p.stem) for p in sorted(workspace.manifest_dir.glob("*.json"))]
 
 
-def stage_fingerprint(*, stage: str, version: str, config_hash: str, prompt_hash: str,
-                      backend: str, inputs: dict[str, str | None]) -> str:
+def stage_fingerprint(
+    *,
+    stage: str,
+    version: str,
+    config_hash: str,
+    prompt_hash: str,
+    backend: str,
+    inputs: dict[str, str | None],
+) -> str:
     """Identity of one stage run for one document; equal fingerprints mean equal outputs."""
-    return stable_hash("stage", stage, version, config_hash, prompt_hash, backend, sorted(inputs.items()), length=32)
+    return stable_hash(
+        "stage", stage, version, config_hash, prompt_hash, backend, sorted(inputs.items()), length=32
+    )
 
 
 def is_up_to_date(workspace: Workspace, record: StageRecord | None, fingerprint: str) -> bool:

@@ -20,8 +20,9 @@ BENCHMARKS = ("stage", "fairytaleqa", "quality")
 def nkw(*args: str, timeout: int = 1800) -> tuple[subprocess.CompletedProcess, float]:
     """Run the installed `nkw` command; returns the process and its wall time."""
     started = time.perf_counter()
-    process = subprocess.run([sys.executable, "-m", "flows.cli", *args], cwd=REPO, capture_output=True, text=True,
-                             timeout=timeout)
+    process = subprocess.run(
+        [sys.executable, "-m", "flows.cli", *args], cwd=REPO, capture_output=True, text=True, timeout=timeout
+    )
     return process, time.perf_counter() - started
 
 
@@ -38,7 +39,9 @@ def dev_workspace(tmp_path_factory, shared_data) -> tuple[Path, dict[str, float]
     workspace = tmp_path_factory.mktemp("dev") / "ws"
     timings = {}
     for name in BENCHMARKS:
-        process, seconds = nkw("build", str(shared_data / name / "documents.jsonl"), "--workspace", str(workspace), "--quiet")
+        process, seconds = nkw(
+            "build", str(shared_data / name / "documents.jsonl"), "--workspace", str(workspace), "--quiet"
+        )
         assert process.returncode == 0, process.stderr[-2000:] + process.stdout[-2000:]
         timings[name] = seconds
     return workspace, timings

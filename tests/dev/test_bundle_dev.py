@@ -15,8 +15,11 @@ from tasks.ingest.screenplay import parse_blocks
 from tasks.tables.io import Workspace, as_list, read_frame
 from tests.dev.conftest import nkw
 
-STAGE_DOCS = ("en049957b3c0b54085baddbec23e00506c", "en12839bdf037c46a0a3d9de0e50a6cbaa",
-              "ch48a3d3de9f887c24c526ff5db17160702612afcb")
+STAGE_DOCS = (
+    "en049957b3c0b54085baddbec23e00506c",
+    "en12839bdf037c46a0a3d9de0e50a6cbaa",
+    "ch48a3d3de9f887c24c526ff5db17160702612afcb",
+)
 
 
 def _frames(workspace, doc_id: str, *tables: str) -> list[pd.DataFrame]:
@@ -27,7 +30,9 @@ def _frames(workspace, doc_id: str, *tables: str) -> list[pd.DataFrame]:
 def test_every_frequent_speaker_is_one_character_with_mentions_where_it_speaks(dev_workspace):
     workspace, _ = dev_workspace
     for doc_id in STAGE_DOCS:
-        documents, sections, entities, mentions = _frames(workspace, doc_id, "documents", "sections", "entities", "mentions")
+        documents, sections, entities, mentions = _frames(
+            workspace, doc_id, "documents", "sections", "entities", "mentions"
+        )
         text, language = documents.iloc[0]["text"], documents.iloc[0]["language"]
         cues: dict[str, set[str]] = defaultdict(set)
         counts: Counter[str] = Counter()
@@ -38,7 +43,10 @@ def test_every_frequent_speaker_is_one_character_with_mentions_where_it_speaks(d
                     cues[block.speaker.upper()].add(section.section_id)
         # Collective cues (众人 "everyone", CROWD) are speakers too; they are one group entity.
         speakers = entities[entities["entity_type"].isin(["character", "group"])]
-        names = {row.entity_id: {str(n).upper() for n in [row.name, *as_list(row.aliases)]} for row in speakers.itertuples()}
+        names = {
+            row.entity_id: {str(n).upper() for n in [row.name, *as_list(row.aliases)]}
+            for row in speakers.itertuples()
+        }
         for speaker, n in counts.items():
             if n < 3:
                 continue
@@ -60,10 +68,14 @@ def test_units_facts_and_profiles_are_grounded(dev_workspace):
         for table in ("mentions", "events", "atomic_facts"):
             for row in _frames(workspace, doc_id, table)[0].itertuples():
                 chunk = by_chunk.loc[row.chunk_id]
-                assert chunk.char_start <= row.char_start <= row.char_end <= chunk.char_end, (doc_id, table, row)
+                assert chunk.char_start <= row.char_start <= row.char_end <= chunk.char_end, (
+                    doc_id,
+                    table,
+                    row,
+                )
         text = _frames(workspace, doc_id, "documents")[0].iloc[0]["text"]
         for row in mentions.itertuples():
-            assert row.surface.lower() in text[row.char_start:row.char_end].lower(), (doc_id, row.surface)
+            assert row.surface.lower() in text[row.char_start : row.char_end].lower(), (doc_id, row.surface)
 
 
 def test_fairytale_named_characters_have_facts(dev_workspace, shared_data):
@@ -79,7 +91,9 @@ def test_fairytale_named_characters_have_facts(dev_workspace, shared_data):
 def test_cleaned_episode_graph_is_a_dag_and_storylines_follow_it(dev_workspace):
     workspace, _ = dev_workspace
     for doc_id in STAGE_DOCS:
-        episodes, relations, storylines = _frames(workspace, doc_id, "episodes", "episode_relations", "storylines")
+        episodes, relations, storylines = _frames(
+            workspace, doc_id, "episodes", "episode_relations", "storylines"
+        )
         assert len(episodes) and len(relations) and len(storylines), doc_id
         kept = relations[relations["status"] == "kept"]
         dag = nx.DiGraph(list(zip(kept["source_episode_id"], kept["target_episode_id"])))
@@ -97,6 +111,8 @@ def test_inspect_prints_the_asset_and_hierarchy_statistics(dev_workspace):
     data = json.loads(process.stdout)
     for doc_id in STAGE_DOCS:
         assert data["assets"][doc_id]["kg_nodes"] > 0 and data["assets"][doc_id]["facts"] > 0
-        assert data["hierarchy"][doc_id]["storylines"] > 0 and data["hierarchy"][doc_id]["remaining_sccs"] == 0
+        assert (
+            data["hierarchy"][doc_id]["storylines"] > 0 and data["hierarchy"][doc_id]["remaining_sccs"] == 0
+        )
     text, _ = nkw("inspect", "--workspace", str(workspace))
     assert "assets per document" in text.stdout and "narrative hierarchy per document" in text.stdout

@@ -14,16 +14,28 @@ def _documents(path):
 def test_stage_scenes_match_the_release_titles(dev_workspace, shared_data):
     workspace, _ = dev_workspace
     for document in _documents(shared_data / "stage" / "documents.jsonl"):
-        process, _ = nkw("sql", "--workspace", str(workspace), "--format", "json",
-                         f"SELECT heading FROM sections WHERE doc_id = '{document['doc_id']}' ORDER BY ordinal")
+        process, _ = nkw(
+            "sql",
+            "--workspace",
+            str(workspace),
+            "--format",
+            "json",
+            f"SELECT heading FROM sections WHERE doc_id = '{document['doc_id']}' ORDER BY ordinal",
+        )
         headings = [row["heading"] for row in json.loads(process.stdout)]
         assert headings == document["meta"]["scene_titles"], document["doc_id"]
 
 
 def test_fairytale_sections_match_the_given_sections(dev_workspace, shared_data):
     workspace, _ = dev_workspace
-    process, _ = nkw("sql", "--workspace", str(workspace), "--format", "json",
-                     "SELECT doc_id, count(*) AS n FROM sections GROUP BY doc_id")
+    process, _ = nkw(
+        "sql",
+        "--workspace",
+        str(workspace),
+        "--format",
+        "json",
+        "SELECT doc_id, count(*) AS n FROM sections GROUP BY doc_id",
+    )
     counts = {row["doc_id"]: row["n"] for row in json.loads(process.stdout)}
     for document in _documents(shared_data / "fairytaleqa" / "documents.jsonl"):
         assert counts[document["doc_id"]] == document["meta"]["num_sections"], document["doc_id"]
@@ -31,7 +43,9 @@ def test_fairytale_sections_match_the_given_sections(dev_workspace, shared_data)
 
 def test_second_build_skips_everything_quickly(dev_workspace, shared_data):
     workspace, timings = dev_workspace
-    process, seconds = nkw("build", str(shared_data / "stage" / "documents.jsonl"), "--workspace", str(workspace), "--json")
+    process, seconds = nkw(
+        "build", str(shared_data / "stage" / "documents.jsonl"), "--workspace", str(workspace), "--json"
+    )
     report = json.loads(process.stdout)
     assert report["built"] == 0 and report["failed"] == 0 and report["skipped"] > 0
     assert report["used_prefect"] is False
@@ -42,7 +56,14 @@ def test_second_build_skips_everything_quickly(dev_workspace, shared_data):
 def test_eval_runs_on_every_dev_set(dev_workspace, shared_data):
     workspace, _ = dev_workspace
     for name in BENCHMARKS:
-        process, _ = nkw("eval", "--workspace", str(workspace), "--questions", str(shared_data / name / "questions.jsonl"), "--json")
+        process, _ = nkw(
+            "eval",
+            "--workspace",
+            str(workspace),
+            "--questions",
+            str(shared_data / name / "questions.jsonl"),
+            "--json",
+        )
         assert process.returncode == 0, process.stderr[-2000:]
         report = json.loads(process.stdout)
         n_questions = len((shared_data / name / "questions.jsonl").read_text(encoding="utf-8").splitlines())

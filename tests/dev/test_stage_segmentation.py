@@ -20,7 +20,9 @@ def test_stage_screenplays_segment_to_the_release_titles_with_fields(shared_data
         numbers = [r["scene_number"] for r in rows]
         assert numbers == [t.split("、")[0].split(".")[0] for t in titles]
         with_fields = [r for r in rows if r["interior"] and r["time_of_day"] and r["location"]]
-        if language == "zh":  # every scene but the two "画面组合" (montage) headings names place, 日/夜, 内/外
+        if (
+            language == "zh"
+        ):  # every scene but the two "画面组合" (montage) headings names place, 日/夜, 内/外
             assert len(rows) - len(with_fields) == 2
             assert {r["time_of_day"] for r in rows} == {"DAY", "NIGHT", None}
             assert rows[3]["location"] == "养老院外" and rows[3]["interior"] == "EXT"

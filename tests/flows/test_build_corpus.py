@@ -18,7 +18,10 @@ from tests.conftest import SCREENPLAY, STORY
 def _table_digests(workspace: Workspace) -> dict[str, str]:
     from tasks.tables.io import file_sha256
 
-    return {str(p.relative_to(workspace.root)): file_sha256(p) for p in sorted(workspace.tables_dir.rglob("*.parquet"))}
+    return {
+        str(p.relative_to(workspace.root)): file_sha256(p)
+        for p in sorted(workspace.tables_dir.rglob("*.parquet"))
+    }
 
 
 def test_prefect_flow_builds_every_stage_then_skips(tmp_path, hashing_settings, prefect_harness):
@@ -36,7 +39,9 @@ def test_prefect_flow_builds_every_stage_then_skips(tmp_path, hashing_settings, 
 def test_changed_settings_rebuild_only_affected_stages(tmp_path, hashing_settings):
     workspace = Workspace.at(tmp_path / "ws")
     build([str(STORY)], workspace, hashing_settings, quiet=True)
-    smaller = hashing_settings.model_copy(update={"split_chunks": hashing_settings.split_chunks.model_copy(update={"chunk_tokens": 100})})
+    smaller = hashing_settings.model_copy(
+        update={"split_chunks": hashing_settings.split_chunks.model_copy(update={"chunk_tokens": 100})}
+    )
     report = build([str(STORY)], workspace, smaller, quiet=True)
     statuses = {o.stage: o.status for o in report.documents[0].outcomes}
     assert statuses["segment_sections"] == "skipped" and statuses["split_chunks"] == "built"
@@ -99,7 +104,10 @@ def test_failing_stage_is_recorded_and_blocks_only_its_document(tmp_path, hashin
             raise RuntimeError("chunker exploded")
         return original.run(ctx)
 
-    patched = [s if s.name != "split_chunks" else type(s)(**{**s.__dict__, "run": explode}) for s in stage_module.STAGES]
+    patched = [
+        s if s.name != "split_chunks" else type(s)(**{**s.__dict__, "run": explode})
+        for s in stage_module.STAGES
+    ]
     workspace = Workspace.at(tmp_path / "ws")
     report = build([str(SCREENPLAY), str(STORY)], workspace, hashing_settings, stages=patched, quiet=True)
     by_doc = {d.doc_id: {o.stage: o.status for o in d.outcomes} for d in report.documents}
@@ -116,7 +124,9 @@ def test_failing_stage_is_recorded_and_blocks_only_its_document(tmp_path, hashin
 def test_manifest_records_the_settings_of_each_stage(tmp_path, hashing_settings):
     from tasks.tables.manifest import load_manifest
 
-    off = hashing_settings.model_copy(update={"extract_facts": hashing_settings.extract_facts.model_copy(update={"enabled": False})})
+    off = hashing_settings.model_copy(
+        update={"extract_facts": hashing_settings.extract_facts.model_copy(update={"enabled": False})}
+    )
     workspace = Workspace.at(tmp_path / "ws")
     build([str(STORY)], workspace, off, quiet=True)
     manifest = load_manifest(workspace, "the_fisherman_and_his_wife")

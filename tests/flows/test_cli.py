@@ -18,11 +18,30 @@ def run(capsys, *argv: str) -> tuple[int, str, str]:
 
 def test_sql_formats_and_refusals(capsys, sample_workspace):
     ws = str(sample_workspace.root)
-    code, out, _ = run(capsys, "sql", "-w", ws, "SELECT doc_id, count(*) AS n FROM sections GROUP BY doc_id ORDER BY doc_id", "--format", "json")
+    code, out, _ = run(
+        capsys,
+        "sql",
+        "-w",
+        ws,
+        "SELECT doc_id, count(*) AS n FROM sections GROUP BY doc_id ORDER BY doc_id",
+        "--format",
+        "json",
+    )
     assert code == 0
     rows = json.loads(out)
-    assert rows == [{"doc_id": "the_fisherman_and_his_wife", "n": rows[0]["n"]}, {"doc_id": "the_lighthouse_key", "n": 17}]
-    code, out, _ = run(capsys, "sql", "-w", ws, "SELECT heading FROM sections WHERE ordinal = 2 AND doc_id = 'the_lighthouse_key'", "--format", "csv")
+    assert rows == [
+        {"doc_id": "the_fisherman_and_his_wife", "n": rows[0]["n"]},
+        {"doc_id": "the_lighthouse_key", "n": 17},
+    ]
+    code, out, _ = run(
+        capsys,
+        "sql",
+        "-w",
+        ws,
+        "SELECT heading FROM sections WHERE ordinal = 2 AND doc_id = 'the_lighthouse_key'",
+        "--format",
+        "csv",
+    )
     assert out.splitlines() == ["heading", "2 INT. HARBOUR OFFICE - NIGHT"]
     code, out, _ = run(capsys, "sql", "-w", ws, "SELECT 1 AS one")
     assert code == 0 and "(1 row)" in out
@@ -44,12 +63,35 @@ def test_inspect_reports_rows_stages_and_failures(capsys, sample_workspace):
 
 def test_ask_cites_sections_and_labels_offline(capsys, sample_workspace):
     ws = str(sample_workspace.root)
-    code, out, _ = run(capsys, "ask", "-w", ws, "--doc", "the_lighthouse_key", "Where does Tom hide the brass key?", "--trace")
+    code, out, _ = run(
+        capsys,
+        "ask",
+        "-w",
+        ws,
+        "--doc",
+        "the_lighthouse_key",
+        "Where does Tom hide the brass key?",
+        "--trace",
+    )
     assert code == 0 and "offline" in out and "Cited sections:" in out and "hybrid_evidence_search" in out
-    code, out, _ = run(capsys, "ask", "-w", ws, "--doc", "the_fisherman_and_his_wife", "What did the fisherman catch?",
-                       "--option", "a golden ring", "--option", "a flounder", "--json")
+    code, out, _ = run(
+        capsys,
+        "ask",
+        "-w",
+        ws,
+        "--doc",
+        "the_fisherman_and_his_wife",
+        "What did the fisherman catch?",
+        "--option",
+        "a golden ring",
+        "--option",
+        "a flounder",
+        "--json",
+    )
     answer = json.loads(out)
-    assert answer["chosen_option"] in (0, 1) and answer["options"][answer["chosen_option"]] == answer["answer"]
+    assert (
+        answer["chosen_option"] in (0, 1) and answer["options"][answer["chosen_option"]] == answer["answer"]
+    )
     assert answer["is_offline"] is True and answer["citations"] and answer["citations"][0]["heading"]
 
 
@@ -62,7 +104,9 @@ def test_user_errors_are_one_line(capsys, tmp_path, sample_workspace):
     assert code == 2 and "not in workspace" in err
     code, _, err = run(capsys, "build", str(tmp_path / "missing.txt"), "-w", str(tmp_path / "ws"))
     assert code == 2 and "no such file" in err
-    code, _, err = run(capsys, "eval", "-w", str(sample_workspace.root), "--questions", str(tmp_path / "q.jsonl"))
+    code, _, err = run(
+        capsys, "eval", "-w", str(sample_workspace.root), "--questions", str(tmp_path / "q.jsonl")
+    )
     assert code == 2 and "questions file not found" in err
     bad = tmp_path / "bad.toml"
     bad.write_text("[split_chunks]\nchunk_tokens = 'many'\n")
@@ -72,17 +116,53 @@ def test_user_errors_are_one_line(capsys, tmp_path, sample_workspace):
 
 def test_build_and_eval_without_prefect(capsys, tmp_path):
     ws = str(tmp_path / "ws")
-    code, out, _ = run(capsys, "build", str(SAMPLES / "the_lighthouse_key.txt"), "-w", ws, "--embeddings", "hashing",
-                       "--no-prefect", "--json")
+    code, out, _ = run(
+        capsys,
+        "build",
+        str(SAMPLES / "the_lighthouse_key.txt"),
+        "-w",
+        ws,
+        "--embeddings",
+        "hashing",
+        "--no-prefect",
+        "--json",
+    )
     assert code == 0 and json.loads(out)["built"] == len(STAGES)
-    code, out, _ = run(capsys, "build", str(SAMPLES / "the_lighthouse_key.txt"), "-w", ws, "--embeddings", "hashing", "--no-prefect")
+    code, out, _ = run(
+        capsys,
+        "build",
+        str(SAMPLES / "the_lighthouse_key.txt"),
+        "-w",
+        ws,
+        "--embeddings",
+        "hashing",
+        "--no-prefect",
+    )
     assert "every stage up to date" in out
-    code, out, _ = run(capsys, "eval", "-w", ws, "--questions", str(SAMPLES / "the_lighthouse_key.questions.jsonl"),
-                       "--no-prefect", "--json", "--embeddings", "hashing")
+    code, out, _ = run(
+        capsys,
+        "eval",
+        "-w",
+        ws,
+        "--questions",
+        str(SAMPLES / "the_lighthouse_key.questions.jsonl"),
+        "--no-prefect",
+        "--json",
+        "--embeddings",
+        "hashing",
+    )
     report = json.loads(out)
     assert code == 0 and report["n_questions"] == 10 and report["offline"] is True
-    assert set(report["metrics"]) == {"evidence_recall", "mcq_accuracy", "rouge_l_f1", "latency_ms_p50", "latency_ms_p95"}
-    assert 0.0 <= report["metrics"]["evidence_recall"] <= 1.0 and report["metrics"]["mcq_accuracy"] is not None
+    assert set(report["metrics"]) == {
+        "evidence_recall",
+        "mcq_accuracy",
+        "rouge_l_f1",
+        "latency_ms_p50",
+        "latency_ms_p95",
+    }
+    assert (
+        0.0 <= report["metrics"]["evidence_recall"] <= 1.0 and report["metrics"]["mcq_accuracy"] is not None
+    )
     assert len(report["by_qtype"]) == 6
     gold = report["gold_mapping"]
     assert gold["with_gold"] == 10 and gold["unmapped"] == 0 and gold["unmapped_questions"] == []

@@ -10,7 +10,16 @@ from prefect.tasks import Task
 
 from flows import build_corpus, evaluate_benchmark
 
-ALLOWED = {"str", "int", "bool", "str | None", "int | None", "list[str]", "list[str] | None", "dict[str, Any]"}
+ALLOWED = {
+    "str",
+    "int",
+    "bool",
+    "str | None",
+    "int | None",
+    "list[str]",
+    "list[str] | None",
+    "dict[str, Any]",
+}
 # Stage task runs are nested inside `build_document` and run in its process; they get the
 # document's reference too (flows.runner.Document), but also the in-process clients.
 NESTED = {"run_stage"}
@@ -25,8 +34,14 @@ def _prefect_objects():
 
 def test_flow_and_task_parameters_are_references():
     seen = dict(_prefect_objects())
-    assert {"build_documents_flow", "build_document", "answer_documents_flow", "answer_document_task",
-            "build_corpus", "evaluate_benchmark"} <= {key.rsplit(".", 1)[1] for key in seen}
+    assert {
+        "build_documents_flow",
+        "build_document",
+        "answer_documents_flow",
+        "answer_document_task",
+        "build_corpus",
+        "evaluate_benchmark",
+    } <= {key.rsplit(".", 1)[1] for key in seen}
     for key, value in seen.items():
         for parameter in inspect.signature(value.fn).parameters.values():
             assert str(parameter.annotation) in ALLOWED, f"{key}({parameter.name}: {parameter.annotation})"

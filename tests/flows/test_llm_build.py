@@ -25,17 +25,24 @@ LLM_STAGES = [s.name for s in STAGES if s.uses_llm]
 
 def _build(workspace: Workspace, server: FakeOpenAIServer, cache: bool) -> tuple[Settings, object]:
     llm_settings = fast_llm_settings(server.url, timeout_s=0.5, deadline_s=8.0, max_retries=3, concurrency=8)
-    settings = load_settings(overrides={"embed_texts": {"backend": "hashing"}}).model_copy(update={"llm": llm_settings})
-    with OpenAICompatibleClient(llm_settings, cache=LLMCache(workspace.cache_dir / "llm") if cache else None,
-                                sleep=lambda _s: None) as client:
-        report = build([str(SCREENPLAY)], workspace, settings, resources=make_resources(settings, llm=client),
-                       quiet=True)
+    settings = load_settings(overrides={"embed_texts": {"backend": "hashing"}}).model_copy(
+        update={"llm": llm_settings}
+    )
+    with OpenAICompatibleClient(
+        llm_settings, cache=LLMCache(workspace.cache_dir / "llm") if cache else None, sleep=lambda _s: None
+    ) as client:
+        report = build(
+            [str(SCREENPLAY)], workspace, settings, resources=make_resources(settings, llm=client), quiet=True
+        )
     return settings, report
 
 
 def _outcome_by_item(calls: pd.DataFrame) -> dict[tuple[str, str], bool]:
     """(stage, item) -> whether any attempt succeeded."""
-    return {key: bool(group["status"].isin(["ok", "cached"]).any()) for key, group in calls.groupby(["stage", "item_id"])}
+    return {
+        key: bool(group["status"].isin(["ok", "cached"]).any())
+        for key, group in calls.groupby(["stage", "item_id"])
+    }
 
 
 @pytest.fixture(scope="module")
@@ -56,7 +63,11 @@ def test_every_llm_stage_runs_through_the_server(clean_and_faulted):
     assert report.ok and requests > 100
     calls = read_frame(clean, "llm_calls")
     assert set(calls["stage"]) == set(LLM_STAGES)
-    assert (calls["status"] == "ok").all() and calls["prompt_tokens"].gt(0).all() and calls["model"].eq(TEST_MODEL).all()
+    assert (
+        (calls["status"] == "ok").all()
+        and calls["prompt_tokens"].gt(0).all()
+        and calls["model"].eq(TEST_MODEL).all()
+    )
     for table in ("raw_entities", "events", "atomic_facts", "episodes", "episode_relations", "storylines"):
         assert len(read_frame(clean, table)) > 0, table
 
@@ -86,18 +97,27 @@ def _packs(workspace: Workspace) -> dict[str, list[str]]:
     chunks = read_frame(workspace, "chunks").sort_values("ordinal")
     text = read_frame(workspace, "documents").iloc[0]["text"]
     budget = load_settings().extract_graph.pack_tokens
-    return {p.item_id: [m.chunk_id for m in p.members] for p in pack_chunks(list(chunks.itertuples()), text, budget)}
+    return {
+        p.item_id: [m.chunk_id for m in p.members]
+        for p in pack_chunks(list(chunks.itertuples()), text, budget)
+    }
 
 
 def test_items_that_succeeded_match_the_fault_free_run(clean_and_faulted):
     clean, _, _, faulted, _ = clean_and_faulted
-    succeeded = {item for (stage, item), ok in _outcome_by_item(read_frame(faulted, "llm_calls")).items()
-                 if ok and stage == "extract_graph"}
+    succeeded = {
+        item
+        for (stage, item), ok in _outcome_by_item(read_frame(faulted, "llm_calls")).items()
+        if ok and stage == "extract_graph"
+    }
     assert succeeded
 
     def spans(workspace: Workspace) -> dict[str, set[tuple]]:
         mentions = read_frame(workspace, "raw_mentions")
-        return {chunk: set(zip(g["surface"], g["char_start"], g["char_end"])) for chunk, g in mentions.groupby("chunk_id")}
+        return {
+            chunk: set(zip(g["surface"], g["char_start"], g["char_end"]))
+            for chunk, g in mentions.groupby("chunk_id")
+        }
 
     clean_spans, faulted_spans = spans(clean), spans(faulted)
     packs = _packs(faulted)

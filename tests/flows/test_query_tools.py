@@ -19,7 +19,9 @@ def env(sample_workspace) -> ToolEnv:
 
 def _character(env: ToolEnv, name: str) -> str:
     entities = env.store.table("entities")
-    match = entities[(entities["entity_type"] == "character") & entities["name"].str.contains(name, case=False)]
+    match = entities[
+        (entities["entity_type"] == "character") & entities["name"].str.contains(name, case=False)
+    ]
     assert not match.empty, name
     return match.iloc[0]["entity_id"]
 
@@ -63,10 +65,16 @@ def test_centrality_puts_main_characters_first(env):
 
 def test_structured_lookups_are_fixed_queries(env):
     margaret, tom = _character(env, "Margaret"), _character(env, "Tom")
-    between = call_tool(env, "narrative_sql_search", {"query_name": "interactions_between", "entity_id": margaret,
-                                                      "other_entity_id": tom}, 0)
+    between = call_tool(
+        env,
+        "narrative_sql_search",
+        {"query_name": "interactions_between", "entity_id": margaret, "other_entity_id": tom},
+        0,
+    )
     assert between.error is None and between.rows
-    appearances = call_tool(env, "narrative_sql_search", {"query_name": "entity_appearances", "entity_id": tom}, 0)
+    appearances = call_tool(
+        env, "narrative_sql_search", {"query_name": "entity_appearances", "entity_id": tom}, 0
+    )
     ordinals = [row.section_ordinal for row in appearances.rows]
     assert ordinals == sorted(ordinals) and len(ordinals) >= 4
     free_sql = call_tool(env, "narrative_sql_search", {"query_name": "SELECT * FROM entities"}, 0)
@@ -78,7 +86,10 @@ def test_invalid_arguments_are_reported_not_raised(env):
     assert "invalid arguments" in call_tool(env, "entity_search", {"query": "x", "colour": "red"}, 1).error
     assert "not JSON" in call_tool(env, "entity_search", "{oops", 1).error
     assert "unknown or disabled" in call_tool(env, "drop_tables", {}, 1).error
-    assert "unknown or disabled" in call_tool(env, "entity_search", {"query": "x"}, 1, allowed={"bm25_search_docs"}).error
+    assert (
+        "unknown or disabled"
+        in call_tool(env, "entity_search", {"query": "x"}, 1, allowed={"bm25_search_docs"}).error
+    )
 
 
 def test_function_schemas_cover_the_allowed_tools():

@@ -119,11 +119,7 @@ def test_second_writer_fails_at_once_naming_the_holder(tmp_path, hashing_setting
         holder.wait()
     # The holder was killed: its lock is stale and the next writer takes it over.
     report = build(
-        [str(STORY)],
-        workspace,
-        hashing_settings,
-        stages=select_stages(until="split_chunks"),
-        quiet=True,
+        [str(STORY)], workspace, hashing_settings, stages=select_stages(until="split_chunks"), quiet=True
     )
     assert report.ok and read_holder(workspace) is None
 

@@ -52,7 +52,13 @@ def segmented(tmp_path_factory) -> Workspace:
     settings = load_settings(overrides={"embed_texts": {"backend": "hashing"}})
     workspace = Workspace.at(folder / "ws")
     resources = make_resources(settings, embedder_factory=lambda: HashingEmbedder(64))
-    report = build([str(folder / "kitchen.fountain"), str(folder / "shop.txt")], workspace, settings,
-                   stages=select_stages(until="embed_texts"), resources=resources, quiet=True)
+    report = build(
+        [str(folder / "kitchen.fountain"), str(folder / "shop.txt")],
+        workspace,
+        settings,
+        stages=select_stages(until="embed_texts"),
+        resources=resources,
+        quiet=True,
+    )
     assert report.ok, [o for d in report.documents for o in d.outcomes if o.status != "built"]
     return workspace

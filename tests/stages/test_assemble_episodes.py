@@ -16,11 +16,31 @@ from tests.fixtures.hierarchy.mini import DOC, context, contract_problems, sid, 
 TYPES = {"ann": "character", "bob": "character", "cat": "character", "key": "object"}
 
 
-def unit(uid: str, ordinal: int, index: int, people: tuple[str, ...] = (), kind: str = "event", text: str = "",
-         occasion: tuple[str, ...] = (), event_id: str | None = None) -> Unit:
-    return Unit(unit_id=uid, kind=kind, index=index, ordinal=ordinal, section_id=f"s{ordinal}", char_start=index,
-                participants=people, setting_id=None, description=text or uid, unit_type="action",
-                event_id=event_id, occasion_ids=occasion, section_ids=(f"s{ordinal}",))
+def unit(
+    uid: str,
+    ordinal: int,
+    index: int,
+    people: tuple[str, ...] = (),
+    kind: str = "event",
+    text: str = "",
+    occasion: tuple[str, ...] = (),
+    event_id: str | None = None,
+) -> Unit:
+    return Unit(
+        unit_id=uid,
+        kind=kind,
+        index=index,
+        ordinal=ordinal,
+        section_id=f"s{ordinal}",
+        char_start=index,
+        participants=people,
+        setting_id=None,
+        description=text or uid,
+        unit_type="action",
+        event_id=event_id,
+        occasion_ids=occasion,
+        section_ids=(f"s{ordinal}",),
+    )
 
 
 def signals(units: list[Unit], max_gap: int = 3) -> Signals:
@@ -55,8 +75,13 @@ def test_explicit_unit_link_counts_as_causal_dependency() -> None:
 
 
 def test_units_group_by_thread_and_a_distant_section_starts_a_new_episode() -> None:
-    units = [unit("a1", 1, 0, ("ann", "key")), unit("b1", 1, 1, ("bob",)), unit("a2", 2, 2, ("ann", "key")),
-             unit("b2", 2, 3, ("bob",)), unit("a3", 9, 4, ("ann", "key"))]
+    units = [
+        unit("a1", 1, 0, ("ann", "key")),
+        unit("b1", 1, 1, ("bob",)),
+        unit("a2", 2, 2, ("ann", "key")),
+        unit("b2", 2, 3, ("bob",)),
+        unit("a3", 9, 4, ("ann", "key")),
+    ]
     drafts = assemble(units, signals(units), AssembleEpisodesSettings())
     assert [[u.unit_id for u in d.units] for d in drafts] == [["a1", "a2"], ["b1", "b2"], ["a3"]]
     assert all(len(d.scores) == len(d.units) - 1 for d in drafts)
@@ -77,8 +102,11 @@ def test_episode_size_and_open_episode_bounds() -> None:
 
     assemble_episodes.coherence = counting  # type: ignore[assignment]
     try:
-        assemble(many, Signals({f"p{i}": "character" for i in range(10)}, participant_idf(many), {}, None, 3),
-                 AssembleEpisodesSettings(max_open_episodes=4))
+        assemble(
+            many,
+            Signals({f"p{i}": "character" for i in range(10)}, participant_idf(many), {}, None, 3),
+            AssembleEpisodesSettings(max_open_episodes=4),
+        )
     finally:
         assemble_episodes.coherence = original  # type: ignore[assignment]
     assert len(calls) <= 4 * len(many)
@@ -86,7 +114,9 @@ def test_episode_size_and_open_episode_bounds() -> None:
 
 def test_units_load_in_source_order_with_occasions_first_in_their_section() -> None:
     frames = tables()
-    units = load_units(frames["sections"], frames["entities"], frames["events"], frames["interactions"], frames["occasions"])
+    units = load_units(
+        frames["sections"], frames["entities"], frames["events"], frames["interactions"], frames["occasions"]
+    )
     assert [u.unit_id for u in units][:4] == ["o1", "o3", "e1", "e2"]
     by_id = {u.unit_id: u for u in units}
     assert by_id["o3"].ordinal == 1 and by_id["o3"].section_ids == (sid(1), sid(3), sid(4))
@@ -98,13 +128,22 @@ def test_units_load_in_source_order_with_occasions_first_in_their_section() -> N
 def test_offline_episodes_of_the_mini_story() -> None:
     frames = tables()
     episodes = episodes_of(frames)
-    assert [list(ids) for ids in episodes["unit_ids"]] == [["o1", "o3", "e1", "e2", "e4", "e5", "i2"],
-                                                           ["o2", "e3", "i1", "e6", "i3"], ["e7"]]
+    assert [list(ids) for ids in episodes["unit_ids"]] == [
+        ["o1", "o3", "e1", "e2", "e4", "e5", "i2"],
+        ["o2", "e3", "i1", "e6", "i3"],
+        ["e7"],
+    ]
     first = episodes.iloc[0]
     # The background occasion spans sections 1, 3, 4 but counts only where it is anchored.
-    assert list(first["section_ids"]) == [sid(1), sid(3), sid(4)] and (first["first_ordinal"], first["last_ordinal"]) == (1, 4)
+    assert list(first["section_ids"]) == [sid(1), sid(3), sid(4)] and (
+        first["first_ordinal"],
+        first["last_ordinal"],
+    ) == (1, 4)
     assert list(first["participant_ids"])[:2] == ["margaret", "key"]
-    assert first["title"].startswith("Margaret and Daniel: ") and "decides to keep the brass key" in first["goal"]
+    assert (
+        first["title"].startswith("Margaret and Daniel: ")
+        and "decides to keep the brass key" in first["goal"]
+    )
     assert "Margaret takes the brass key" in first["summary"]
     assert list(episodes["ordinal"]) == [1, 2, 3] and set(episodes["method"]) == {"heuristic"}
     assert pd.isna(episodes.iloc[2]["coherence"]) and 0.35 <= episodes.iloc[0]["coherence"] <= 1.0
@@ -121,11 +160,28 @@ def test_settings_change_the_grouping() -> None:
 
 
 def test_background_occasions_join_an_episode_without_opening_or_stretching_one() -> None:
-    units = [unit("a1", 1, 0, ("ann",)), unit("b1", 1, 1, ("bob",)), unit("b1x", 1, 3, ("bob",)),
-             unit("a2", 2, 4, ("ann",)), unit("b2", 5, 5, ("bob",))]
-    background = Unit(unit_id="bg", kind="occasion", index=2, ordinal=1, section_id="s1", char_start=-1,
-                      participants=("bob", "cat"), setting_id=None, description="A long strike.", unit_type="situation",
-                      event_id=None, occasion_ids=("bg",), section_ids=("s1", "s5"))
+    units = [
+        unit("a1", 1, 0, ("ann",)),
+        unit("b1", 1, 1, ("bob",)),
+        unit("b1x", 1, 3, ("bob",)),
+        unit("a2", 2, 4, ("ann",)),
+        unit("b2", 5, 5, ("bob",)),
+    ]
+    background = Unit(
+        unit_id="bg",
+        kind="occasion",
+        index=2,
+        ordinal=1,
+        section_id="s1",
+        char_start=-1,
+        participants=("bob", "cat"),
+        setting_id=None,
+        description="A long strike.",
+        unit_type="situation",
+        event_id=None,
+        occasion_ids=("bg",),
+        section_ids=("s1", "s5"),
+    )
     ordered = sorted(units + [background], key=lambda u: u.index)
     drafts = assemble(ordered, signals(ordered), AssembleEpisodesSettings())
     assert [[u.unit_id for u in d.units] for d in drafts] == [["a1", "a2"], ["b1", "bg", "b1x"], ["b2"]]
@@ -190,9 +246,11 @@ def test_chinese_documents_get_chinese_joiners() -> None:
 
 
 def test_offline_title_skips_character_introductions_and_summary_skips_scene_frames() -> None:
-    units = [unit("o", 1, 0, ("ann",), kind="occasion", text="Scene at the ward, night, with Ann."),
-             unit("a", 1, 1, ("ann",), text="ANN LEE (30s), a night nurse, sorts the charts."),
-             unit("b", 1, 2, ("ann",), text="Ann opens the locked cabinet.")]
+    units = [
+        unit("o", 1, 0, ("ann",), kind="occasion", text="Scene at the ward, night, with Ann."),
+        unit("a", 1, 1, ("ann",), text="ANN LEE (30s), a night nurse, sorts the charts."),
+        unit("b", 1, 2, ("ann",), text="Ann opens the locked cabinet."),
+    ]
     drafts = assemble(units, signals(units), AssembleEpisodesSettings())
     text = compose_text(drafts[0].units, drafts[0].people, {"ann": "Ann"}, "en", 1)
     assert text["title"] == "Ann: Ann opens the locked cabinet."

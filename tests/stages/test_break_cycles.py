@@ -20,22 +20,60 @@ from tests.fixtures.hierarchy.stages import standin_chain
 
 EPISODES = ["e1", "e2", "e3", "e4", "e5", "e6"]
 # A 3-cycle closed by a weak back edge, a triangle shortcut, a causal shortcut and an auxiliary contrast.
-LINKS = [("l1", "e1", "e2", "causes", 0.9), ("l2", "e2", "e3", "causes", 0.9), ("l3", "e3", "e1", "precedes", 0.4),
-         ("l4", "e3", "e4", "precedes", 0.9), ("l5", "e4", "e5", "precedes", 0.9), ("l6", "e3", "e5", "precedes", 0.5),
-         ("l7", "e1", "e3", "causes", 0.5), ("l8", "e2", "e5", "contrasts", 0.8)]
+LINKS = [
+    ("l1", "e1", "e2", "causes", 0.9),
+    ("l2", "e2", "e3", "causes", 0.9),
+    ("l3", "e3", "e1", "precedes", 0.4),
+    ("l4", "e3", "e4", "precedes", 0.9),
+    ("l5", "e4", "e5", "precedes", 0.9),
+    ("l6", "e3", "e5", "precedes", 0.5),
+    ("l7", "e1", "e3", "causes", 0.5),
+    ("l8", "e2", "e5", "contrasts", 0.8),
+]
 
 
 def frames(links: list[tuple] = LINKS) -> dict[str, pd.DataFrame]:
-    episodes = [{"episode_id": e, "doc_id": DOC, "ordinal": i, "title": f"Title {e}", "summary": f"Summary of {e}.",
-                 "goal": "", "participant_ids": [], "unit_ids": [f"u{i}"], "section_ids": [], "first_ordinal": i,
-                 "last_ordinal": i, "coherence": None, "method": "hand"} for i, e in enumerate(EPISODES, start=1)]
-    rows = [{"link_id": lid, "doc_id": DOC, "source_episode_id": s, "target_episode_id": t, "relation_type": r,
-             "confidence": c, "evidence": "", "method": "hand"} for lid, s, t, r, c in links]
-    return {"documents": tables()["documents"], "episodes": to_arrow("episodes", episodes).to_pandas(),
-            "episode_links": to_arrow("episode_links", rows).to_pandas()}
+    episodes = [
+        {
+            "episode_id": e,
+            "doc_id": DOC,
+            "ordinal": i,
+            "title": f"Title {e}",
+            "summary": f"Summary of {e}.",
+            "goal": "",
+            "participant_ids": [],
+            "unit_ids": [f"u{i}"],
+            "section_ids": [],
+            "first_ordinal": i,
+            "last_ordinal": i,
+            "coherence": None,
+            "method": "hand",
+        }
+        for i, e in enumerate(EPISODES, start=1)
+    ]
+    rows = [
+        {
+            "link_id": lid,
+            "doc_id": DOC,
+            "source_episode_id": s,
+            "target_episode_id": t,
+            "relation_type": r,
+            "confidence": c,
+            "evidence": "",
+            "method": "hand",
+        }
+        for lid, s, t, r, c in links
+    ]
+    return {
+        "documents": tables()["documents"],
+        "episodes": to_arrow("episodes", episodes).to_pandas(),
+        "episode_links": to_arrow("episode_links", rows).to_pandas(),
+    }
 
 
-def run_mode(mode: str, tables: dict[str, pd.DataFrame] | None = None, llm: object = None, **extra: object) -> dict:
+def run_mode(
+    mode: str, tables: dict[str, pd.DataFrame] | None = None, llm: object = None, **extra: object
+) -> dict:
     settings = load_settings(overrides={"break_cycles": {"mode": mode, **extra}})
     return break_cycles.run(context("break_cycles", tables or frames(), settings, llm=llm))
 
@@ -46,7 +84,9 @@ def statuses(out: dict) -> dict[str, str]:
 
 def kept_graph(rows: list[dict]) -> nx.DiGraph:
     graph = nx.DiGraph()
-    graph.add_edges_from((r["source_episode_id"], r["target_episode_id"]) for r in rows if r["status"] == "kept")
+    graph.add_edges_from(
+        (r["source_episode_id"], r["target_episode_id"]) for r in rows if r["status"] == "kept"
+    )
     return graph
 
 
@@ -58,7 +98,9 @@ def test_one_relation_row_per_link_with_weight_status_and_mode(mode: str) -> Non
     assert rows["l1"]["weight"] == pytest.approx(0.9) and rows["l3"]["weight"] == pytest.approx(0.4 * 0.7)
     assert rows["l8"]["status"] == "auxiliary" and rows["l8"]["weight"] == 0.0
     assert contract_problems("episode_relations", out["episode_relations"], {**frames()}) == []
-    problems = contract_problems("saber_actions", out["saber_actions"], {"episode_relations": out["episode_relations"]})
+    problems = contract_problems(
+        "saber_actions", out["saber_actions"], {"episode_relations": out["episode_relations"]}
+    )
     assert problems == []
     assert nx.is_directed_acyclic_graph(kept_graph(out["episode_relations"])) == (mode != "raw")
 
@@ -74,7 +116,11 @@ def test_modes_differ_as_in_the_ablation() -> None:
     assert cuts == [("l7", "scc_min_weight_shortcut"), ("l3", "scc_min_weight")]
     assert [a["step"] for a in actions] == list(range(1, len(actions) + 1))
     removal = next(a for a in actions if a["action"] == "remove_shortcut")
-    assert removal["relation_id"] == "l6" and removal["indirect_path"] == ["e3", "e4", "e5"] and removal["reason"]
+    assert (
+        removal["relation_id"] == "l6"
+        and removal["indirect_path"] == ["e3", "e4", "e5"]
+        and removal["reason"]
+    )
     assert all(a["rule"] for a in actions) and len({a["action_id"] for a in actions}) == len(actions)
 
 
@@ -118,7 +164,10 @@ def test_causal_claims_survive_only_paths_that_carry_causation() -> None:
 
 def test_llm_adjudicator_is_asked_in_one_batch_and_failures_count_as_uncertain() -> None:
     # Without the back edge l3 there is no cycle; l9's only path e4 -> e5 -> e6 has no causal hop.
-    links = [l for l in LINKS if l[0] != "l3"] + [("l9", "e4", "e6", "causes", 0.3), ("l10", "e5", "e6", "precedes", 0.9)]
+    links = [l for l in LINKS if l[0] != "l3"] + [
+        ("l9", "e4", "e6", "causes", 0.3),
+        ("l10", "e5", "e6", "precedes", 0.9),
+    ]
 
     def answer(prompt: str) -> object:
         if "Title e5" in prompt.split("Indirect path", 1)[0]:
@@ -137,8 +186,9 @@ def test_llm_adjudicator_is_asked_in_one_batch_and_failures_count_as_uncertain()
     assert any("Summary of e1." in p and "Summary of e3." in p and "Summary of e2." in p for p in prompts)
     assert out["llm_calls"] and nx.is_directed_acyclic_graph(kept_graph(out["episode_relations"]))
     # The LLM only judged: every edge it saw existed before, none was added or reversed.
-    assert {(r["source_episode_id"], r["target_episode_id"]) for r in out["episode_relations"]} == \
-        {(s, t) for _, s, t, _, _ in links}
+    assert {(r["source_episode_id"], r["target_episode_id"]) for r in out["episode_relations"]} == {
+        (s, t) for _, s, t, _, _ in links
+    }
 
 
 def test_llm_is_not_asked_outside_saber_mode() -> None:
@@ -152,7 +202,9 @@ def test_switching_mode_reruns_only_cleaning_and_storylines(tmp_path) -> None:
     workspace = Workspace.at(tmp_path / "ws")
     stats = {}
     for number, mode in enumerate(("saber", "heuristic", "raw", "saber")):
-        settings = load_settings(overrides={"embed_texts": {"backend": "hashing"}, "break_cycles": {"mode": mode}})
+        settings = load_settings(
+            overrides={"embed_texts": {"backend": "hashing"}, "break_cycles": {"mode": mode}}
+        )
         report = build([str(SCREENPLAY)], workspace, settings, stages=standin_chain(), quiet=True)
         outcome = {o.stage: o.status for o in report.documents[0].outcomes}
         assert report.ok, outcome

@@ -13,7 +13,14 @@ from tasks.canonicalize.rows import canonical_rows
 from tasks.stage import StageContext
 from tasks.llm.client import OpenAICompatibleClient
 from tests.conftest import SCREENPLAY
-from tests.fixtures.graph.helpers import TWO_SMITHS, ZH_CUES, build_graph, graph_settings, merge_responder, tables
+from tests.fixtures.graph.helpers import (
+    TWO_SMITHS,
+    ZH_CUES,
+    build_graph,
+    graph_settings,
+    merge_responder,
+    tables,
+)
 from tests.fixtures.llm_fixtures import fast_llm_settings
 from tests.fixtures.openai_server import FakeOpenAIServer
 
@@ -37,7 +44,15 @@ def test_two_smiths_stay_two_and_titles_follow_gender(tmp_path):
     workspace, report = build_graph([TWO_SMITHS], tmp_path, graph_settings())
     assert report.ok, report.summary()
     raw, decisions, entities, mentions, relations, raw_mentions = tables(
-        workspace, "two_smiths", "raw_entities", "merge_decisions", "entities", "mentions", "relations", "raw_mentions")
+        workspace,
+        "two_smiths",
+        "raw_entities",
+        "merge_decisions",
+        "entities",
+        "mentions",
+        "relations",
+        "raw_mentions",
+    )
     ids = raw_names(raw)
     mapping = apply_merge_decisions(raw, decisions)
     john, mary = mapping[ids["John Smith"]], mapping[ids["Mary Smith"]]
@@ -52,15 +67,22 @@ def test_two_smiths_stay_two_and_titles_follow_gender(tmp_path):
     assert decision_between(decisions, ids["John"], ids["John Smith"])["method"] == "rule:cue_fullname"
     # Canonical rows: representative id, best full name, aliases from every member, remapped mentions.
     by_id = entities.set_index("entity_id").to_dict("index")
-    assert by_id[john]["name"] == "John Smith" and {"JOHN", "John", "Mr. Smith"} <= set(by_id[john]["aliases"])
+    assert by_id[john]["name"] == "John Smith" and {"JOHN", "John", "Mr. Smith"} <= set(
+        by_id[john]["aliases"]
+    )
     assert john in set(raw["raw_entity_id"]) and sorted(by_id[john]["raw_entity_ids"]) == sorted(
-        r for r, c in mapping.items() if c == john)
+        r for r, c in mapping.items() if c == john
+    )
     assert len(mentions) == len(raw_mentions) and set(mentions["entity_id"]) <= set(entities["entity_id"])
     assert by_id[john]["n_mentions"] == (mentions["entity_id"] == john).sum()
     assert (relations["source_entity_id"] < relations["target_entity_id"]).all()
     assert not relations.duplicated(["source_entity_id", "target_entity_id"]).any()
-    neighbours = pd.concat([relations[["source_entity_id", "target_entity_id"]].set_axis(["a", "b"], axis=1),
-                            relations[["target_entity_id", "source_entity_id"]].set_axis(["a", "b"], axis=1)])
+    neighbours = pd.concat(
+        [
+            relations[["source_entity_id", "target_entity_id"]].set_axis(["a", "b"], axis=1),
+            relations[["target_entity_id", "source_entity_id"]].set_axis(["a", "b"], axis=1),
+        ]
+    )
     for entity_id, row in by_id.items():
         assert row["degree"] == neighbours[neighbours["a"] == entity_id]["b"].nunique()
 
@@ -86,8 +108,9 @@ def test_disabled_refinement_is_the_identity(tmp_path):
     settings = graph_settings(canonicalize_entities={"enabled": False})
     workspace, report = build_graph([TWO_SMITHS], tmp_path, settings)
     assert report.ok, report.summary()
-    raw, decisions, entities, raw_relations, relations = tables(workspace, "two_smiths", "raw_entities", "merge_decisions",
-                                                                "entities", "raw_relations", "relations")
+    raw, decisions, entities, raw_relations, relations = tables(
+        workspace, "two_smiths", "raw_entities", "merge_decisions", "entities", "raw_relations", "relations"
+    )
     assert decisions.empty
     assert sorted(entities["entity_id"]) == sorted(raw["raw_entity_id"])
     assert len(relations) == len(raw_relations)
@@ -109,10 +132,27 @@ def test_chinese_kin_compounds_stay_apart_and_familiar_names_join(tmp_path):
 
 
 def profiles_for(names: list[tuple[str, str, int]]) -> tuple[pd.DataFrame, dict]:
-    raw = pd.DataFrame([{"raw_entity_id": f"rent_{i:04d}", "doc_id": "d", "name": n, "entity_type": t, "description": "",
-                         "surfaces": [n], "is_proxy": False, "n_mentions": m, "chunk_ids": [], "first_ordinal": None,
-                         "method": "test"} for i, (n, t, m) in enumerate(names)])
-    empty_mentions = pd.DataFrame(columns=["mention_id", "raw_entity_id", "chunk_id", "surface", "char_start", "char_end"])
+    raw = pd.DataFrame(
+        [
+            {
+                "raw_entity_id": f"rent_{i:04d}",
+                "doc_id": "d",
+                "name": n,
+                "entity_type": t,
+                "description": "",
+                "surfaces": [n],
+                "is_proxy": False,
+                "n_mentions": m,
+                "chunk_ids": [],
+                "first_ordinal": None,
+                "method": "test",
+            }
+            for i, (n, t, m) in enumerate(names)
+        ]
+    )
+    empty_mentions = pd.DataFrame(
+        columns=["mention_id", "raw_entity_id", "chunk_id", "surface", "char_start", "char_end"]
+    )
     empty_chunks = pd.DataFrame(columns=["chunk_id", "char_start", "text", "section_id"])
     return raw, profile_entities(raw, empty_mentions, empty_chunks)
 
@@ -130,14 +170,25 @@ def test_blocking_is_bounded_per_entity():
 
 
 def test_rules_on_inline_names():
-    raw, profiles = profiles_for([("Holden", "character", 40), ("Holden McNeil", "character", 2), ("McNeil", "character", 1),
-                                  ("Cohee", "character", 5), ("Cohee Lundin", "character", 2), ("Cohee Lundon", "character", 1),
-                                  ("Kid", "character", 3), ("Little Kid", "character", 2),
-                                  ("Comic Book Store", "location", 4), ("Comic Book Stores", "location", 1)])
+    raw, profiles = profiles_for(
+        [
+            ("Holden", "character", 40),
+            ("Holden McNeil", "character", 2),
+            ("McNeil", "character", 1),
+            ("Cohee", "character", 5),
+            ("Cohee Lundin", "character", 2),
+            ("Cohee Lundon", "character", 1),
+            ("Kid", "character", 3),
+            ("Little Kid", "character", 2),
+            ("Comic Book Store", "location", 4),
+            ("Comic Book Stores", "location", 1),
+        ]
+    )
     ids = dict(zip(raw["name"], raw["raw_entity_id"]))
     pairs = candidate_pairs(profiles, 8)
-    decided, undecided = rule_decisions(profiles, pairs, pd.DataFrame(columns=["source_raw_id", "target_raw_id", "method"]),
-                                        0.88)
+    decided, undecided = rule_decisions(
+        profiles, pairs, pd.DataFrame(columns=["source_raw_id", "target_raw_id", "method"]), 0.88
+    )
     ordered = resolve_decisions(decided)
     rows = [{"step": i, **d.__dict__} for i, d in enumerate(ordered, start=1)]
     mapping = apply_merge_decisions(raw, rows)
@@ -147,24 +198,63 @@ def test_rules_on_inline_names():
     assert mapping[ids["Kid"]] != mapping[ids["Little Kid"]]  # role words are not names
     assert mapping[ids["Comic Book Store"]] == mapping[ids["Comic Book Stores"]]
     assert any({a, b} == {ids["Kid"], ids["Little Kid"]} for a, b, _ in undecided)
-    mentions = pd.DataFrame(columns=["mention_id", "raw_entity_id", "chunk_id", "surface", "char_start", "char_end"])
-    relations = pd.DataFrame([{"raw_relation_id": "r1", "source_raw_id": ids["Holden"], "target_raw_id": ids["McNeil"],
-                               "description": "self after merge", "keywords": ["x"], "weight": 1.0, "chunk_ids": []},
-                              {"raw_relation_id": "r2", "source_raw_id": ids["Holden"], "target_raw_id": ids["Cohee"],
-                               "description": "a", "keywords": ["talk"], "weight": 1.0, "chunk_ids": []},
-                              {"raw_relation_id": "r3", "source_raw_id": ids["Cohee Lundon"], "target_raw_id": ids["McNeil"],
-                               "description": "b", "keywords": ["talk"], "weight": 2.0, "chunk_ids": []}])
-    out = canonical_rows("d", raw, mentions, relations, pd.DataFrame(columns=["chunk_id", "ordinal", "section_id"]),
-                         pd.DataFrame(columns=["section_id", "ordinal"]), mapping, 600)
+    mentions = pd.DataFrame(
+        columns=["mention_id", "raw_entity_id", "chunk_id", "surface", "char_start", "char_end"]
+    )
+    relations = pd.DataFrame(
+        [
+            {
+                "raw_relation_id": "r1",
+                "source_raw_id": ids["Holden"],
+                "target_raw_id": ids["McNeil"],
+                "description": "self after merge",
+                "keywords": ["x"],
+                "weight": 1.0,
+                "chunk_ids": [],
+            },
+            {
+                "raw_relation_id": "r2",
+                "source_raw_id": ids["Holden"],
+                "target_raw_id": ids["Cohee"],
+                "description": "a",
+                "keywords": ["talk"],
+                "weight": 1.0,
+                "chunk_ids": [],
+            },
+            {
+                "raw_relation_id": "r3",
+                "source_raw_id": ids["Cohee Lundon"],
+                "target_raw_id": ids["McNeil"],
+                "description": "b",
+                "keywords": ["talk"],
+                "weight": 2.0,
+                "chunk_ids": [],
+            },
+        ]
+    )
+    out = canonical_rows(
+        "d",
+        raw,
+        mentions,
+        relations,
+        pd.DataFrame(columns=["chunk_id", "ordinal", "section_id"]),
+        pd.DataFrame(columns=["section_id", "ordinal"]),
+        mapping,
+        600,
+    )
     assert len(out["relations"]) == 1  # the self-relation is dropped, the two Holden-Cohee edges are one
     assert out["relations"][0]["weight"] == 3.0 and out["relations"][0]["raw_relation_ids"] == ["r2", "r3"]
 
 
 def _run_with_llm(workspace, doc_id: str, server: FakeOpenAIServer) -> dict:
-    inputs = {t: tables(workspace, doc_id, t)[0]
-              for t in ("documents", "sections", "chunks", "raw_entities", "raw_mentions", "raw_relations")}
+    inputs = {
+        t: tables(workspace, doc_id, t)[0]
+        for t in ("documents", "sections", "chunks", "raw_entities", "raw_mentions", "raw_relations")
+    }
     client = OpenAICompatibleClient(fast_llm_settings(server.url, concurrency=1), cache=None)
-    ctx = StageContext(stage="canonicalize_entities", doc_id=doc_id, settings=graph_settings(), tables=inputs, llm=client)
+    ctx = StageContext(
+        stage="canonicalize_entities", doc_id=doc_id, settings=graph_settings(), tables=inputs, llm=client
+    )
     return canonicalize_entities.run(ctx)
 
 
@@ -176,13 +266,21 @@ def test_llm_judges_only_undecided_pairs_and_failures_stay_separate(tmp_path):
     responder = merge_responder({frozenset({"Margaret", "Maggie"})})
     with FakeOpenAIServer(model_names=("test-model",), responder=responder) as server:
         out = _run_with_llm(workspace, "the_lighthouse_key", server)
-        asked = [r for r in server.chat_requests() if r.body["response_format"]["json_schema"]["name"] == "MergeJudgement"]
+        asked = [
+            r
+            for r in server.chat_requests()
+            if r.body["response_format"]["json_schema"]["name"] == "MergeJudgement"
+        ]
     decisions = pd.DataFrame(out["merge_decisions"])
     llm_rows = decisions[decisions["method"] == "llm"]
     assert len(llm_rows) == len(asked) > 0 and not (decisions["method"] == "rule:no_evidence").any()
-    inputs = tables(workspace, "the_lighthouse_key", "raw_entities", "raw_mentions", "raw_relations", "chunks")
+    inputs = tables(
+        workspace, "the_lighthouse_key", "raw_entities", "raw_mentions", "raw_relations", "chunks"
+    )
     _, _, undecided = canonicalize_entities.plan_decisions(*inputs, 0.88, 8)
-    assert {(a, b) for a, b, _ in undecided} == set(zip(llm_rows["left"], llm_rows["right"]))  # only what rules left open
+    assert {(a, b) for a, b, _ in undecided} == set(
+        zip(llm_rows["left"], llm_rows["right"])
+    )  # only what rules left open
     maggie = decision_between(decisions, ids["Margaret"], ids["Maggie"])
     assert maggie["decision"] == "merge" and "nickname" in maggie["reason"]
     mapping = apply_merge_decisions(raw, decisions)

@@ -5,10 +5,16 @@ import numpy as np
 
 from tasks.tables.io import read_frame
 
-ASSET_TABLES = {"entity": ("entities", "entity_id"), "fact": ("atomic_facts", "fact_id"),
-                "event": ("events", "event_id"), "interaction": ("interactions", "interaction_id"),
-                "occasion": ("occasions", "occasion_id"), "episode": ("episodes", "episode_id"),
-                "storyline": ("storylines", "storyline_id"), "relation": ("relations", "relation_id")}
+ASSET_TABLES = {
+    "entity": ("entities", "entity_id"),
+    "fact": ("atomic_facts", "fact_id"),
+    "event": ("events", "event_id"),
+    "interaction": ("interactions", "interaction_id"),
+    "occasion": ("occasions", "occasion_id"),
+    "episode": ("episodes", "episode_id"),
+    "storyline": ("storylines", "storyline_id"),
+    "relation": ("relations", "relation_id"),
+}
 
 
 def test_every_asset_has_one_unit_vector(sample_workspace):

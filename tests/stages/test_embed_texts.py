@@ -21,7 +21,9 @@ def test_every_chunk_and_sentence_has_a_unit_vector(segmented):
 
 def test_minilm_vectors_are_normalised_and_semantic():
     embedder = MiniLMEmbedder(batch_size=8)
-    vectors = embedder.embed(["The keeper lights the lamp.", "She switches on the lighthouse lamp.", "Stock prices fell."])
+    vectors = embedder.embed(
+        ["The keeper lights the lamp.", "She switches on the lighthouse lamp.", "Stock prices fell."]
+    )
     assert vectors.shape == (3, 384) and vectors.dtype == np.float32
     assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
     assert vectors[0] @ vectors[1] > vectors[0] @ vectors[2] + 0.2

@@ -19,20 +19,31 @@ from tests.fixtures.llm_fixtures import fast_llm_settings
 from tests.fixtures.narrative.builders import FISHERMAN, HARBOUR, SHOP_ZH, build_one, frames
 from tests.fixtures.openai_server import FakeOpenAIServer, last_user_text
 
-TABLES = ("entities", "chunks", "atomic_facts", "entity_attributes", "entity_profiles", "failures", "llm_calls")
+TABLES = (
+    "entities",
+    "chunks",
+    "atomic_facts",
+    "entity_attributes",
+    "entity_profiles",
+    "failures",
+    "llm_calls",
+)
 
 
-@pytest.mark.parametrize("text, language, expected", [
-    ("She wants to keep the light burning.", "en", "goal"),
-    ("He is afraid of the storm.", "en", "mental_state"),
-    ("The sale falls through because the boats stay home.", "en", "cause"),
-    ("Tom puts his arm around his sister.", "en", "relation"),
-    ("MARGARET HALE (60s) polishes the rail.", "en", "attribute"),
-    ("Ellis is at his desk.", "en", "state"),
-    ("Tom drives the coast road.", "en", "action"),
-    ("程勇打算去印度。", "zh", "goal"),
-    ("程勇一脸无奈。", "zh", "mental_state"),
-])
+@pytest.mark.parametrize(
+    "text, language, expected",
+    [
+        ("She wants to keep the light burning.", "en", "goal"),
+        ("He is afraid of the storm.", "en", "mental_state"),
+        ("The sale falls through because the boats stay home.", "en", "cause"),
+        ("Tom puts his arm around his sister.", "en", "relation"),
+        ("MARGARET HALE (60s) polishes the rail.", "en", "attribute"),
+        ("Ellis is at his desk.", "en", "state"),
+        ("Tom drives the coast road.", "en", "action"),
+        ("程勇打算去印度。", "zh", "goal"),
+        ("程勇一脸无奈。", "zh", "mental_state"),
+    ],
+)
 def test_fact_type_cues(text: str, language: str, expected: str) -> None:
     assert fact_type(text, language) == expected
 
@@ -61,8 +72,9 @@ def _assert_spans_name_their_entity(tables: dict[str, pd.DataFrame], text: str) 
         assert chunk.section_id == fact.section_id
         entity = entities.loc[fact.entity_id]
         surfaces = [entity["name"], *entity["aliases"], *entity["name"].split()]
-        assert re.search("|".join(re.escape(s) for s in surfaces), text[fact.char_start:fact.char_end], re.IGNORECASE), \
-            fact.text
+        assert re.search(
+            "|".join(re.escape(s) for s in surfaces), text[fact.char_start : fact.char_end], re.IGNORECASE
+        ), fact.text
 
 
 @pytest.fixture(scope="module")
@@ -135,14 +147,33 @@ def facts_responder(body: dict[str, Any]) -> dict[str, Any] | None:
     name = re.search(r"^Entity: (.+?) \(", prompt, re.MULTILINE).group(1)
     excerpt = prompt.split("[1] (", 1)[1].split("\n", 1)[1]
     quote = next(line for line in excerpt.splitlines() if name.split()[0].upper() in line.upper())
-    return {"facts": [{"text": f"{name} appears here.", "fact_type": "state", "related": ["Nobody Known"], "excerpt": 1,
-                       "evidence": quote},
-                      {"text": f"{name}  appears HERE!", "fact_type": "state", "related": [], "excerpt": 1,
-                       "evidence": quote},
-                      {"text": f"{name} wants something.", "fact_type": "goal", "related": [], "excerpt": 9,
-                       "evidence": "not in any excerpt"}],
-            "attributes": [{"key": "goal", "value": "something", "fact_numbers": [3, 42]}],
-            "summary": f"{name} is profiled."}
+    return {
+        "facts": [
+            {
+                "text": f"{name} appears here.",
+                "fact_type": "state",
+                "related": ["Nobody Known"],
+                "excerpt": 1,
+                "evidence": quote,
+            },
+            {
+                "text": f"{name}  appears HERE!",
+                "fact_type": "state",
+                "related": [],
+                "excerpt": 1,
+                "evidence": quote,
+            },
+            {
+                "text": f"{name} wants something.",
+                "fact_type": "goal",
+                "related": [],
+                "excerpt": 9,
+                "evidence": "not in any excerpt",
+            },
+        ],
+        "attributes": [{"key": "goal", "value": "something", "fact_numbers": [3, 42]}],
+        "summary": f"{name} is profiled.",
+    }
 
 
 def test_llm_path_fills_tables_and_quarantines_a_failed_entity(tmp_path: Path) -> None:
@@ -173,5 +204,6 @@ def test_llm_path_fills_tables_and_quarantines_a_failed_entity(tmp_path: Path) -
     goal = tables["entity_attributes"]
     assert set(goal["key"]) == {"goal"} and goal["fact_ids"].map(len).eq(1).all()  # fact 42 does not exist
     assert tables["entity_profiles"]["summary"].str.endswith("is profiled.").all()
-    _assert_spans_name_their_entity(tables | {"atomic_facts": facts[facts["fact_type"] == "state"]},
-                                    HARBOUR.read_text(encoding="utf-8"))
+    _assert_spans_name_their_entity(
+        tables | {"atomic_facts": facts[facts["fact_type"] == "state"]}, HARBOUR.read_text(encoding="utf-8")
+    )

@@ -17,8 +17,15 @@ from tasks.graph.screenplay import normalize_cue
 from tasks.graph.upsert import ChunkIndex, GraphDraft
 from tasks.graph.zh import resolve_speakers
 from tasks.llm.client import OpenAICompatibleClient
-from tests.fixtures.graph.helpers import (TWO_SMITHS, ZH_CUES, build_graph, graph_settings, outcome, smiths_responder,
-                                          tables)
+from tests.fixtures.graph.helpers import (
+    TWO_SMITHS,
+    ZH_CUES,
+    build_graph,
+    graph_settings,
+    outcome,
+    smiths_responder,
+    tables,
+)
 from tests.fixtures.llm_fixtures import fast_llm_settings
 from tests.fixtures.openai_server import FakeOpenAIServer
 
@@ -30,7 +37,7 @@ def assert_grounded(text: str, mentions: pd.DataFrame, chunks: pd.DataFrame) -> 
     for m in mentions.itertuples():
         chunk = bounds[m.chunk_id]
         assert chunk["char_start"] <= m.char_start < m.char_end <= chunk["char_end"], m
-        assert m.surface and m.surface in text[m.char_start:m.char_end], m
+        assert m.surface and m.surface in text[m.char_start : m.char_end], m
 
 
 def by_name(entities: pd.DataFrame) -> dict[str, dict]:
@@ -39,13 +46,27 @@ def by_name(entities: pd.DataFrame) -> dict[str, dict]:
 
 # -- pure pieces -----------------------------------------------------------------------------
 
-@pytest.mark.parametrize("cue", ["JOHN", "JOHN (V.O.)", "JOHN (CONT'D)", "JOHN (V.O.) (CONT'D)", "JOHN ^", "OC JOHN",
-                                 "JOHN V.O.", "JOHN (O.S.)"])
+
+@pytest.mark.parametrize(
+    "cue",
+    [
+        "JOHN",
+        "JOHN (V.O.)",
+        "JOHN (CONT'D)",
+        "JOHN (V.O.) (CONT'D)",
+        "JOHN ^",
+        "OC JOHN",
+        "JOHN V.O.",
+        "JOHN (O.S.)",
+    ],
+)
 def test_cue_variants_name_one_speaker(cue):
     assert normalize_name(normalize_cue(cue)) == "john"
 
 
-@pytest.mark.parametrize("cue", ["P.O.V. OF JOHN", "CREDITS", "AT THE DART BOARD", "HANGING OUT MONTAGE BEGINS", "I..."])
+@pytest.mark.parametrize(
+    "cue", ["P.O.V. OF JOHN", "CREDITS", "AT THE DART BOARD", "HANGING OUT MONTAGE BEGINS", "I..."]
+)
 def test_non_speaker_cues_are_rejected(cue):
     assert normalize_cue(cue) is None
 
@@ -58,8 +79,20 @@ def test_raw_ids_consolidate_case_and_articles():
 
 
 def test_zh_speakers_strip_manner_and_voice_but_keep_kin():
-    raw = Counter({"程勇": 5, "程勇一脸颓势": 1, "程勇不耐烦": 2, "程勇爸爸": 3, "程勇爸爸OS": 1, "程勇爸爸不耐烦地": 1,
-                   "吕受益妻子": 4, "吕受益": 6, "电视里的赵立忠": 1, "赵立忠": 2})
+    raw = Counter(
+        {
+            "程勇": 5,
+            "程勇一脸颓势": 1,
+            "程勇不耐烦": 2,
+            "程勇爸爸": 3,
+            "程勇爸爸OS": 1,
+            "程勇爸爸不耐烦地": 1,
+            "吕受益妻子": 4,
+            "吕受益": 6,
+            "电视里的赵立忠": 1,
+            "赵立忠": 2,
+        }
+    )
     resolved = {raw_name: s.name for raw_name, s in resolve_speakers(raw, "").items()}
     assert resolved["程勇一脸颓势"] == resolved["程勇不耐烦"] == "程勇"
     assert resolved["程勇爸爸OS"] == resolved["程勇爸爸不耐烦地"] == resolved["程勇爸爸"] == "程勇爸爸"
@@ -69,24 +102,34 @@ def test_zh_speakers_strip_manner_and_voice_but_keep_kin():
 def test_prompts_render_in_both_languages():
     from tasks.llm.prompts import load_prompt, render_messages
 
-    values = {"title": "T", "language": "zh", "known_names": "程勇", "already_found": "（尚无）", "text": "程勇：你好。"}
+    values = {
+        "title": "T",
+        "language": "zh",
+        "known_names": "程勇",
+        "already_found": "（尚无）",
+        "text": "程勇：你好。",
+    }
     messages = render_messages(load_prompt("extract_graph/v1", "zh"), values)
     assert messages[0]["role"] == "system" and "已知人物：程勇" in messages[-1]["content"]
     english = render_messages(load_prompt("extract_graph/v1", "en"), {**values, "language": "en"})
     assert "Known characters: 程勇" in english[-1]["content"] and "程勇：你好。" in english[-1]["content"]
     for language in ("en", "zh"):
-        judge = render_messages(load_prompt("canonicalize_entities/v1", language),
-                                {"title": "T", "language": language, "left": "name: A", "right": "name: B"})
+        judge = render_messages(
+            load_prompt("canonicalize_entities/v1", language),
+            {"title": "T", "language": language, "left": "name: A", "right": "name: B"},
+        )
         assert "name: A" in judge[-1]["content"] and "name: B" in judge[-1]["content"]
 
 
 # -- offline, through the runner -------------------------------------------------------------
 
+
 def test_screenplay_cues_intros_objects_and_relations(tmp_path):
     workspace, report = build_graph([TWO_SMITHS], tmp_path, graph_settings(split_chunks={"chunk_tokens": 60}))
     assert report.ok, report.summary()
-    entities, mentions, relations, chunks, documents = tables(workspace, "two_smiths", "raw_entities", "raw_mentions",
-                                                               "raw_relations", "chunks", "documents")
+    entities, mentions, relations, chunks, documents = tables(
+        workspace, "two_smiths", "raw_entities", "raw_mentions", "raw_relations", "chunks", "documents"
+    )
     assert len(chunks) > 1
     text = documents.iloc[0]["text"]
     assert_grounded(text, mentions, chunks)
@@ -98,16 +141,22 @@ def test_screenplay_cues_intros_objects_and_relations(tmp_path):
     assert {"JOHN", "John"} <= set(john["surfaces"])
     assert "ferry pilot" in names["John Smith"]["description"]  # the introduction line describes him
     assert names["brass key"]["entity_type"] == "object" and names["brass key"]["n_mentions"] >= 3
-    assert {"Smith Kitchen", "Harbour Wall", "Ferry Cabin"} <= {n for n, r in names.items() if r["entity_type"] == "location"}
+    assert {"Smith Kitchen", "Harbour Wall", "Ferry Cabin"} <= {
+        n for n, r in names.items() if r["entity_type"] == "location"
+    }
     assert names["Night"]["entity_type"] == "time"
     assert {"Mr. Smith", "Mrs. Smith", "Smith"} <= set(names)  # kept raw: canonicalization decides
     ids = {r["name"]: r["raw_entity_id"] for r in names.values()}
     assert (relations["source_raw_id"] < relations["target_raw_id"]).all()
-    pairs = {frozenset((s, t)): r for s, t, r in zip(relations.source_raw_id, relations.target_raw_id,
-                                                     relations.to_dict("records"))}
+    pairs = {
+        frozenset((s, t)): r
+        for s, t, r in zip(relations.source_raw_id, relations.target_raw_id, relations.to_dict("records"))
+    }
     talk = pairs[frozenset((ids["John"], ids["Mary"]))]
     assert "dialogue" in list(talk["keywords"]) and talk["weight"] >= 3 and len(talk["description"]) <= 600
-    assert frozenset((ids["Mary Smith"], ids["brass key"])) in pairs  # "MARY SMITH (30s) ... She pockets the brass key."
+    assert (
+        frozenset((ids["Mary Smith"], ids["brass key"])) in pairs
+    )  # "MARY SMITH (30s) ... She pockets the brass key."
     assert frozenset((ids["John"], ids["Harbour Wall"])) in pairs  # present in the scene at that location
     chunk_ids = set(chunks["chunk_id"])
     assert all(set(c) <= chunk_ids and len(c) for c in relations["chunk_ids"])
@@ -117,16 +166,23 @@ def test_chinese_cues_make_one_speaker_per_name(tmp_path):
     workspace, report = build_graph([ZH_CUES], tmp_path, graph_settings())
     assert report.ok, report.summary()
     doc_id = report.documents[0].doc_id
-    entities, mentions, chunks, documents, sections = tables(workspace, doc_id, "raw_entities", "raw_mentions", "chunks",
-                                                             "documents", "sections")
+    entities, mentions, chunks, documents, sections = tables(
+        workspace, doc_id, "raw_entities", "raw_mentions", "chunks", "documents", "sections"
+    )
     assert documents.iloc[0]["language"] == "zh"
     assert_grounded(documents.iloc[0]["text"], mentions, chunks)
     names = by_name(entities)
     characters = {n for n, r in names.items() if r["entity_type"] == "character"}
     assert {"程勇", "程勇爸爸", "吕受益"} <= characters
-    assert not any(n.startswith("程勇") and n not in ("程勇", "程勇爸爸") for n in characters)  # no "程勇一脸颓势"
+    assert not any(
+        n.startswith("程勇") and n not in ("程勇", "程勇爸爸") for n in characters
+    )  # no "程勇一脸颓势"
     section_of = chunks.set_index("chunk_id")["section_id"].to_dict()
-    speaks_in = {section_of[m.chunk_id] for m in mentions.itertuples() if m.raw_entity_id == names["程勇"]["raw_entity_id"]}
+    speaks_in = {
+        section_of[m.chunk_id]
+        for m in mentions.itertuples()
+        if m.raw_entity_id == names["程勇"]["raw_entity_id"]
+    }
     assert speaks_in == set(sections["section_id"])
     assert {"药店", "医院"} <= {n for n, r in names.items() if r["entity_type"] == "location"}
 
@@ -135,15 +191,18 @@ def test_prose_names_role_actors_and_attribution(tmp_path):
     story = tmp_path / "nils.txt"
     story.write_text(
         "# Nils and the Troll\n\nIn the old days a charcoal-burner named Nils lived near Lake Rasval. People called him "
-        "Charcoal Nils.\n\nOne day a strange woman came to the kiln. \"Shall I help you?\" asked the woman.\n\n"
-        "\"Yes,\" said Nils. \"Help would be welcome.\"\n\nThe woman worked hard, and Nils was glad. On Sunday Nils went to "
-        "church and met the priest.\n\n\"Beware of her,\" said the priest. \"She is a troll.\"\n\nNils went home to the "
-        "woman. \"Go back to the forest,\" said Nils. The woman wept by Lake Rasval, and the priest prayed for Charcoal "
-        "Nils.\n", encoding="utf-8")
+        'Charcoal Nils.\n\nOne day a strange woman came to the kiln. "Shall I help you?" asked the woman.\n\n'
+        '"Yes," said Nils. "Help would be welcome."\n\nThe woman worked hard, and Nils was glad. On Sunday Nils went to '
+        'church and met the priest.\n\n"Beware of her," said the priest. "She is a troll."\n\nNils went home to the '
+        'woman. "Go back to the forest," said Nils. The woman wept by Lake Rasval, and the priest prayed for Charcoal '
+        "Nils.\n",
+        encoding="utf-8",
+    )
     workspace, report = build_graph([story], tmp_path, graph_settings())
     assert report.ok, report.summary()
-    entities, mentions, relations, chunks, documents = tables(workspace, "nils", "raw_entities", "raw_mentions",
-                                                               "raw_relations", "chunks", "documents")
+    entities, mentions, relations, chunks, documents = tables(
+        workspace, "nils", "raw_entities", "raw_mentions", "raw_relations", "chunks", "documents"
+    )
     assert_grounded(documents.iloc[0]["text"], mentions, chunks)
     names = by_name(entities)
     assert names["Nils"]["entity_type"] == "character" and names["Nils"]["n_mentions"] >= 6
@@ -152,16 +211,31 @@ def test_prose_names_role_actors_and_attribution(tmp_path):
     assert "Sunday" not in names and "Yes" not in names and "One" not in names
     ids = {n: r["raw_entity_id"] for n, r in names.items()}
     pairs = {frozenset(p) for p in zip(relations.source_raw_id, relations.target_raw_id)}
-    assert frozenset((ids["Nils"], ids["woman"])) in pairs and frozenset((ids["Nils"], ids["priest"])) in pairs
+    assert (
+        frozenset((ids["Nils"], ids["woman"])) in pairs and frozenset((ids["Nils"], ids["priest"])) in pairs
+    )
 
 
 def test_offline_extraction_is_deterministic(sample_workspace):
     from tasks.tables.io import read_frame
 
-    inputs = {t: read_frame(sample_workspace, t, "the_lighthouse_key") for t in ("documents", "sections", "chunks", "sentences")}
+    inputs = {
+        t: read_frame(sample_workspace, t, "the_lighthouse_key")
+        for t in ("documents", "sections", "chunks", "sentences")
+    }
     doc = inputs["documents"].iloc[0]
-    run = lambda: extract_heuristic(doc.doc_id, doc.text, doc.language, doc.kind, doc.title, inputs["sections"],  # noqa: E731
-                                    inputs["chunks"], inputs["sentences"], 2, 600)
+    run = lambda: extract_heuristic(
+        doc.doc_id,
+        doc.text,
+        doc.language,
+        doc.kind,
+        doc.title,
+        inputs["sections"],  # noqa: E731
+        inputs["chunks"],
+        inputs["sentences"],
+        2,
+        600,
+    )
     first, second = run(), run()
     assert json.dumps(first, sort_keys=True, default=str) == json.dumps(second, sort_keys=True, default=str)
     names = {r["name"] for r in first[0]["raw_entities"]}
@@ -170,18 +244,32 @@ def test_offline_extraction_is_deterministic(sample_workspace):
 
 # -- the LLM path ----------------------------------------------------------------------------
 
+
 def test_llm_path_fills_the_same_tables_with_proxies_and_grounding(tmp_path):
-    settings = graph_settings(split_chunks={"chunk_tokens": 60}, extract_graph={"gleaning": True, "pack_tokens": 0})
+    settings = graph_settings(
+        split_chunks={"chunk_tokens": 60}, extract_graph={"gleaning": True, "pack_tokens": 0}
+    )
     with FakeOpenAIServer(model_names=("test-model",), responder=smiths_responder) as server:
         client = OpenAICompatibleClient(fast_llm_settings(server.url), cache=None)
         workspace, report = build_graph([TWO_SMITHS], tmp_path, settings, llm=client)
-        requests = [r for r in server.chat_requests()
-                    if r.body["response_format"]["json_schema"]["name"] == "GraphExtraction"]
+        requests = [
+            r
+            for r in server.chat_requests()
+            if r.body["response_format"]["json_schema"]["name"] == "GraphExtraction"
+        ]
     assert report.ok, report.summary()
     built = outcome(report, "extract_graph")
     assert built.status == "built" and any("not found in their chunk" in w for w in built.warnings)
     entities, mentions, relations, chunks, documents, calls = tables(
-        workspace, "two_smiths", "raw_entities", "raw_mentions", "raw_relations", "chunks", "documents", "llm_calls")
+        workspace,
+        "two_smiths",
+        "raw_entities",
+        "raw_mentions",
+        "raw_relations",
+        "chunks",
+        "documents",
+        "llm_calls",
+    )
     assert_grounded(documents.iloc[0]["text"], mentions, chunks)
     names = by_name(entities)
     assert names["John Smith"]["n_mentions"] >= 5 and names["John Smith"]["method"].startswith("llm")
@@ -219,10 +307,16 @@ def test_packed_requests_keep_every_entity_relation_and_span_of_per_chunk_reques
             requests = len(server.chat_requests())
         assert report.ok, report.summary()
         entities, mentions, relations, chunks, documents = tables(
-            workspace, "two_smiths", "raw_entities", "raw_mentions", "raw_relations", "chunks", "documents")
+            workspace, "two_smiths", "raw_entities", "raw_mentions", "raw_relations", "chunks", "documents"
+        )
         assert_grounded(documents.iloc[0]["text"], mentions, chunks)
-        found[budget] = (requests, set(entities["name"]), set(zip(mentions["char_start"], mentions["char_end"])),
-                         len(relations), len(chunks))
+        found[budget] = (
+            requests,
+            set(entities["name"]),
+            set(zip(mentions["char_start"], mentions["char_end"])),
+            len(relations),
+            len(chunks),
+        )
     assert found[400][0] < found[0][0] == found[0][4]  # fewer requests than one per chunk
     assert found[400][1] >= found[0][1] - {"storm"} and found[400][2] >= found[0][2]  # nothing lost
     assert found[400][3] >= 1
@@ -230,17 +324,39 @@ def test_packed_requests_keep_every_entity_relation_and_span_of_per_chunk_reques
 
 def test_ground_replies_keeps_unfound_entities_only_when_a_relation_needs_them():
     text = "Tom gives Nia the key."
-    chunks = pd.DataFrame([{"chunk_id": "c1", "section_id": "s1", "ordinal": 1, "char_start": 0, "char_end": len(text),
-                            "text": text}])
-    reply = GraphExtraction.model_validate({
-        "entities": [{"name": "Tom Hale", "type": "character", "description": "a fisherman", "aliases": []},
-                     {"name": "Nia", "type": "character", "description": "", "aliases": []},
-                     {"name": "the Trust", "type": "institution", "description": "", "aliases": []},
-                     {"name": "Ellis", "type": "character", "description": "", "aliases": []}],
-        "relations": [{"source": "Tom Hale", "target": "Nia", "description": "Tom gives Nia the key.",
-                       "keywords": ["give"], "strength": 8},
-                      {"source": "Nia", "target": "the Trust", "description": "", "keywords": [], "strength": 2},
-                      {"source": "Tom Hale", "target": "key", "description": "", "keywords": [], "strength": 5}]})
+    chunks = pd.DataFrame(
+        [
+            {
+                "chunk_id": "c1",
+                "section_id": "s1",
+                "ordinal": 1,
+                "char_start": 0,
+                "char_end": len(text),
+                "text": text,
+            }
+        ]
+    )
+    reply = GraphExtraction.model_validate(
+        {
+            "entities": [
+                {"name": "Tom Hale", "type": "character", "description": "a fisherman", "aliases": []},
+                {"name": "Nia", "type": "character", "description": "", "aliases": []},
+                {"name": "the Trust", "type": "institution", "description": "", "aliases": []},
+                {"name": "Ellis", "type": "character", "description": "", "aliases": []},
+            ],
+            "relations": [
+                {
+                    "source": "Tom Hale",
+                    "target": "Nia",
+                    "description": "Tom gives Nia the key.",
+                    "keywords": ["give"],
+                    "strength": 8,
+                },
+                {"source": "Nia", "target": "the Trust", "description": "", "keywords": [], "strength": 2},
+                {"source": "Tom Hale", "target": "key", "description": "", "keywords": [], "strength": 5},
+            ],
+        }
+    )
     draft = GraphDraft("d", text, ChunkIndex(chunks))
     dropped = ground_replies(draft, [ChunkReply("c1", 0, text, reply, "llm")], "en")
     rows = draft.to_rows(600)

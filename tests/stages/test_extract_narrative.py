@@ -24,8 +24,13 @@ from tests.fixtures.openai_server import FakeOpenAIServer, last_user_text
 SMALL_CHUNKS = SplitChunksSettings(chunk_tokens=50)  # several chunks from a short scene
 UNITS = ("entities", "chunks", "events", "interactions", "occasions", "failures", "llm_calls")
 ENTITIES = [
-    {"entity_id": "e_margaret", "name": "Margaret Hale", "entity_type": "character", "aliases": ["Maggie", "MARGARET"],
-     "degree": 3},
+    {
+        "entity_id": "e_margaret",
+        "name": "Margaret Hale",
+        "entity_type": "character",
+        "aliases": ["Maggie", "MARGARET"],
+        "degree": 3,
+    },
     {"entity_id": "e_tom", "name": "Tom Hale", "entity_type": "character", "aliases": ["TOM"], "degree": 2},
     {"entity_id": "e_will", "name": "Will", "entity_type": "character", "aliases": [], "degree": 1},
     {"entity_id": "e_cheng", "name": "程勇", "entity_type": "character", "aliases": ["老程"], "degree": 2},
@@ -45,18 +50,21 @@ def test_resolve_names_uses_aliases_boundaries_and_longest_match() -> None:
     assert [(m.start, m.end, m.entity_id) for m in spans] == [(10, 13, "e_tom"), (23, 27, "e_will")]
 
 
-@pytest.mark.parametrize("line, language, expected", [
-    ("What am I supposed to do with it?", "en", "ask"),
-    ("Maggie, listen to me.", "en", "command"),
-    ("Don't tell the boats.", "en", "warn"),
-    ("Please, could you keep it?", "en", "request"),
-    ("No. I won't do it.", "en", "refuse"),
-    ("You're lying to me, Ellis.", "en", "accuse"),
-    ("I know what weekend it is.", "en", "inform"),
-    ("你明天还来吗？", "zh", "ask"),
-    ("我警告你，下个月再不交就搬走。", "zh", "warn"),
-    ("求你了，帮帮我。", "zh", "request"),
-])
+@pytest.mark.parametrize(
+    "line, language, expected",
+    [
+        ("What am I supposed to do with it?", "en", "ask"),
+        ("Maggie, listen to me.", "en", "command"),
+        ("Don't tell the boats.", "en", "warn"),
+        ("Please, could you keep it?", "en", "request"),
+        ("No. I won't do it.", "en", "refuse"),
+        ("You're lying to me, Ellis.", "en", "accuse"),
+        ("I know what weekend it is.", "en", "inform"),
+        ("你明天还来吗？", "zh", "ask"),
+        ("我警告你，下个月再不交就搬走。", "zh", "warn"),
+        ("求你了，帮帮我。", "zh", "request"),
+    ],
+)
 def test_line_type_cues(line: str, language: str, expected: str) -> None:
     assert line_type(line, language) == expected
 
@@ -85,9 +93,13 @@ def _assert_grounded(tables: dict[str, pd.DataFrame], text: str, names_in_span: 
     for row in tables["events"].itertuples():
         assert set(row.participant_ids) <= known
         if names_in_span and len(row.participant_ids):
-            surfaces = [re.escape(n.split()[0]) for n in tables["entities"].set_index("entity_id")
-                        .loc[list(row.participant_ids), "name"]]
-            assert re.search("|".join(surfaces), text[row.char_start:row.char_end], re.IGNORECASE), row.description
+            surfaces = [
+                re.escape(n.split()[0])
+                for n in tables["entities"].set_index("entity_id").loc[list(row.participant_ids), "name"]
+            ]
+            assert re.search("|".join(surfaces), text[row.char_start : row.char_end], re.IGNORECASE), (
+                row.description
+            )
     for row in tables["interactions"].itertuples():
         assert row.subject_id in known and set(row.object_ids) <= known and len(row.object_ids) >= 1
     for row in tables["occasions"].itertuples():
@@ -99,7 +111,9 @@ def harbour(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, pd.Data
     from schemas.config import load_settings
 
     settings = load_settings(overrides={"embed_texts": {"backend": "hashing"}})
-    report, workspace, doc_id = build_one(HARBOUR, tmp_path_factory.mktemp("harbour") / "ws", settings, facts=False)
+    report, workspace, doc_id = build_one(
+        HARBOUR, tmp_path_factory.mktemp("harbour") / "ws", settings, facts=False
+    )
     assert report.ok, report.summary()
     return frames(workspace, doc_id, *UNITS[:5]), HARBOUR.read_text(encoding="utf-8")
 
@@ -107,8 +121,11 @@ def harbour(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, pd.Data
 def test_screenplay_dialogue_turns_become_directed_interactions(harbour) -> None:
     tables, text = harbour
     names = _names(tables)
-    turns = [(names[r.subject_id], [names[o] for o in r.object_ids], r.interaction_type)
-             for r in tables["interactions"].itertuples() if r.is_dialogue]
+    turns = [
+        (names[r.subject_id], [names[o] for o in r.object_ids], r.interaction_type)
+        for r in tables["interactions"].itertuples()
+        if r.is_dialogue
+    ]
     assert ("Nia Okafor", ["Ellis Crowe"], "inform") in turns  # vocative "Mr. Crowe,"
     assert ("Nia Okafor", ["Ellis Crowe"], "ask") in turns  # "Why not?"
     assert ("Ellis Crowe", ["Nia Okafor"], "answer") in turns  # reply to that question
@@ -131,7 +148,9 @@ def test_screenplay_events_and_scene_occasions(harbour) -> None:
     scenes = tables["occasions"][tables["occasions"]["occasion_type"] == "scene"]
     assert len(scenes) == 2
     assert [sorted(names[p] for p in o.participant_ids) for o in scenes.itertuples()] == [
-        ["Ellis Crowe", "Nia Okafor"], ["Margaret Hale", "Tom Hale"]]
+        ["Ellis Crowe", "Nia Okafor"],
+        ["Margaret Hale", "Tom Hale"],
+    ]
     assert [names[o.setting_id] for o in scenes.itertuples()] == ["HARBOUR OFFICE", "HARBOUR WALL"]
     linked = tables["interactions"]["occasion_id"]
     assert linked.notna().all() and set(linked) <= set(scenes["occasion_id"])
@@ -142,9 +161,17 @@ def test_chinese_scene(tmp_path: Path, hashing_settings) -> None:
     assert report.ok, report.summary()
     tables = frames(workspace, doc_id, *UNITS[:5])
     names = _names(tables)
-    turns = {(names[r.subject_id], names[r.object_ids[0]], r.interaction_type) for r in tables["interactions"].itertuples()}
-    assert {("宾馆老板", "程勇", "ask"), ("程勇", "宾馆老板", "answer"), ("宾馆老板", "程勇", "warn"),
-            ("程勇", "吕受益", "give"), ("程勇", "吕受益", "ask")} <= turns
+    turns = {
+        (names[r.subject_id], names[r.object_ids[0]], r.interaction_type)
+        for r in tables["interactions"].itertuples()
+    }
+    assert {
+        ("宾馆老板", "程勇", "ask"),
+        ("程勇", "宾馆老板", "answer"),
+        ("宾馆老板", "程勇", "warn"),
+        ("程勇", "吕受益", "give"),
+        ("程勇", "吕受益", "ask"),
+    } <= turns
     assert {"arrival", "departure"} <= set(tables["events"]["event_type"])
     assert tables["occasions"]["description"].str.contains("王子神油店").any()
     _assert_grounded(tables, SHOP_ZH.read_text(encoding="utf-8"))
@@ -158,7 +185,10 @@ def test_prose_quotes_with_attribution(tmp_path: Path, hashing_settings) -> None
     assert report.ok, report.summary()
     tables = frames(workspace, doc_id, *UNITS[:5])
     names = _names(tables)
-    turns = [(names[r.subject_id], names[r.object_ids[0]], r.interaction_type) for r in tables["interactions"].itertuples()]
+    turns = [
+        (names[r.subject_id], names[r.object_ids[0]], r.interaction_type)
+        for r in tables["interactions"].itertuples()
+    ]
     assert turns[0] == ("fisherman", "wife", "inform")  # '"...," said the fisherman to his wife.'
     assert ("wife", "fisherman", "ask") in turns  # '"Did you ask it for anything?" asked the wife.'
     assert ("fisherman", "wife", "refuse") in turns  # '"No," said he.' : the other party of the exchange
@@ -172,6 +202,7 @@ def test_prose_quotes_with_attribution(tmp_path: Path, hashing_settings) -> None
 
 # -- the LLM path ------------------------------------------------------------------------------
 
+
 def narrative_responder(body: dict[str, Any]) -> dict[str, Any] | None:
     """A plausible reply built from the prompt: the first known entities and the first sentence as evidence."""
     prompt = last_user_text(body.get("messages", []))
@@ -181,20 +212,47 @@ def narrative_responder(body: dict[str, Any]) -> dict[str, Any] | None:
     passage = prompt.split('"""')[1].strip()
     quote = next(line for line in passage.splitlines() if len(line.split()) >= 4)
     people = names[:2] + ["Nobody Known"]
-    return {"events": [{"description": f"{people[0]} acts.", "event_type": "action", "participants": people,
-                        "setting": None, "time_cue": None, "evidence": quote},
-                       {"description": "Something off the page.", "event_type": "other", "participants": [],
-                        "setting": None, "time_cue": None, "evidence": "words that are not in the passage"}],
-            "interactions": [{"subject": people[0], "objects": people[1:], "interaction_type": "warn",
-                              "description": f"{people[0]} warns someone.", "evidence": quote, "event_index": 0}],
-            "occasions": [{"description": "The scene.", "occasion_type": "scene", "participants": people,
-                           "setting": None}]}
+    return {
+        "events": [
+            {
+                "description": f"{people[0]} acts.",
+                "event_type": "action",
+                "participants": people,
+                "setting": None,
+                "time_cue": None,
+                "evidence": quote,
+            },
+            {
+                "description": "Something off the page.",
+                "event_type": "other",
+                "participants": [],
+                "setting": None,
+                "time_cue": None,
+                "evidence": "words that are not in the passage",
+            },
+        ],
+        "interactions": [
+            {
+                "subject": people[0],
+                "objects": people[1:],
+                "interaction_type": "warn",
+                "description": f"{people[0]} warns someone.",
+                "evidence": quote,
+                "event_index": 0,
+            }
+        ],
+        "occasions": [
+            {"description": "The scene.", "occasion_type": "scene", "participants": people, "setting": None}
+        ],
+    }
 
 
 def test_llm_path_fills_the_tables_and_quarantines_bad_chunks(tmp_path: Path, hashing_settings) -> None:
     with FakeOpenAIServer(model_names=("test-model",), responder=narrative_responder) as server:
         # Two chunks' first attempts fail; the client re-asks / retries once (max_retries=1 below) and they fail again.
-        server.queue_faults("malformed_json", "length", "malformed_json", "length", "malformed_json", "length")
+        server.queue_faults(
+            "malformed_json", "length", "malformed_json", "length", "malformed_json", "length"
+        )
         llm_settings = fast_llm_settings(server.url, max_retries=1, concurrency=1)
         client = OpenAICompatibleClient(llm_settings, cache=None)
         settings = hashing_settings.model_copy(update={"llm": llm_settings, "split_chunks": SMALL_CHUNKS})
@@ -219,11 +277,22 @@ def test_llm_path_fills_the_tables_and_quarantines_bad_chunks(tmp_path: Path, ha
     _assert_grounded(tables, HARBOUR.read_text(encoding="utf-8"), names_in_span=False)
 
 
-@pytest.mark.parametrize("prompt_id, values", [
-    ("extract_narrative/v1", {"heading": "H", "entities": "- A (character)", "text": "T"}),
-    ("extract_facts/v1", {"name": "A", "entity_type": "character", "aliases": "-", "description": "-",
-                          "excerpts": "[1] (H)\nT"}),
-])
+@pytest.mark.parametrize(
+    "prompt_id, values",
+    [
+        ("extract_narrative/v1", {"heading": "H", "entities": "- A (character)", "text": "T"}),
+        (
+            "extract_facts/v1",
+            {
+                "name": "A",
+                "entity_type": "character",
+                "aliases": "-",
+                "description": "-",
+                "excerpts": "[1] (H)\nT",
+            },
+        ),
+    ],
+)
 def test_prompts_render_in_both_languages(prompt_id: str, values: dict[str, str]) -> None:
     for language in ("en", "zh"):
         prompt = load_prompt(prompt_id, language)

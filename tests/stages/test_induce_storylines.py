@@ -20,26 +20,69 @@ from tests.fixtures.hierarchy.stages import standin_chain
 
 # Trunk e1 -> e2 -> e3, then two branches e3 -> e4 -> e5 (Margaret) and e3 -> e6 -> e7 (Ellis, Nia);
 # e5 and e7 contrast; e8 stands alone; one removed edge and a shortcut must not be followed.
-CAST = {"e1": ["margaret", "key"], "e2": ["margaret"], "e3": ["margaret", "ellis"], "e4": ["margaret", "daniel"],
-        "e5": ["margaret", "daniel"], "e6": ["ellis", "nia"], "e7": ["ellis", "nia"], "e8": ["daniel"]}
+CAST = {
+    "e1": ["margaret", "key"],
+    "e2": ["margaret"],
+    "e3": ["margaret", "ellis"],
+    "e4": ["margaret", "daniel"],
+    "e5": ["margaret", "daniel"],
+    "e6": ["ellis", "nia"],
+    "e7": ["ellis", "nia"],
+    "e8": ["daniel"],
+}
 SECTION = {"e1": 1, "e2": 1, "e3": 2, "e4": 3, "e5": 4, "e6": 3, "e7": 5, "e8": 10}
-RELATIONS = [("r1", "e1", "e2", "causes", "kept"), ("r2", "e2", "e3", "causes", "kept"), ("r3", "e3", "e4", "precedes", "kept"),
-             ("r4", "e4", "e5", "causes", "kept"), ("r5", "e3", "e6", "precedes", "kept"), ("r6", "e6", "e7", "causes", "kept"),
-             ("r7", "e5", "e7", "contrasts", "auxiliary"), ("r8", "e5", "e1", "precedes", "removed_cycle"),
-             ("r9", "e1", "e3", "precedes", "removed_shortcut")]
+RELATIONS = [
+    ("r1", "e1", "e2", "causes", "kept"),
+    ("r2", "e2", "e3", "causes", "kept"),
+    ("r3", "e3", "e4", "precedes", "kept"),
+    ("r4", "e4", "e5", "causes", "kept"),
+    ("r5", "e3", "e6", "precedes", "kept"),
+    ("r6", "e6", "e7", "causes", "kept"),
+    ("r7", "e5", "e7", "contrasts", "auxiliary"),
+    ("r8", "e5", "e1", "precedes", "removed_cycle"),
+    ("r9", "e1", "e3", "precedes", "removed_shortcut"),
+]
 
 
 def frames() -> dict[str, pd.DataFrame]:
     base = tables()
-    episodes = [{"episode_id": e, "doc_id": DOC, "ordinal": i, "title": f"Episode {e}", "summary": f"Things happen in {e}.",
-                 "goal": "", "participant_ids": CAST[e], "unit_ids": [f"u{i}"], "section_ids": [sid(SECTION[e])],
-                 "first_ordinal": SECTION[e], "last_ordinal": SECTION[e], "coherence": 0.5, "method": "hand"}
-                for i, e in enumerate(CAST, start=1)]
-    relations = [{"relation_id": r, "doc_id": DOC, "source_episode_id": s, "target_episode_id": t, "relation_type": k,
-                  "confidence": 0.8, "weight": 0.8 * (1.0 if k == "causes" else 0.7 if k == "precedes" else 0.0),
-                  "status": st, "mode": "saber"} for r, s, t, k, st in RELATIONS]
-    return {**base, "episodes": to_arrow("episodes", episodes).to_pandas(),
-            "episode_relations": to_arrow("episode_relations", relations).to_pandas()}
+    episodes = [
+        {
+            "episode_id": e,
+            "doc_id": DOC,
+            "ordinal": i,
+            "title": f"Episode {e}",
+            "summary": f"Things happen in {e}.",
+            "goal": "",
+            "participant_ids": CAST[e],
+            "unit_ids": [f"u{i}"],
+            "section_ids": [sid(SECTION[e])],
+            "first_ordinal": SECTION[e],
+            "last_ordinal": SECTION[e],
+            "coherence": 0.5,
+            "method": "hand",
+        }
+        for i, e in enumerate(CAST, start=1)
+    ]
+    relations = [
+        {
+            "relation_id": r,
+            "doc_id": DOC,
+            "source_episode_id": s,
+            "target_episode_id": t,
+            "relation_type": k,
+            "confidence": 0.8,
+            "weight": 0.8 * (1.0 if k == "causes" else 0.7 if k == "precedes" else 0.0),
+            "status": st,
+            "mode": "saber",
+        }
+        for r, s, t, k, st in RELATIONS
+    ]
+    return {
+        **base,
+        "episodes": to_arrow("episodes", episodes).to_pandas(),
+        "episode_relations": to_arrow("episode_relations", relations).to_pandas(),
+    }
 
 
 def kept_edges(relations: pd.DataFrame) -> set[tuple[str, str]]:
@@ -47,7 +90,9 @@ def kept_edges(relations: pd.DataFrame) -> set[tuple[str, str]]:
     return set(zip(kept["source_episode_id"], kept["target_episode_id"]))
 
 
-def assert_storylines_follow_the_dag(storylines: pd.DataFrame, episodes: pd.DataFrame, relations: pd.DataFrame) -> None:
+def assert_storylines_follow_the_dag(
+    storylines: pd.DataFrame, episodes: pd.DataFrame, relations: pd.DataFrame
+) -> None:
     edges, ordinal = kept_edges(relations), dict(zip(episodes["episode_id"], episodes["ordinal"]))
     for ids in storylines["episode_ids"]:
         ids = list(ids)
@@ -67,7 +112,9 @@ def test_offline_storylines_follow_kept_edges_only() -> None:
     assert list(margaret["key_character_ids"])[0] == "margaret" and margaret["name"].startswith("Margaret")
     assert "over" in margaret["impact"] and margaret["description"]
     assert list(storylines["ordinal"]) == list(range(1, len(storylines) + 1))
-    assert (storylines["first_ordinal"] <= storylines["last_ordinal"]).all() and set(storylines["method"]) == {"heuristic"}
+    assert (storylines["first_ordinal"] <= storylines["last_ordinal"]).all() and set(
+        storylines["method"]
+    ) == {"heuristic"}
     for name in ("storylines", "storyline_relations"):
         assert contract_problems(name, out[name], {**data, "storylines": out["storylines"]}) == []
     assert out == induce_storylines.run(context("induce_storylines", data))
@@ -76,8 +123,10 @@ def test_offline_storylines_follow_kept_edges_only() -> None:
 def test_offline_relations_between_the_branches() -> None:
     out = induce_storylines.run(context("induce_storylines", frames()))
     by_id = {s["storyline_id"]: tuple(s["episode_ids"]) for s in out["storylines"]}
-    found = {(by_id[r["source_storyline_id"]][-1], by_id[r["target_storyline_id"]][-1], r["relation_type"])
-             for r in out["storyline_relations"]}
+    found = {
+        (by_id[r["source_storyline_id"]][-1], by_id[r["target_storyline_id"]][-1], r["relation_type"])
+        for r in out["storyline_relations"]
+    }
     assert found == {("e5", "e7", "enables")}  # the e6 -> e7 branch leaves the trunk at e3
     assert "branches off" in out["storyline_relations"][0]["reason"]
     assert all(0 < r["confidence"] <= 1 and r["reason"] for r in out["storyline_relations"])
@@ -87,7 +136,9 @@ def sl(label: str, episodes: str, first: int, last: int, cast: str = "ab", text:
     return StorylineInfo(label, label, tuple(episodes), first, last, frozenset(cast), text)
 
 
-def graph(edges: str = "", contrasts: tuple[tuple[str, str], ...] = (), texts: dict[str, str] | None = None) -> EpisodeGraph:
+def graph(
+    edges: str = "", contrasts: tuple[tuple[str, str], ...] = (), texts: dict[str, str] | None = None
+) -> EpisodeGraph:
     pairs = [tuple(e) for e in edges.split()]
     succ: dict[str, list[tuple[str, float]]] = {}
     pred: dict[str, set[str]] = {}
@@ -102,7 +153,11 @@ def test_relation_rules() -> None:
     a, b = sl("A", "ab", 1, 2), sl("B", "cd", 3, 4)
     assert relate_pair(a, b, graph("ab bc cd"))[:3] == ("prerequisite", "A", "B")
     trunk = sl("A", "abc", 1, 3)
-    assert relate_pair(trunk, sl("T", "bxy", 2, 5), graph("ab bc bx xy"))[:3] == ("enables", "A", "T")  # a branch
+    assert relate_pair(trunk, sl("T", "bxy", 2, 5), graph("ab bc bx xy"))[:3] == (
+        "enables",
+        "A",
+        "T",
+    )  # a branch
     assert relate_pair(a, b, graph("ab bc xc cd"))[:3] == ("enables", "A", "B")  # c is also reached from x
     assert relate_pair(a, b, graph("ab bx xy yc cd")) is None  # three hops: too far to count
     assert relate_pair(a, b, graph("ab cd", contrasts=(("a", "d"),)))[:3] == ("conflicts", "A", "B")
@@ -125,43 +180,82 @@ def test_llm_names_storylines_and_relates_listed_ones_with_failures() -> None:
             return "not json"
         reply = scripted_answer(prompt)
         reply["key_characters"] = ["Margaret", "Nobody"]
-        reply["relations"] += [{"other": "S99", "relation_type": "blocks", "direction": "this_to_other",
-                                "confidence": 0.9, "reason": "unknown label"}]
+        reply["relations"] += [
+            {
+                "other": "S99",
+                "relation_type": "blocks",
+                "direction": "this_to_other",
+                "confidence": 0.9,
+                "reason": "unknown label",
+            }
+        ]
         return reply
 
     with llm_client(answer) as (client, _):
         out = induce_storylines.run(context("induce_storylines", data, llm=client))
     storylines = pd.DataFrame(out["storylines"])
     failed = storylines[storylines["episode_ids"].map(lambda ids: "e6" in ids)]
-    assert set(failed["method"]) == {"heuristic"} and [f["item_id"] for f in out["failures"]] == list(failed["storyline_id"])
+    assert set(failed["method"]) == {"heuristic"} and [f["item_id"] for f in out["failures"]] == list(
+        failed["storyline_id"]
+    )
     named = storylines[storylines["method"] == "llm"]
     assert len(named) and set(named["name"]) == {"An arc"}
     assert all(list(k)[:1] == ["margaret"] for k in named["key_character_ids"])
     ids = set(storylines["storyline_id"])
-    assert all(r["source_storyline_id"] in ids and r["target_storyline_id"] in ids and r["method"] == "llm"
-               for r in out["storyline_relations"])
-    assert contract_problems("storyline_relations", out["storyline_relations"], {**data, "storylines": out["storylines"]}) == []
+    assert all(
+        r["source_storyline_id"] in ids and r["target_storyline_id"] in ids and r["method"] == "llm"
+        for r in out["storyline_relations"]
+    )
+    assert (
+        contract_problems(
+            "storyline_relations", out["storyline_relations"], {**data, "storylines": out["storylines"]}
+        )
+        == []
+    )
 
 
 def test_hierarchy_statistics() -> None:
     data = frames()
     out = induce_storylines.run(context("induce_storylines", data))
-    stats = hierarchy_statistics(data["episodes"], data["episode_relations"], pd.DataFrame(out["storylines"]),
-                                 pd.DataFrame(out["storyline_relations"]))
+    stats = hierarchy_statistics(
+        data["episodes"],
+        data["episode_relations"],
+        pd.DataFrame(out["storylines"]),
+        pd.DataFrame(out["storyline_relations"]),
+    )
     lengths = [len(s["episode_ids"]) for s in out["storylines"]]
     assert tuple(stats) == STATISTICS
     assert stats | {"avg_storyline_length": 0} == {
-        "episodes": 8, "episode_relations": 9, "dag_relations": 6, "cycle_edges_removed": 1, "shortcut_edges_removed": 1,
-        "remaining_sccs": 0, "storylines": len(lengths), "avg_storyline_length": 0,
-        "storyline_relations": len(out["storyline_relations"]), "support_edges": sum(lengths)}
+        "episodes": 8,
+        "episode_relations": 9,
+        "dag_relations": 6,
+        "cycle_edges_removed": 1,
+        "shortcut_edges_removed": 1,
+        "remaining_sccs": 0,
+        "storylines": len(lengths),
+        "avg_storyline_length": 0,
+        "storyline_relations": len(out["storyline_relations"]),
+        "support_edges": sum(lengths),
+    }
     assert stats["avg_storyline_length"] == pytest.approx(sum(lengths) / len(lengths), abs=1e-3)
-    raw = data["episode_relations"].assign(status=lambda f: f["status"].where(f["relation_type"] == "contrasts", "kept"))
+    raw = data["episode_relations"].assign(
+        status=lambda f: f["status"].where(f["relation_type"] == "contrasts", "kept")
+    )
     assert hierarchy_statistics(data["episodes"], raw, pd.DataFrame(), pd.DataFrame())["remaining_sccs"] == 1
-    empty = hierarchy_statistics(*(pd.DataFrame(columns=c) for c in (["episode_id"], ["doc_id", "status"], ["episode_ids"], [])))
+    empty = hierarchy_statistics(
+        *(pd.DataFrame(columns=c) for c in (["episode_id"], ["doc_id", "status"], ["episode_ids"], []))
+    )
     assert empty["avg_storyline_length"] == 0.0 and empty["episodes"] == 0
 
 
-HIERARCHY_TABLES = ("episodes", "episode_links", "episode_relations", "saber_actions", "storylines", "storyline_relations")
+HIERARCHY_TABLES = (
+    "episodes",
+    "episode_links",
+    "episode_relations",
+    "saber_actions",
+    "storylines",
+    "storyline_relations",
+)
 
 
 def check_chain(workspace: Workspace, doc_id: str) -> dict[str, pd.DataFrame]:
@@ -188,15 +282,25 @@ def test_whole_chain_through_the_test_server(tmp_path) -> None:
     workspace = Workspace.at(tmp_path / "ws")
     settings = load_settings(overrides={"embed_texts": {"backend": "hashing"}})
     with llm_client(scripted_answer) as (client, server):
-        report = build([str(SCREENPLAY)], workspace, settings, stages=standin_chain(),
-                       resources=make_resources(settings, llm=client), quiet=True)
+        report = build(
+            [str(SCREENPLAY)],
+            workspace,
+            settings,
+            stages=standin_chain(),
+            resources=make_resources(settings, llm=client),
+            quiet=True,
+        )
         asked = len(server.chat_requests())
     assert report.ok, [(o.stage, o.error) for d in report.documents for o in d.outcomes if o.error]
     t = check_chain(workspace, "the_lighthouse_key")
     assert set(t["episodes"]["method"]) == {"llm"} and set(t["episode_links"]["method"]) == {"llm"}
-    assert (t["episode_relations"]["status"] == "removed_shortcut").any()  # the scripted LLM calls shortcuts redundant
+    assert (
+        t["episode_relations"]["status"] == "removed_shortcut"
+    ).any()  # the scripted LLM calls shortcuts redundant
     calls = read_frame(workspace, "llm_calls")
-    assert {"assemble_episodes", "relate_episodes", "break_cycles", "induce_storylines"} <= set(calls["stage"])
+    assert {"assemble_episodes", "relate_episodes", "break_cycles", "induce_storylines"} <= set(
+        calls["stage"]
+    )
     assert asked >= len(t["episodes"]) + len(t["episode_links"])
 
 
@@ -205,15 +309,25 @@ def test_whole_chain_survives_llm_faults_with_failure_rows(tmp_path) -> None:
     settings = load_settings(overrides={"embed_texts": {"backend": "hashing"}})
     with llm_client(scripted_answer) as (client, server):
         server.set_fault_rate(0.4, kinds=("malformed_json", "schema_invalid", "http_500"))
-        report = build([str(SCREENPLAY)], workspace, settings, stages=standin_chain(),
-                       resources=make_resources(settings, llm=client), quiet=True)
+        report = build(
+            [str(SCREENPLAY)],
+            workspace,
+            settings,
+            stages=standin_chain(),
+            resources=make_resources(settings, llm=client),
+            quiet=True,
+        )
     outcomes = [o for d in report.documents for o in d.outcomes]
-    assert not [o for o in outcomes if o.status == "failed"], [(o.stage, o.error) for o in outcomes if o.error]
+    assert not [o for o in outcomes if o.status == "failed"], [
+        (o.stage, o.error) for o in outcomes if o.error
+    ]
     # Items the server never answered (HTTP 500 after the retry) make their stage partial: not success.
     lost = {o.stage for o in outcomes if o.lost_items}
     assert {o.stage for o in outcomes if o.status == "partial"} == lost and report.ok == (not lost)
     failures = read_frame(workspace, "failures", "the_lighthouse_key")
-    hierarchy = failures[failures["stage"].isin(["assemble_episodes", "relate_episodes", "break_cycles", "induce_storylines"])]
+    hierarchy = failures[
+        failures["stage"].isin(["assemble_episodes", "relate_episodes", "break_cycles", "induce_storylines"])
+    ]
     assert len(hierarchy) and hierarchy["error"].str.startswith("llm ").all()
     episodes = read_frame(workspace, "episodes", "the_lighthouse_key")
     failed = set(hierarchy.loc[hierarchy["stage"] == "assemble_episodes", "item_id"])

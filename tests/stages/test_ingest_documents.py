@@ -18,7 +18,13 @@ def test_plain_markdown_and_fountain(tmp_path):
 def test_jsonl_documents_keep_ids_and_meta(tmp_path):
     path = tmp_path / "documents.jsonl"
     lines = [
-        {"doc_id": "a1", "title": "A", "text": "INT. A - DAY\nx\n\nEXT. B - DAY\ny", "language": "en", "meta": {"k": 1}},
+        {
+            "doc_id": "a1",
+            "title": "A",
+            "text": "INT. A - DAY\nx\n\nEXT. B - DAY\ny",
+            "language": "en",
+            "meta": {"k": 1},
+        },
         {"doc_id": "../evil", "title": "E", "text": "Some text."},
         "not json",
         {"doc_id": "a1", "title": "dup", "text": "Again."},
@@ -66,6 +72,9 @@ def test_same_file_name_in_two_folders_gets_two_ids(tmp_path):
     ids = [d.doc_id for d in result.documents]
     assert ids[0] == "story" and ids[1] != "story" and len(set(ids)) == 2
     # The workspace remembers who owns "story": rebuilding folder b alone keeps its own id.
-    again = ingest_paths([tmp_path / "b"], max_chars=LIMIT, known_sources={"story": result.documents[0].owner_key,
-                                                                              ids[1]: result.documents[1].owner_key})
+    again = ingest_paths(
+        [tmp_path / "b"],
+        max_chars=LIMIT,
+        known_sources={"story": result.documents[0].owner_key, ids[1]: result.documents[1].owner_key},
+    )
     assert again.documents[0].doc_id == ids[1]

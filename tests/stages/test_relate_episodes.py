@@ -10,21 +10,48 @@ import pandas as pd
 from schemas.config import RelateEpisodesSettings, load_settings
 from tasks.hierarchy import assemble_episodes
 from tasks.hierarchy import relate_episodes
-from tasks.hierarchy.episode_candidates import Candidate, EpisodeInfo, candidate_pairs, entity_idf, propose_pairs
+from tasks.hierarchy.episode_candidates import (
+    Candidate,
+    EpisodeInfo,
+    candidate_pairs,
+    entity_idf,
+    propose_pairs,
+)
 from tasks.hierarchy.relate_episodes import label_pair
 from tests.fixtures.hierarchy.llm import llm_client
 from tests.fixtures.hierarchy.mini import context, contract_problems, tables
 
 
-def info(eid: str, position: int, people: tuple[str, ...] = (), stakes: tuple[str, ...] = (), text: str = "",
-         first: int | None = None, last: int | None = None) -> EpisodeInfo:
+def info(
+    eid: str,
+    position: int,
+    people: tuple[str, ...] = (),
+    stakes: tuple[str, ...] = (),
+    text: str = "",
+    first: int | None = None,
+    last: int | None = None,
+) -> EpisodeInfo:
     first = position + 1 if first is None else first
-    return EpisodeInfo(eid, position, first, first if last is None else last, frozenset(people + stakes),
-                       frozenset(people), frozenset(stakes), frozenset(text.lower().split()), text)
+    return EpisodeInfo(
+        eid,
+        position,
+        first,
+        first if last is None else last,
+        frozenset(people + stakes),
+        frozenset(people),
+        frozenset(stakes),
+        frozenset(text.lower().split()),
+        text,
+    )
 
 
-def label(a: EpisodeInfo, b: EpisodeInfo, flashbacks: set[str] = frozenset(), hostile: set = frozenset(),
-          lexical: float = 0.0) -> tuple | None:
+def label(
+    a: EpisodeInfo,
+    b: EpisodeInfo,
+    flashbacks: set[str] = frozenset(),
+    hostile: set = frozenset(),
+    lexical: float = 0.0,
+) -> tuple | None:
     cand = Candidate(a.position, b.position, 0.5, (("lexical", lexical), ("order", 1.0)))
     return label_pair(a, b, cand, entity_idf([a, b, info("z", 9, ("other",))]), set(flashbacks), set(hostile))
 
@@ -39,7 +66,10 @@ def with_episodes(frames: dict[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
 
 def crowd(n: int) -> list[EpisodeInfo]:
     """n episodes sharing a protagonist, with rotating side characters and words."""
-    return [info(f"e{i:04d}", i, ("hero", f"side{i % 17}"), text=f"hero meets side{i % 17} at place{i % 23}") for i in range(n)]
+    return [
+        info(f"e{i:04d}", i, ("hero", f"side{i % 17}"), text=f"hero meets side{i % 17} at place{i % 23}")
+        for i in range(n)
+    ]
 
 
 def test_candidate_pairs_are_bounded_per_episode_and_keep_every_adjacent_pair() -> None:
@@ -51,7 +81,9 @@ def test_candidate_pairs_are_bounded_per_episode_and_keep_every_adjacent_pair() 
     assert load.max() <= 5 and len(pairs) <= 300 * 5 // 2
     assert {(i, i + 1) for i in range(299)} <= {(p.a, p.b) for p in pairs}
     assert all(p.a < p.b for p in pairs) and pairs == sorted(pairs, key=lambda p: (p.a, p.b))
-    assert pairs == candidate_pairs(infos, {"hero": ["side1", "side2"]}, window=6, max_per_episode=5, vectors=vectors)
+    assert pairs == candidate_pairs(
+        infos, {"hero": ["side1", "side2"]}, window=6, max_per_episode=5, vectors=vectors
+    )
 
 
 def test_proposals_grow_linearly_with_the_number_of_episodes() -> None:
@@ -60,8 +92,12 @@ def test_proposals_grow_linearly_with_the_number_of_episodes() -> None:
 
 
 def test_every_signal_can_propose_a_pair_beyond_the_window() -> None:
-    far = [info("a", 0, ("ann",), text="lantern"), *[info(f"f{i}", i, (f"x{i}",)) for i in range(1, 20)],
-           info("b", 20, ("ann",), text="other"), info("c", 21, ("bob",), text="lantern storm")]
+    far = [
+        info("a", 0, ("ann",), text="lantern"),
+        *[info(f"f{i}", i, (f"x{i}",)) for i in range(1, 20)],
+        info("b", 20, ("ann",), text="other"),
+        info("c", 21, ("bob",), text="lantern storm"),
+    ]
     proposed = propose_pairs(far, {"ann": ["bob"]}, window=2)
     assert "participants" in proposed[(0, 20)]
     assert "graph" in proposed[(0, 21)] and "lexical" in proposed[(0, 21)]
@@ -82,7 +118,10 @@ def test_cue_words_inside_quoted_speech_are_not_narration() -> None:
     said = info("b", 1, ("ann",), text="Ann tells Bob: “Because you lied, I left.”")
     assert label(a, said)[0] == "precedes"
     zh = info("c", 1, ("ann",), text="安说：“因为你撒谎。”")
-    assert label(a, zh)[0] == "precedes" and label(a, info("d", 1, ("ann",), text="因为下雨，安跑了。"))[0] == "causes"
+    assert (
+        label(a, zh)[0] == "precedes"
+        and label(a, info("d", 1, ("ann",), text="因为下雨，安跑了。"))[0] == "causes"
+    )
 
 
 def test_goal_over_shared_stakes_gives_causes_and_an_explicit_cause_beats_contrast() -> None:
@@ -124,7 +163,9 @@ def test_offline_stage_on_the_mini_story() -> None:
     frames = with_episodes(tables())
     links = relate_episodes.run(context("relate_episodes", frames))["episode_links"]
     ids = list(frames["episodes"]["episode_id"])
-    assert [(l["source_episode_id"], l["target_episode_id"], l["relation_type"]) for l in links] == [(ids[0], ids[2], "precedes")]
+    assert [(l["source_episode_id"], l["target_episode_id"], l["relation_type"]) for l in links] == [
+        (ids[0], ids[2], "precedes")
+    ]
     assert links[0]["method"] == "heuristic" and "share participants" in links[0]["evidence"]
     assert contract_problems("episode_links", links, frames) == []
     strict = load_settings(overrides={"relate_episodes": {"min_confidence": 0.99}})
@@ -149,18 +190,35 @@ def test_llm_judges_all_candidates_of_an_episode_in_one_request_with_direction_a
         judgments = []
         for label, block in _listed(prompt).items():
             if titles[1] in block:
-                judgments.append({"other": label, "relation_type": "contrasts", "direction": "A_to_B",
-                                  "confidence": 0.7, "reason": "two stakes"})
+                judgments.append(
+                    {
+                        "other": label,
+                        "relation_type": "contrasts",
+                        "direction": "A_to_B",
+                        "confidence": 0.7,
+                        "reason": "two stakes",
+                    }
+                )
             if titles[2] in block:
-                judgments.append({"other": label, "relation_type": "causes", "direction": "B_to_A",
-                                  "confidence": 0.8, "reason": "the lamp"})
+                judgments.append(
+                    {
+                        "other": label,
+                        "relation_type": "causes",
+                        "direction": "B_to_A",
+                        "confidence": 0.8,
+                        "reason": "the lamp",
+                    }
+                )
         return {"judgments": judgments}
 
     with llm_client(answer) as (client, server):
         out = relate_episodes.run(context("relate_episodes", frames, llm=client))
         prompts = [r.body["messages"][1]["content"] for r in server.chat_requests()]
     ids = list(frames["episodes"]["episode_id"])
-    got = {(l["source_episode_id"], l["target_episode_id"], l["relation_type"], l["method"]) for l in out["episode_links"]}
+    got = {
+        (l["source_episode_id"], l["target_episode_id"], l["relation_type"], l["method"])
+        for l in out["episode_links"]
+    }
     assert got == {(ids[0], ids[1], "contrasts", "llm"), (ids[2], ids[0], "causes", "llm")}
     assert [f["item_id"] for f in out["failures"]] == [ids[1]]  # the second episode's request failed
     first = next(p for p in prompts if titles[0] in p.split("Later-told", 1)[0])
@@ -173,21 +231,41 @@ def test_a_candidate_left_out_of_the_reply_is_a_warning_not_a_link() -> None:
 
     def answer(prompt: str) -> object:
         first = next(iter(_listed(prompt)))
-        return {"judgments": [{"other": first, "relation_type": "precedes", "direction": "A_to_B", "confidence": 0.9,
-                               "reason": "next"}]}
+        return {
+            "judgments": [
+                {
+                    "other": first,
+                    "relation_type": "precedes",
+                    "direction": "A_to_B",
+                    "confidence": 0.9,
+                    "reason": "next",
+                }
+            ]
+        }
 
     with llm_client(answer) as (client, _):
         out = relate_episodes.run(context("relate_episodes", frames, llm=client))
-    assert len(out["episode_links"]) == 2 and out["_warnings"] == ["1 candidate pair(s) left unjudged by the LLM reply"]
+    assert len(out["episode_links"]) == 2 and out["_warnings"] == [
+        "1 candidate pair(s) left unjudged by the LLM reply"
+    ]
 
 
 def test_none_and_low_confidence_judgments_are_not_links() -> None:
     frames = with_episodes(tables())
 
     def answer(prompt: str) -> object:
-        return {"judgments": [{"other": label, "relation_type": "none" if "Daniel" in block else "precedes",
-                               "direction": "A_to_B", "confidence": 0.1, "reason": "weak"}
-                              for label, block in _listed(prompt).items()]}
+        return {
+            "judgments": [
+                {
+                    "other": label,
+                    "relation_type": "none" if "Daniel" in block else "precedes",
+                    "direction": "A_to_B",
+                    "confidence": 0.1,
+                    "reason": "weak",
+                }
+                for label, block in _listed(prompt).items()
+            ]
+        }
 
     with llm_client(answer) as (client, _):
         out = relate_episodes.run(context("relate_episodes", frames, llm=client))

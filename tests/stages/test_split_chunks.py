@@ -10,4 +10,4 @@ def test_chunks_are_grounded(segmented):
         chunks = read_frame(segmented, "chunks", doc_id)
         assert len(chunks) > 0
         for chunk in chunks.itertuples():
-            assert text[chunk.char_start:chunk.char_end] == chunk.text and chunk.n_tokens > 0
+            assert text[chunk.char_start : chunk.char_end] == chunk.text and chunk.n_tokens > 0

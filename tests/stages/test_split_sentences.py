@@ -8,7 +8,7 @@ def test_sentences_are_grounded_and_carry_speakers(segmented):
     for doc_id in ("kitchen", "shop"):
         text = documents.loc[documents["doc_id"] == doc_id, "text"].iloc[0]
         for sentence in read_frame(segmented, "sentences", doc_id).itertuples():
-            assert " ".join(text[sentence.char_start:sentence.char_end].split()) == sentence.text
+            assert " ".join(text[sentence.char_start : sentence.char_end].split()) == sentence.text
     sentences = read_frame(segmented, "sentences", "kitchen")
     by_text = dict(zip(sentences["text"], sentences["speaker"]))
     assert by_text["Ben, where were you?"] == "ANNA" and by_text["Gone."] == "BEN"

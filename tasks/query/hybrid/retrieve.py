@@ -34,8 +34,14 @@ def reciprocal_rank_fusion(rankings: list[list[int]], rrf_k: int) -> dict[int, f
     return fused
 
 
-def hybrid_search(index: DocumentIndex, question: str, query_vector: np.ndarray | None, top_k: int,
-                  candidates: int, rrf_k: int) -> list[RankedChunk]:
+def hybrid_search(
+    index: DocumentIndex,
+    question: str,
+    query_vector: np.ndarray | None,
+    top_k: int,
+    candidates: int,
+    rrf_k: int,
+) -> list[RankedChunk]:
     """The top_k chunks for `question` by RRF over BM25 and (when vectors exist) dense ranks."""
     bm25 = index.chunk_bm25.scores(question)
     bm25_ranking = [p for p in top_positions(bm25, candidates) if bm25[p] > 0]

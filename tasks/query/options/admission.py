@@ -21,12 +21,32 @@ import numpy as np
 from schemas.responses.query import OptionAdmissionReply
 from tasks.llm.client import LLMClient, LLMRequest
 from tasks.query.options.claims import option_claim
-from tasks.query.options.rules import (Sentence, actor_mismatch, asks_for_cause, asks_for_consequence, asks_for_exception,
-                                has_consequence_cue, has_negation, is_theme_question, names_in, negated_near,
-                                reversed_relation, term_key, terms_of, theme_like)
+from tasks.query.options.rules import (
+    Sentence,
+    actor_mismatch,
+    asks_for_cause,
+    asks_for_consequence,
+    asks_for_exception,
+    has_consequence_cue,
+    has_negation,
+    is_theme_question,
+    names_in,
+    negated_near,
+    reversed_relation,
+    term_key,
+    terms_of,
+    theme_like,
+)
 
-__all__ = ["EvidenceSnippet", "OptionVerdict", "option_claim", "admit_options", "choose_option", "admit_options_llm",
-           "asks_for_exception"]
+__all__ = [
+    "EvidenceSnippet",
+    "OptionVerdict",
+    "option_claim",
+    "admit_options",
+    "choose_option",
+    "admit_options_llm",
+    "asks_for_exception",
+]
 
 DIRECT_COVERAGE = 0.6  # share of distinctive-term weight one sentence must hold for direct support
 PARTIAL_COVERAGE = 0.34  # enough overlap for the option to be about the same thing as the sentence
@@ -40,11 +60,20 @@ VERDICT_RANK = {"direct_support": 0, "inference": 1}
 # When nothing is admitted: an unknown option beats one the evidence positively argues against.
 GAP_RANK = {"insufficient": 0, "wrong_grain": 1, "wrong_relation": 2, "contradiction": 3}
 # Question words that say what kind of answer is wanted, not what it is about.
-QUESTION_NOISE = frozenset(term_key(w) for w in """following true false statement statements best describe describes
-likely probably story passage according mention mentioned said say reason happen happened""".split())
+QUESTION_NOISE = frozenset(
+    term_key(w)
+    for w in """following true false statement statements best describe describes
+likely probably story passage according mention mentioned said say reason happen happened""".split()
+)
 # For NOT / EXCEPT questions: the option the evidence admits least is the answer.
-EXCEPTION_RANK = {"contradiction": 0, "wrong_relation": 1, "wrong_grain": 1, "insufficient": 2, "inference": 3,
-                  "direct_support": 4}
+EXCEPTION_RANK = {
+    "contradiction": 0,
+    "wrong_relation": 1,
+    "wrong_grain": 1,
+    "insufficient": 2,
+    "inference": 3,
+    "direct_support": 4,
+}
 _SENTENCE_BREAK = re.compile(r"(?<=[.!?。！？…])\s+|\n+|(?<=[。！？])")
 Embed = Callable[[Sequence[str]], np.ndarray]
 
@@ -102,12 +131,19 @@ def _relevance(question_terms: set[str], sentences: list[Sentence], at: int) -> 
     if not question_terms:
         return 1.0
     here = sentences[at]
-    window = set().union(*(s.terms for s in sentences[max(0, at - 1): at + 2] if s.snippet_pos == here.snippet_pos))
+    window = set().union(
+        *(s.terms for s in sentences[max(0, at - 1) : at + 2] if s.snippet_pos == here.snippet_pos)
+    )
     return len(question_terms & window) / len(question_terms)
 
 
-def _dense_scores(embed: Embed | None, options: list[str], sentences: list[Sentence], candidates: list[int],
-                  snippets: Sequence[EvidenceSnippet]) -> np.ndarray:
+def _dense_scores(
+    embed: Embed | None,
+    options: list[str],
+    sentences: list[Sentence],
+    candidates: list[int],
+    snippets: Sequence[EvidenceSnippet],
+) -> np.ndarray:
     """Option-to-sentence similarity; stored vectors are reused, only the rest is embedded."""
     scores = np.zeros((len(options), len(sentences)), dtype=np.float64)
     if embed is None or not candidates:
@@ -125,8 +161,9 @@ def _dense_scores(embed: Embed | None, options: list[str], sentences: list[Sente
     return scores
 
 
-def admit_options(question: str, options: list[str], snippets: Sequence[EvidenceSnippet],
-                  embed: Embed | None = None) -> list[OptionVerdict]:
+def admit_options(
+    question: str, options: list[str], snippets: Sequence[EvidenceSnippet], embed: Embed | None = None
+) -> list[OptionVerdict]:
     """One verdict per option, in option order, from lexical (and optional dense) evidence checks."""
     sentences = _sentences(snippets)
     question_terms = terms_of(question) - QUESTION_NOISE
@@ -138,8 +175,12 @@ def admit_options(question: str, options: list[str], snippets: Sequence[Evidence
     relevance = np.array([_relevance(question_terms, sentences, i) for i in range(len(sentences))])
     # A sentence far from everything the question is about supports an option only weakly.
     strength = coverage * (0.25 + 0.75 * relevance) if sentences else coverage
-    order = np.argsort(-(strength.max(axis=0) if len(options) else relevance), kind="stable") if sentences else []
-    dense = _dense_scores(embed, options, sentences, sorted(int(i) for i in list(order)[:DENSE_CANDIDATES]), snippets)
+    order = (
+        np.argsort(-(strength.max(axis=0) if len(options) else relevance), kind="stable") if sentences else []
+    )
+    dense = _dense_scores(
+        embed, options, sentences, sorted(int(i) for i in list(order)[:DENSE_CANDIDATES]), snippets
+    )
     known_names = names_in(" ".join([question, *options, *(s.text for s in snippets)]), None)
     question_names = names_in(question, known_names)
     verdicts = []
@@ -149,32 +190,58 @@ def admit_options(question: str, options: list[str], snippets: Sequence[Evidence
             reason = "no evidence sentences" if not sentences else "the option adds no terms of its own"
             verdicts.append(OptionVerdict(k, option, claim, "insufficient", 0.0, (), reason))
             continue
-        combined = strength[k] if embed is None else (1 - DENSE_WEIGHT) * strength[k] + DENSE_WEIGHT * dense[k]
+        combined = (
+            strength[k] if embed is None else (1 - DENSE_WEIGHT) * strength[k] + DENSE_WEIGHT * dense[k]
+        )
         best = int(np.argmax(combined))  # argmax keeps the first sentence on ties: deterministic
         support = float(round(combined[best], 6))
         sentence, cover = sentences[best], float(coverage[k][best])
         matched = distinctive[k] & sentence.terms
         verdict, reason = _base_verdict(cover, float(relevance[best]), support, sentence)
-        problem = _problem(question, option, sentence, matched, cover, verdict, question_terms, question_names, known_names)
+        problem = _problem(
+            question, option, sentence, matched, cover, verdict, question_terms, question_names, known_names
+        )
         if problem is not None:
             verdict, reason = problem
-        others = [sentences[int(i)].snippet_id for i in np.argsort(-combined, kind="stable")[:3] if combined[int(i)] > 0]
-        evidence = tuple(dict.fromkeys([sentence.snippet_id, *others]))[: 1 if verdict == "direct_support" else 3]
-        verdicts.append(OptionVerdict(k, option, claim, verdict, support, evidence if support > 0 else (), reason))
+        others = [
+            sentences[int(i)].snippet_id
+            for i in np.argsort(-combined, kind="stable")[:3]
+            if combined[int(i)] > 0
+        ]
+        evidence = tuple(dict.fromkeys([sentence.snippet_id, *others]))[
+            : 1 if verdict == "direct_support" else 3
+        ]
+        verdicts.append(
+            OptionVerdict(k, option, claim, verdict, support, evidence if support > 0 else (), reason)
+        )
     return verdicts
 
 
 def _base_verdict(cover: float, relevance: float, support: float, sentence: Sentence) -> tuple[str, str]:
     if cover >= DIRECT_COVERAGE and relevance >= DIRECT_RELEVANCE:
-        return "direct_support", (f"{sentence.snippet_id} states {cover:.0%} of the option's distinctive terms "
-                                  "beside the question's")
+        return "direct_support", (
+            f"{sentence.snippet_id} states {cover:.0%} of the option's distinctive terms "
+            "beside the question's"
+        )
     if support >= INFERENCE_SUPPORT or cover >= PARTIAL_COVERAGE:
-        return "inference", f"partial support: best sentence in {sentence.snippet_id} covers {cover:.0%} of its distinctive terms"
+        return (
+            "inference",
+            f"partial support: best sentence in {sentence.snippet_id} covers {cover:.0%} of its distinctive terms",
+        )
     return "insufficient", f"little support: at most {cover:.0%} of its distinctive terms in any sentence"
 
 
-def _problem(question: str, option: str, sentence: Sentence, matched: set[str], cover: float, verdict: str,
-             question_terms: set[str], question_names: set[str], known_names: set[str]) -> tuple[str, str] | None:
+def _problem(
+    question: str,
+    option: str,
+    sentence: Sentence,
+    matched: set[str],
+    cover: float,
+    verdict: str,
+    question_terms: set[str],
+    question_names: set[str],
+    known_names: set[str],
+) -> tuple[str, str] | None:
     """A contradiction, wrong relation or wrong grain that overrides the support verdict, if any."""
     if cover >= CONTRADICTION_COVERAGE and has_negation(option) != negated_near(sentence.text, matched):
         return "contradiction", f"{sentence.snippet_id} states the option's terms with the opposite polarity"
@@ -182,8 +249,13 @@ def _problem(question: str, option: str, sentence: Sentence, matched: set[str], 
         predicate = question_terms - {term_key(n) for n in question_names}
         actor = actor_mismatch(question, option, sentence.text, predicate, question_names, known_names)
         if actor:
-            return "wrong_relation", f"{sentence.snippet_id} gives this to {actor}, not to the one the question asks about"
-        direction = reversed_relation(sentence.text, matched, predicate, asks_for_cause(question), asks_for_consequence(question))
+            return (
+                "wrong_relation",
+                f"{sentence.snippet_id} gives this to {actor}, not to the one the question asks about",
+            )
+        direction = reversed_relation(
+            sentence.text, matched, predicate, asks_for_cause(question), asks_for_consequence(question)
+        )
         if direction:
             return "wrong_relation", f"{sentence.snippet_id} {direction}"
     if verdict != "direct_support" and theme_like(option, known_names) and not is_theme_question(question):
@@ -200,8 +272,10 @@ def choose_option(verdicts: Sequence[OptionVerdict], exception: bool = False) ->
     letter = lambda v: chr(65 + v.option_index)  # noqa: E731
     if exception:
         pick = min(verdicts, key=lambda v: (EXCEPTION_RANK[v.verdict], v.support, v.option_index))
-        return pick.option_index, (f"exception question: chose {letter(pick)}, the option the evidence admits least "
-                                   f"({pick.verdict}, support {pick.support:.2f})")
+        return pick.option_index, (
+            f"exception question: chose {letter(pick)}, the option the evidence admits least "
+            f"({pick.verdict}, support {pick.support:.2f})"
+        )
     admitted = [v for v in verdicts if v.verdict in VERDICT_RANK]
     if admitted:
         pick = min(admitted, key=lambda v: (VERDICT_RANK[v.verdict], -v.support, v.option_index))
@@ -209,8 +283,10 @@ def choose_option(verdicts: Sequence[OptionVerdict], exception: bool = False) ->
         tail = f"; also {pick.verdict}: {', '.join(rivals)}" if rivals else ""
         return pick.option_index, f"chose {letter(pick)}: {pick.verdict} (support {pick.support:.2f}){tail}"
     pick = min(verdicts, key=lambda v: (GAP_RANK[v.verdict], -v.support, v.option_index))
-    return pick.option_index, (f"gap: no option is directly supported or inferable; chose {letter(pick)} as the least "
-                               f"unsupported ({pick.verdict}, support {pick.support:.2f})")
+    return pick.option_index, (
+        f"gap: no option is directly supported or inferable; chose {letter(pick)} as the least "
+        f"unsupported ({pick.verdict}, support {pick.support:.2f})"
+    )
 
 
 def _format_options(options: list[str]) -> str:
@@ -221,15 +297,27 @@ def _format_evidence(snippets: Sequence[EvidenceSnippet], limit: int = 30, chars
     lines = []
     for snippet in list(snippets)[:limit]:
         text = " ".join((snippet.text or "").split())
-        lines.append(f"[{snippet.snippet_id}] ({snippet.kind}) {text[:chars]}{'…' if len(text) > chars else ''}")
+        lines.append(
+            f"[{snippet.snippet_id}] ({snippet.kind}) {text[:chars]}{'…' if len(text) > chars else ''}"
+        )
     return "\n".join(lines) or "(no evidence)"
 
 
-def admit_options_llm(client: LLMClient, request_factory: Callable[[str, dict[str, Any]], LLMRequest], question: str,
-                      options: list[str], snippets: Sequence[EvidenceSnippet], embed: Embed | None = None) -> list[OptionVerdict]:
+def admit_options_llm(
+    client: LLMClient,
+    request_factory: Callable[[str, dict[str, Any]], LLMRequest],
+    question: str,
+    options: list[str],
+    snippets: Sequence[EvidenceSnippet],
+    embed: Embed | None = None,
+) -> list[OptionVerdict]:
     """The LLM's verdict per option (support from the offline check ranks ties); offline when the reply is unusable."""
     offline = admit_options(question, options, snippets, embed)
-    values = {"question": question, "options": _format_options(options), "evidence": _format_evidence(snippets)}
+    values = {
+        "question": question,
+        "options": _format_options(options),
+        "evidence": _format_evidence(snippets),
+    }
     result = client.structured(request_factory("admit_options/v1", values), OptionAdmissionReply)
     reply = result.value
     letters = {chr(65 + i): i for i in range(len(options))}
@@ -240,6 +328,15 @@ def admit_options_llm(client: LLMClient, request_factory: Callable[[str, dict[st
     for judgement in sorted(reply.options, key=lambda j: letters[j.option]):
         index = letters[judgement.option]
         ids = tuple(dict.fromkeys(i for i in judgement.evidence_ids if i in known))
-        verdicts.append(OptionVerdict(index, options[index], judgement.claim.strip(), judgement.verdict,
-                                      offline[index].support, ids, judgement.reason.strip() or "llm"))
+        verdicts.append(
+            OptionVerdict(
+                index,
+                options[index],
+                judgement.claim.strip(),
+                judgement.verdict,
+                offline[index].support,
+                ids,
+                judgement.reason.strip() or "llm",
+            )
+        )
     return verdicts

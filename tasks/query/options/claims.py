@@ -14,27 +14,118 @@ import re
 from tasks.text import CJK_CHAR, STOPWORDS_EN
 
 IRREGULAR_PAST = {
-    "be": "was", "become": "became", "begin": "began", "bite": "bit", "blow": "blew", "break": "broke", "bring": "brought",
-    "build": "built", "burn": "burnt", "buy": "bought", "catch": "caught", "choose": "chose", "come": "came", "cost": "cost",
-    "cut": "cut", "deal": "dealt", "dig": "dug", "do": "did", "draw": "drew", "dream": "dreamt", "drink": "drank",
-    "drive": "drove", "eat": "ate", "fall": "fell", "feed": "fed", "feel": "felt", "fight": "fought", "find": "found",
-    "flee": "fled", "fly": "flew", "forget": "forgot", "forgive": "forgave", "freeze": "froze", "get": "got", "give": "gave",
-    "go": "went", "grow": "grew", "hang": "hung", "have": "had", "hear": "heard", "hide": "hid", "hit": "hit", "hold": "held",
-    "hurt": "hurt", "keep": "kept", "know": "knew", "lay": "laid", "lead": "led", "leave": "left", "lend": "lent", "let": "let",
-    "lie": "lay", "light": "lit", "lose": "lost", "make": "made", "mean": "meant", "meet": "met", "pay": "paid", "put": "put",
-    "quit": "quit", "read": "read", "ride": "rode", "ring": "rang", "rise": "rose", "run": "ran", "say": "said", "see": "saw",
-    "seek": "sought", "sell": "sold", "send": "sent", "set": "set", "shake": "shook", "shine": "shone", "shoot": "shot",
-    "shut": "shut", "sing": "sang", "sink": "sank", "sit": "sat", "sleep": "slept", "slide": "slid", "speak": "spoke",
-    "spend": "spent", "spin": "spun", "stand": "stood", "steal": "stole", "stick": "stuck", "strike": "struck", "swear": "swore",
-    "sweep": "swept", "swim": "swam", "take": "took", "teach": "taught", "tear": "tore", "tell": "told", "think": "thought",
-    "throw": "threw", "understand": "understood", "wake": "woke", "wear": "wore", "weep": "wept", "win": "won", "write": "wrote",
+    "be": "was",
+    "become": "became",
+    "begin": "began",
+    "bite": "bit",
+    "blow": "blew",
+    "break": "broke",
+    "bring": "brought",
+    "build": "built",
+    "burn": "burnt",
+    "buy": "bought",
+    "catch": "caught",
+    "choose": "chose",
+    "come": "came",
+    "cost": "cost",
+    "cut": "cut",
+    "deal": "dealt",
+    "dig": "dug",
+    "do": "did",
+    "draw": "drew",
+    "dream": "dreamt",
+    "drink": "drank",
+    "drive": "drove",
+    "eat": "ate",
+    "fall": "fell",
+    "feed": "fed",
+    "feel": "felt",
+    "fight": "fought",
+    "find": "found",
+    "flee": "fled",
+    "fly": "flew",
+    "forget": "forgot",
+    "forgive": "forgave",
+    "freeze": "froze",
+    "get": "got",
+    "give": "gave",
+    "go": "went",
+    "grow": "grew",
+    "hang": "hung",
+    "have": "had",
+    "hear": "heard",
+    "hide": "hid",
+    "hit": "hit",
+    "hold": "held",
+    "hurt": "hurt",
+    "keep": "kept",
+    "know": "knew",
+    "lay": "laid",
+    "lead": "led",
+    "leave": "left",
+    "lend": "lent",
+    "let": "let",
+    "lie": "lay",
+    "light": "lit",
+    "lose": "lost",
+    "make": "made",
+    "mean": "meant",
+    "meet": "met",
+    "pay": "paid",
+    "put": "put",
+    "quit": "quit",
+    "read": "read",
+    "ride": "rode",
+    "ring": "rang",
+    "rise": "rose",
+    "run": "ran",
+    "say": "said",
+    "see": "saw",
+    "seek": "sought",
+    "sell": "sold",
+    "send": "sent",
+    "set": "set",
+    "shake": "shook",
+    "shine": "shone",
+    "shoot": "shot",
+    "shut": "shut",
+    "sing": "sang",
+    "sink": "sank",
+    "sit": "sat",
+    "sleep": "slept",
+    "slide": "slid",
+    "speak": "spoke",
+    "spend": "spent",
+    "spin": "spun",
+    "stand": "stood",
+    "steal": "stole",
+    "stick": "stuck",
+    "strike": "struck",
+    "swear": "swore",
+    "sweep": "swept",
+    "swim": "swam",
+    "take": "took",
+    "teach": "taught",
+    "tear": "tore",
+    "tell": "told",
+    "think": "thought",
+    "throw": "threw",
+    "understand": "understood",
+    "wake": "woke",
+    "wear": "wore",
+    "weep": "wept",
+    "win": "won",
+    "write": "wrote",
 }
-PARTICIPLES = frozenset("""been become begun bitten blown broken brought built born borne bought caught chosen come done drawn
+PARTICIPLES = frozenset(
+    """been become begun bitten blown broken brought built born borne bought caught chosen come done drawn
 driven eaten fallen fed felt fought found fled flown forgotten forgiven frozen got gotten given gone grown hung heard hidden
 held hurt kept known laid led left lent lost made meant met paid put read ridden rung risen run said seen sought sold sent
 set shaken shot shut sung sunk sat slept spoken spent spun stood stolen stuck struck sworn swept swum taken taught torn told
-thought thrown understood woken worn won written located stripped""".split())
-REGULAR_VERBS = frozenset("""accept act add admire admit agree allow answer appear apply arrive ask attack avoid believe belong
+thought thrown understood woken worn won written located stripped""".split()
+)
+REGULAR_VERBS = frozenset(
+    """accept act add admire admit agree allow answer appear apply arrive ask attack avoid believe belong
 call care carry cause change chase check cheat claim climb close collect complete consider continue convince cook cough count
 cover crawl cry dance decide defend deliver demand deny depend describe destroy die disappear discover dislike dress drop
 enjoy enter escape expect explain fail fear fill finish fix follow force gather greet guess happen hate help hope hunt hurry
@@ -43,22 +134,71 @@ need notice obey offer open order own pass pick plan play please point prefer pr
 push reach realize realise receive recognize refuse remain remember repeat reply report rescue rest return roll rush save
 scold scream search seem serve share shout show smile sneak solve start stay stop study succeed suggest suppose surprise
 survive talk taste thank touch travel treat trick trust try turn use visit wait walk want warn wash watch wish wonder work
-worry""".split())
+worry""".split()
+)
 BASE_VERBS = frozenset(IRREGULAR_PAST) | REGULAR_VERBS
 DO_AUX = {"did": "past", "does": "present", "do": "plain"}
 OTHER_AUX = frozenset("is was are were has have had can could will would should might may must".split())
-NEGATED_AUX = {"didn't": "did", "doesn't": "does", "don't": "do", "wasn't": "was", "weren't": "were", "isn't": "is",
-               "aren't": "are", "hasn't": "has", "haven't": "have", "hadn't": "had", "couldn't": "could", "can't": "can",
-               "won't": "will", "wouldn't": "would", "shouldn't": "should"}
-NUMBER_WORDS = frozenset("""one two three four five six seven eight nine ten eleven twelve twenty hundred once twice half
-several""".split())
+NEGATED_AUX = {
+    "didn't": "did",
+    "doesn't": "does",
+    "don't": "do",
+    "wasn't": "was",
+    "weren't": "were",
+    "isn't": "is",
+    "aren't": "are",
+    "hasn't": "has",
+    "haven't": "have",
+    "hadn't": "had",
+    "couldn't": "could",
+    "can't": "can",
+    "won't": "will",
+    "wouldn't": "would",
+    "shouldn't": "should",
+}
+NUMBER_WORDS = frozenset(
+    """one two three four five six seven eight nine ten eleven twelve twenty hundred once twice half
+several""".split()
+)
 PRONOUNS = frozenset("he she they it we i you someone everyone people".split())
-DETERMINERS = frozenset("the a an his her their its this that these those my our your some many most all each every".split())
-PREPOSITIONS = ("in ", "at ", "on ", "into ", "inside ", "near ", "under ", "behind ", "by ", "from ", "to ", "over ", "outside ")
-SUBORDINATORS = frozenset("when after before while upon as because if once until during since whenever".split())
-TIME_STARTS = ("after ", "before ", "when ", "while ", "during ", "at ", "in ", "on ", "once ", "until ", "by ")
+DETERMINERS = frozenset(
+    "the a an his her their its this that these those my our your some many most all each every".split()
+)
+PREPOSITIONS = (
+    "in ",
+    "at ",
+    "on ",
+    "into ",
+    "inside ",
+    "near ",
+    "under ",
+    "behind ",
+    "by ",
+    "from ",
+    "to ",
+    "over ",
+    "outside ",
+)
+SUBORDINATORS = frozenset(
+    "when after before while upon as because if once until during since whenever".split()
+)
+TIME_STARTS = (
+    "after ",
+    "before ",
+    "when ",
+    "while ",
+    "during ",
+    "at ",
+    "in ",
+    "on ",
+    "once ",
+    "until ",
+    "by ",
+)
 WH_LEAD = re.compile(r"\b(why|how|who|whom|whose|where|when|what|which)\b", re.IGNORECASE)
-ZH_WH = re.compile(r"为什么|为何|什么时候|何时|什么地方|哪里|哪儿|谁|什么|哪一个|哪个|哪位|哪一|怎样|如何|怎么")
+ZH_WH = re.compile(
+    r"为什么|为何|什么时候|何时|什么地方|哪里|哪儿|谁|什么|哪一个|哪个|哪位|哪一|怎样|如何|怎么"
+)
 
 
 def _past(verb: str) -> str:
@@ -102,7 +242,9 @@ def _subject_end(words: list[str]) -> int:
             return index
     # No known verb: a name run, a possessive chain, or a determiner with its noun.
     index = 1
-    while index < len(words) and (words[index][:1].isupper() or words[index - 1].lower().endswith(("'s", "’s"))):
+    while index < len(words) and (
+        words[index][:1].isupper() or words[index - 1].lower().endswith(("'s", "’s"))
+    ):
         index += 1
     if first in DETERMINERS and index == 1 and len(words) > 2:
         index = 2
@@ -115,15 +257,23 @@ def _lower_first(text: str) -> str:
     word = first.lower().strip(",;:")
     if first == "I" or (len(first) > 1 and first[1:].lower() != first[1:]):
         return text  # "I", acronyms and CamelCase names keep their case
-    common = word in PRONOUNS or word in DETERMINERS or word in STOPWORDS_EN or word in NUMBER_WORDS or _is_verb(word)
+    common = (
+        word in PRONOUNS
+        or word in DETERMINERS
+        or word in STOPWORDS_EN
+        or word in NUMBER_WORDS
+        or _is_verb(word)
+    )
     return text[:1].lower() + text[1:] if common else text
 
 
 def _is_clause(option: str) -> bool:
     """Whether an option is a full clause ("He was tired") rather than a phrase ("the forest")."""
     words = option.lower().split()
-    return bool(words) and (words[0] in PRONOUNS or (len(words) > 1 and (words[1] in OTHER_AUX or words[1] in NEGATED_AUX
-                                                                          or words[1].endswith("ed"))))
+    return bool(words) and (
+        words[0] in PRONOUNS
+        or (len(words) > 1 and (words[1] in OTHER_AUX or words[1] in NEGATED_AUX or words[1].endswith("ed")))
+    )
 
 
 def _capitalize(text: str) -> str:
@@ -215,7 +365,7 @@ def _english_claim(question: str, option: str) -> str:
         return claim or _finish(f"{text}: {option}" if text else option)
     prefix = text[: match.start()].strip()
     lead = f"{prefix} " if prefix else ""
-    wh, words = _wh_body(match.group(1).lower(), text[match.end():].split())
+    wh, words = _wh_body(match.group(1).lower(), text[match.end() :].split())
     if not words:
         return _finish(f"{lead}{option}")
     aux = words[0].lower()
@@ -238,17 +388,23 @@ def _english_claim(question: str, option: str) -> str:
         return _finish(_join_reason(clause, option))
     if wh in ("what", "which", "whose", "who", "whom", "how-many"):
         if verb in ("did", "does", "do"):  # "what did X do ..." -> the option is the action
-            action = option.split(" ", 1)[1] if option.split()[0].lower() in PRONOUNS and " " in option else filler
+            action = (
+                option.split(" ", 1)[1] if option.split()[0].lower() in PRONOUNS and " " in option else filler
+            )
             return _finish(f"{lead}{subject} {action}" + (f" {tail}" if tail else ""))
         if _is_clause(option):
             return _finish(f"{clause}: {filler}")
-        if tail and tail.split()[0].lower() in SUBORDINATORS:  # the object gap sits before a "when ..." clause
+        if (
+            tail and tail.split()[0].lower() in SUBORDINATORS
+        ):  # the object gap sits before a "when ..." clause
             return _finish(f"{lead}{subject} {verb} {filler} {tail}")
         return _finish(f"{clause} {filler}")
     if wh == "where":
         return _finish(f"{clause} {option if option.lower().startswith(PREPOSITIONS) else 'in ' + filler}")
     if wh == "when":
-        time = f"when {filler}" if _is_clause(option) and not option.lower().startswith(TIME_STARTS) else filler
+        time = (
+            f"when {filler}" if _is_clause(option) and not option.lower().startswith(TIME_STARTS) else filler
+        )
         return _finish(f"{clause} {time}")
     # how: a state after linking verbs, a means for gerunds, else the manner as a following clause.
     if re.match(r"(felt|feel|feels|looked|look|looks|seemed|seem|seems|became|become|becomes)\b", verb):
@@ -263,10 +419,10 @@ def _chinese_claim(question: str, option: str) -> str:
     option = option.strip().rstrip("。")
     why = re.search(r"为什么|为何", stem)
     if why:
-        return f"{stem[: why.start()]}{stem[why.end():]}，因为{option}。"
+        return f"{stem[: why.start()]}{stem[why.end() :]}，因为{option}。"
     match = ZH_WH.search(stem)
     if match:
-        return f"{stem[: match.start()]}{option}{stem[match.end():]}。"
+        return f"{stem[: match.start()]}{option}{stem[match.end() :]}。"
     return f"{stem}：{option}。"
 
 

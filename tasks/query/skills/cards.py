@@ -31,7 +31,18 @@ ANSWER_FORMATS = ("free_text", "multiple_choice")
 WH_FORMS = ("why", "how", "who", "when", "where", "which", "what", "yesno", "other")
 NEEDS = ("order", "cause", "dialogue", "place", "state", "pair", "literal")
 FAMILIES = ("option_admission", "quest_narrative", "mind_state", "theme", "literal")
-REQUIRED = ("id", "name", "name_zh", "family", "seeds", "triggers", "evidence_rules", "failure_modes", "operator", "operator_zh")
+REQUIRED = (
+    "id",
+    "name",
+    "name_zh",
+    "family",
+    "seeds",
+    "triggers",
+    "evidence_rules",
+    "failure_modes",
+    "operator",
+    "operator_zh",
+)
 TRIGGER_KEYS = ("wh", "patterns", "exclude", "qtypes", "answer_formats", "needs")
 
 # Rule weights: a pattern hit or a benchmark type hint is a strong signal, the wh-form a medium
@@ -54,7 +65,9 @@ class SkillCard:
     id: str
     name: str
     name_zh: str
-    family: str  # the paper's reporting group: option_admission | quest_narrative | mind_state | theme | literal
+    family: (
+        str  # the paper's reporting group: option_admission | quest_narrative | mind_state | theme | literal
+    )
     seeds: str
     wh: tuple[str, ...]
     patterns: PatternList
@@ -106,7 +119,9 @@ def parse_card(data: dict[str, Any], where: str) -> SkillCard:
         raise SkillCardError(f"{where}: missing required fields {missing}")
     if unknown := sorted(set(data) - set(REQUIRED) - {"priority"}):
         raise SkillCardError(f"{where}: unknown fields {unknown}")
-    patterns, exclude = (_patterns(triggers.get(key, []), f"triggers.{key}", where) for key in ("patterns", "exclude"))
+    patterns, exclude = (
+        _patterns(triggers.get(key, []), f"triggers.{key}", where) for key in ("patterns", "exclude")
+    )
     card_id = _text(data["id"], "id", where)
     if not re.fullmatch(r"[a-z][a-z0-9_]*", card_id):
         raise SkillCardError(f"{where}: id {card_id!r} must be snake_case")
@@ -115,10 +130,14 @@ def parse_card(data: dict[str, Any], where: str) -> SkillCard:
         raise SkillCardError(f"{where}: family {family!r} not in {list(FAMILIES)}")
     operator = _text(data["operator"], "operator", where)
     if len(operator.split()) > MAX_OPERATOR_WORDS:
-        raise SkillCardError(f"{where}: operator has {len(operator.split())} words, at most {MAX_OPERATOR_WORDS}")
+        raise SkillCardError(
+            f"{where}: operator has {len(operator.split())} words, at most {MAX_OPERATOR_WORDS}"
+        )
     operator_zh = _text(data["operator_zh"], "operator_zh", where)
     if len(operator_zh) > MAX_OPERATOR_ZH_CHARS:
-        raise SkillCardError(f"{where}: operator_zh has {len(operator_zh)} characters, at most {MAX_OPERATOR_ZH_CHARS}")
+        raise SkillCardError(
+            f"{where}: operator_zh has {len(operator_zh)} characters, at most {MAX_OPERATOR_ZH_CHARS}"
+        )
     priority = data.get("priority", 50)
     if not isinstance(priority, int):
         raise SkillCardError(f"{where}: 'priority' must be an integer")
@@ -127,15 +146,29 @@ def parse_card(data: dict[str, Any], where: str) -> SkillCard:
     if not rules or not failures:
         raise SkillCardError(f"{where}: 'evidence_rules' and 'failure_modes' must not be empty")
     return SkillCard(
-        id=card_id, name=_text(data["name"], "name", where), name_zh=_text(data["name_zh"], "name_zh", where),
-        family=family, seeds=_text(data["seeds"], "seeds", where),
-        wh=_strings(triggers.get("wh", []), "triggers.wh", where, WH_FORMS), patterns=patterns, exclude=exclude,
+        id=card_id,
+        name=_text(data["name"], "name", where),
+        name_zh=_text(data["name_zh"], "name_zh", where),
+        family=family,
+        seeds=_text(data["seeds"], "seeds", where),
+        wh=_strings(triggers.get("wh", []), "triggers.wh", where, WH_FORMS),
+        patterns=patterns,
+        exclude=exclude,
         qtypes=_strings(triggers.get("qtypes", []), "triggers.qtypes", where),
-        answer_formats=_strings(triggers.get("answer_formats", list(ANSWER_FORMATS)), "triggers.answer_formats", where,
-                                ANSWER_FORMATS),
+        answer_formats=_strings(
+            triggers.get("answer_formats", list(ANSWER_FORMATS)),
+            "triggers.answer_formats",
+            where,
+            ANSWER_FORMATS,
+        ),
         needs=_strings(triggers.get("needs", []), "triggers.needs", where, NEEDS),
-        evidence_rules=rules, failure_modes=failures, operator=operator, operator_zh=operator_zh,
-        priority=priority, path=where)
+        evidence_rules=rules,
+        failure_modes=failures,
+        operator=operator,
+        operator_zh=operator_zh,
+        priority=priority,
+        path=where,
+    )
 
 
 def _load(folder: Path) -> dict[str, SkillCard]:
@@ -170,6 +203,7 @@ def load_cards(folder: Path | None = None) -> dict[str, SkillCard]:
 
 # -- selection ------------------------------------------------------------------------------
 
+
 class _TextOnlyEnv:
     """Stands in for a ToolEnv without a graph, so decomposition reads the question text alone."""
 
@@ -183,7 +217,9 @@ def _form_of(question: str, options: list[str] | None, intents: QueryIntents | N
     return intents.form.wh, set(intents.needs)
 
 
-def score_card(card: SkillCard, question: str, wh: str, needs: set[str], answer_format: str, qtype: str | None = None) -> float:
+def score_card(
+    card: SkillCard, question: str, wh: str, needs: set[str], answer_format: str, qtype: str | None = None
+) -> float:
     """How strongly the question's surface form calls for `card` (0 when the format rules it out)."""
     if answer_format not in card.answer_formats or any(p.search(question) for p in card.exclude):
         return 0.0
@@ -196,9 +232,14 @@ def score_card(card: SkillCard, question: str, wh: str, needs: set[str], answer_
     return round(score, 6)
 
 
-def select_skills_offline(question: str, options: list[str] | None, intents: QueryIntents | None = None,
-                          board: EvidenceBoard | None = None,
-                          qtype: str | None = None, cards: dict[str, SkillCard] | None = None) -> list[str]:
+def select_skills_offline(
+    question: str,
+    options: list[str] | None,
+    intents: QueryIntents | None = None,
+    board: EvidenceBoard | None = None,
+    qtype: str | None = None,
+    cards: dict[str, SkillCard] | None = None,
+) -> list[str]:
     """One to three card ids by rules on question form and answer format (MCQ always admits options)."""
     catalog = cards or load_cards()
     wh, needs = _form_of(question, options, intents)
@@ -217,7 +258,9 @@ def select_skills_offline(question: str, options: list[str] | None, intents: Que
     return chosen[:MAX_SKILLS] or [FALLBACK_SKILL]
 
 
-def render_operators(card_ids: list[str], language: str = "en", cards: dict[str, SkillCard] | None = None) -> str:
+def render_operators(
+    card_ids: list[str], language: str = "en", cards: dict[str, SkillCard] | None = None
+) -> str:
     """The block injected into the final-answer prompt: one line per selected card ('' for none)."""
     catalog = cards or load_cards()
     picked = [catalog[c] for c in card_ids if c in catalog]
@@ -227,7 +270,9 @@ def render_operators(card_ids: list[str], language: str = "en", cards: dict[str,
         lines = ["阅读技能（仅指导如何阅读证据；每个结论仍须以所引证据为依据）："]
         lines += [f"- {card.name_zh}：{card.operator_zh}" for card in picked]
     else:
-        lines = ["Reading skills (advisory: they say how to read the evidence; every claim must still rest on cited evidence):"]
+        lines = [
+            "Reading skills (advisory: they say how to read the evidence; every claim must still rest on cited evidence):"
+        ]
         lines += [f"- {card.name}: {card.operator}" for card in picked]
     return "\n".join(lines)
 
@@ -240,14 +285,25 @@ def catalog_text(language: str = "en", cards: dict[str, SkillCard] | None = None
     return "\n".join(f"- {c.id} ({c.name}): {c.operator}" for c in catalog.values())
 
 
-def select_skills_llm(client: LLMClient, request_factory: Callable[[str, dict[str, Any]], LLMRequest], question: str,
-                      options: list[str] | None, evidence_sketch: str, intents: QueryIntents | None = None, language: str = "en",
-                      cards: dict[str, SkillCard] | None = None) -> list[str]:
+def select_skills_llm(
+    client: LLMClient,
+    request_factory: Callable[[str, dict[str, Any]], LLMRequest],
+    question: str,
+    options: list[str] | None,
+    evidence_sketch: str,
+    intents: QueryIntents | None = None,
+    language: str = "en",
+    cards: dict[str, SkillCard] | None = None,
+) -> list[str]:
     """The LLM's choice of one to three catalog cards; the offline selector when the call fails."""
     catalog = cards or load_cards()
-    values = {"question": question, "answer_format": "multiple_choice" if options else "free_text",
-              "options": "\n".join(f"{chr(65 + i)}. {o}" for i, o in enumerate(options)) if options else "(none)",
-              "evidence_sketch": evidence_sketch.strip() or "(empty)", "catalog": catalog_text(language, catalog)}
+    values = {
+        "question": question,
+        "answer_format": "multiple_choice" if options else "free_text",
+        "options": "\n".join(f"{chr(65 + i)}. {o}" for i, o in enumerate(options)) if options else "(none)",
+        "evidence_sketch": evidence_sketch.strip() or "(empty)",
+        "catalog": catalog_text(language, catalog),
+    }
     result = client.structured(request_factory("select_skills/v1", values), SkillChoice)
     reply = result.value
     picked = [s for s in (reply.skill_ids if reply is not None else []) if s in catalog]

@@ -27,7 +27,11 @@ class AssetIndex:
         """From `asset_embeddings` rows of one kind (ids, texts, vectors)."""
         frame = frame[frame["unit_kind"] == kind].sort_values("unit_id")
         ids, texts = frame["unit_id"].tolist(), frame["text"].tolist()
-        vectors = np.array(frame["vector"].tolist(), dtype=np.float32) if len(frame) else np.zeros((0, 1), dtype=np.float32)
+        vectors = (
+            np.array(frame["vector"].tolist(), dtype=np.float32)
+            if len(frame)
+            else np.zeros((0, 1), dtype=np.float32)
+        )
         return cls(kind, ids, texts, vectors, Bm25Index.from_texts(ids, texts, language))
 
     @property
@@ -51,7 +55,9 @@ class AssetIndex:
         dense = np.clip(self.vectors @ query_vector.reshape(-1), 0, None)
         return DENSE_WEIGHT * dense + (1 - DENSE_WEIGHT) * lexical
 
-    def search(self, query: str, query_vector: np.ndarray | None, k: int, allowed: set[str] | None = None) -> list[tuple[str, float]]:
+    def search(
+        self, query: str, query_vector: np.ndarray | None, k: int, allowed: set[str] | None = None
+    ) -> list[tuple[str, float]]:
         """The k best (id, score) pairs, optionally restricted to `allowed` ids."""
         scores = self.scores(query, query_vector)
         if allowed is not None:

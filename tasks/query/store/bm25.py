@@ -30,8 +30,12 @@ class Bm25Index:
         position = {unit_id: i for i, unit_id in enumerate(unit_ids)}
         lengths = np.zeros(len(unit_ids), dtype=np.float32)
         grouped: dict[str, tuple[list[int], list[int]]] = {}
-        for unit_id, term, tf, length in zip(rows.column("unit_id").to_pylist(), rows.column("term").to_pylist(),
-                                             rows.column("tf").to_pylist(), rows.column("unit_length").to_pylist()):
+        for unit_id, term, tf, length in zip(
+            rows.column("unit_id").to_pylist(),
+            rows.column("term").to_pylist(),
+            rows.column("tf").to_pylist(),
+            rows.column("unit_length").to_pylist(),
+        ):
             index = position.get(unit_id)
             if index is None:
                 continue
@@ -39,7 +43,10 @@ class Bm25Index:
             units, tfs = grouped.setdefault(term, ([], []))
             units.append(index)
             tfs.append(tf)
-        postings = {term: (np.array(u, dtype=np.int64), np.array(t, dtype=np.float32)) for term, (u, t) in grouped.items()}
+        postings = {
+            term: (np.array(u, dtype=np.int64), np.array(t, dtype=np.float32))
+            for term, (u, t) in grouped.items()
+        }
         return cls(unit_ids, postings, lengths, language)
 
     @classmethod
@@ -54,7 +61,10 @@ class Bm25Index:
                 units, tfs = grouped.setdefault(term, ([], []))
                 units.append(index)
                 tfs.append(tf)
-        postings = {term: (np.array(u, dtype=np.int64), np.array(t, dtype=np.float32)) for term, (u, t) in grouped.items()}
+        postings = {
+            term: (np.array(u, dtype=np.int64), np.array(t, dtype=np.float32))
+            for term, (u, t) in grouped.items()
+        }
         return cls(list(unit_ids), postings, lengths, language)
 
     def scores(self, query: str) -> np.ndarray:

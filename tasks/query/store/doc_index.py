@@ -35,13 +35,18 @@ class DocumentIndex:
 
     @classmethod
     def load(cls, workspace: Workspace, doc_id: str) -> "DocumentIndex":
-        documents = read_frame(workspace, "documents", doc_id, columns=["doc_id", "title", "language", "kind"])
+        documents = read_frame(
+            workspace, "documents", doc_id, columns=["doc_id", "title", "language", "kind"]
+        )
         if documents.empty:
-            raise DocumentNotBuilt(f"document {doc_id!r} is not in workspace {workspace.root.name!r} (see `nkw inspect`)")
+            raise DocumentNotBuilt(
+                f"document {doc_id!r} is not in workspace {workspace.root.name!r} (see `nkw inspect`)"
+            )
         ingest = load_manifest(workspace, doc_id).stages.get("ingest_documents")
         if ingest is not None and ingest.status == "failed":
-            raise DocumentNotBuilt(f"document {doc_id!r} is not served: {ingest.error}; "
-                                   "fix the input and build again")
+            raise DocumentNotBuilt(
+                f"document {doc_id!r} is not served: {ingest.error}; fix the input and build again"
+            )
         info = documents.iloc[0]
         sections = read_frame(workspace, "sections", doc_id).sort_values("ordinal").reset_index(drop=True)
         chunks = read_frame(workspace, "chunks", doc_id).sort_values("ordinal").reset_index(drop=True)
@@ -56,11 +61,20 @@ class DocumentIndex:
         sentence_postings = postings.filter(pc.equal(postings["unit_kind"], "sentence"))
         language = str(info["language"])
         return cls(
-            doc_id=doc_id, title=str(info["title"]), language=language, kind=str(info["kind"]),
-            sections=sections, chunks=chunks, sentences=sentences,
-            chunk_vectors=chunk_vectors, sentence_vectors=sentence_vectors, embedding_model=model,
+            doc_id=doc_id,
+            title=str(info["title"]),
+            language=language,
+            kind=str(info["kind"]),
+            sections=sections,
+            chunks=chunks,
+            sentences=sentences,
+            chunk_vectors=chunk_vectors,
+            sentence_vectors=sentence_vectors,
+            embedding_model=model,
             chunk_bm25=Bm25Index.from_postings(chunk_postings, chunks["chunk_id"].tolist(), language),
-            sentence_bm25=Bm25Index.from_postings(sentence_postings, sentences["sentence_id"].tolist(), language),
+            sentence_bm25=Bm25Index.from_postings(
+                sentence_postings, sentences["sentence_id"].tolist(), language
+            ),
         )
 
 

@@ -19,8 +19,21 @@ from tasks.query.store.doc_index import DocumentIndex
 from tasks.tables.io import Workspace, as_list, read_frame
 from tasks.text import count_tokens
 
-ASSET_TABLES = ("entities", "relations", "mentions", "atomic_facts", "entity_attributes", "entity_profiles", "events",
-                "interactions", "occasions", "episodes", "episode_relations", "storylines", "storyline_relations")
+ASSET_TABLES = (
+    "entities",
+    "relations",
+    "mentions",
+    "atomic_facts",
+    "entity_attributes",
+    "entity_profiles",
+    "events",
+    "interactions",
+    "occasions",
+    "episodes",
+    "episode_relations",
+    "storylines",
+    "storyline_relations",
+)
 ASSET_KINDS = ("entity", "relation", "fact", "event", "interaction", "occasion", "episode", "storyline")
 
 
@@ -35,15 +48,37 @@ class NarrativeStore:
         source = source or DocumentIndex.load(workspace, doc_id)
         tables = {name: read_frame(workspace, name, doc_id) for name in ASSET_TABLES}
         embeddings = read_frame(workspace, "asset_embeddings", doc_id)
-        assets = {kind: AssetIndex.build(kind, embeddings, source.language) for kind in ASSET_KINDS} if len(embeddings) else {}
+        assets = (
+            {kind: AssetIndex.build(kind, embeddings, source.language) for kind in ASSET_KINDS}
+            if len(embeddings)
+            else {}
+        )
         return cls(source, tables, assets)
 
     def prepare(self) -> "NarrativeStore":
         """Build every lookup now (once per session) rather than inside the first answer."""
-        for name in ("entities_by_id", "sections_by_id", "chunks_by_id", "chunk_position", "units_by_id",
-                     "episode_of_unit", "storylines_of_episode", "episode_dag", "entity_graph", "name_patterns",
-                     "attributes_by_entity", "profile_by_entity", "relations_by_id", "_sql", "episodes_by_id",
-                     "storylines_by_id", "facts_by_id", "facts_of_entity", "sentences_of_chunk", "sentence_tokens"):
+        for name in (
+            "entities_by_id",
+            "sections_by_id",
+            "chunks_by_id",
+            "chunk_position",
+            "units_by_id",
+            "episode_of_unit",
+            "storylines_of_episode",
+            "episode_dag",
+            "entity_graph",
+            "name_patterns",
+            "attributes_by_entity",
+            "profile_by_entity",
+            "relations_by_id",
+            "_sql",
+            "episodes_by_id",
+            "storylines_by_id",
+            "facts_by_id",
+            "facts_of_entity",
+            "sentences_of_chunk",
+            "sentence_tokens",
+        ):
             getattr(self, name)
         return self
 
@@ -84,15 +119,22 @@ class NarrativeStore:
     def units_by_id(self) -> dict[str, dict]:
         """Events, interactions and occasions by id, each tagged with its kind."""
         units: dict[str, dict] = {}
-        for kind, table, key in (("event", "events", "event_id"), ("interaction", "interactions", "interaction_id"),
-                                 ("occasion", "occasions", "occasion_id")):
+        for kind, table, key in (
+            ("event", "events", "event_id"),
+            ("interaction", "interactions", "interaction_id"),
+            ("occasion", "occasions", "occasion_id"),
+        ):
             for row in self.tables[table].to_dict("records"):
                 units[row[key]] = {**row, "kind": kind}
         return units
 
     @cached_property
     def episode_of_unit(self) -> dict[str, str]:
-        return {unit_id: row["episode_id"] for row in self.tables["episodes"].to_dict("records") for unit_id in row["unit_ids"]}
+        return {
+            unit_id: row["episode_id"]
+            for row in self.tables["episodes"].to_dict("records")
+            for unit_id in row["unit_ids"]
+        }
 
     @cached_property
     def storylines_of_episode(self) -> dict[str, list[str]]:
@@ -110,8 +152,12 @@ class NarrativeStore:
         kept = self.tables["episode_relations"]
         kept = kept[kept["status"] == "kept"] if not kept.empty else kept
         for row in kept.to_dict("records"):
-            graph.add_edge(row["source_episode_id"], row["target_episode_id"], relation_type=row["relation_type"],
-                           confidence=row["confidence"])
+            graph.add_edge(
+                row["source_episode_id"],
+                row["target_episode_id"],
+                relation_type=row["relation_type"],
+                confidence=row["confidence"],
+            )
         return graph
 
     @cached_property
@@ -136,8 +182,17 @@ class NarrativeStore:
     @cached_property
     def name_patterns(self) -> list[tuple[re.Pattern, str]]:
         """`name_lexicon` as compiled patterns (word-bounded unless the name is Chinese), built once."""
-        return [(re.compile(re.escape(name) if re.search(r"[\u4e00-\u9fff]", name) else rf"(?<!\w){re.escape(name)}(?!\w)"),
-                 entity_id) for name, entity_id in self.name_lexicon]
+        return [
+            (
+                re.compile(
+                    re.escape(name)
+                    if re.search(r"[\u4e00-\u9fff]", name)
+                    else rf"(?<!\w){re.escape(name)}(?!\w)"
+                ),
+                entity_id,
+            )
+            for name, entity_id in self.name_lexicon
+        ]
 
     @cached_property
     def attributes_by_entity(self) -> dict[str, list[dict]]:
@@ -168,7 +223,9 @@ class NarrativeStore:
     @cached_property
     def facts_of_entity(self) -> dict[str, set[str]]:
         found: dict[str, set[str]] = {}
-        for fact_id, entity_id in zip(self.tables["atomic_facts"]["fact_id"], self.tables["atomic_facts"]["entity_id"]):
+        for fact_id, entity_id in zip(
+            self.tables["atomic_facts"]["fact_id"], self.tables["atomic_facts"]["entity_id"]
+        ):
             found.setdefault(entity_id, set()).add(fact_id)
         return found
 

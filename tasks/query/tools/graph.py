@@ -65,13 +65,27 @@ def _entity_row(env: ToolEnv, entity_id: str, score: float, query: str) -> ToolR
         parts.append(str(profile["summary"]))
         shown.append("profile")
     chunk_ids = rank_chunks(env, as_list(entity["chunk_ids"]), query)
-    return ToolRow("entity", entity_id, ". ".join(parts), round(float(score), 6), "graph", env.store.doc_id,
-                   **provenance(env.store, chunk_ids), entity_ids=(entity_id,),
-                   extra={"name": entity["name"], "entity_type": entity["entity_type"], "degree": int(entity["degree"]),
-                          "parts": shown})
+    return ToolRow(
+        "entity",
+        entity_id,
+        ". ".join(parts),
+        round(float(score), 6),
+        "graph",
+        env.store.doc_id,
+        **provenance(env.store, chunk_ids),
+        entity_ids=(entity_id,),
+        extra={
+            "name": entity["name"],
+            "entity_type": entity["entity_type"],
+            "degree": int(entity["degree"]),
+            "parts": shown,
+        },
+    )
 
 
-def entity_search(env: ToolEnv, query: str, top_k: int = 6, entity_types: list[str] | None = None) -> list[ToolRow]:
+def entity_search(
+    env: ToolEnv, query: str, top_k: int = 6, entity_types: list[str] | None = None
+) -> list[ToolRow]:
     """Canonical entities named in the query first, then the semantically closest ones."""
     if not env.store.has_graph:
         return []
@@ -80,13 +94,19 @@ def entity_search(env: ToolEnv, query: str, top_k: int = 6, entity_types: list[s
     if index is not None:
         for entity_id, score in index.search(query, env.vector(query), top_k * 2):
             scored.setdefault(entity_id, min(0.99, score))
-    rows = [(entity_id, score) for entity_id, score in scored.items() if entity_id in env.store.entities_by_id
-            and (not entity_types or env.store.entities_by_id[entity_id]["entity_type"] in entity_types)]
+    rows = [
+        (entity_id, score)
+        for entity_id, score in scored.items()
+        if entity_id in env.store.entities_by_id
+        and (not entity_types or env.store.entities_by_id[entity_id]["entity_type"] in entity_types)
+    ]
     rows.sort(key=lambda item: (-item[1], item[0]))
     return [_entity_row(env, entity_id, score, query) for entity_id, score in rows[:top_k]]
 
 
-def entity_lookup(env: ToolEnv, entity_id: str | None = None, name: str | None = None, query: str = "") -> list[ToolRow]:
+def entity_lookup(
+    env: ToolEnv, entity_id: str | None = None, name: str | None = None, query: str = ""
+) -> list[ToolRow]:
     """An entity's attributes, profile and source locations, with its top facts and relations for the query."""
     if entity_id is None and name:
         matches = find_entities_in_text(env, name)
@@ -101,7 +121,9 @@ def entity_lookup(env: ToolEnv, entity_id: str | None = None, name: str | None =
     return rows
 
 
-def relation_search(env: ToolEnv, query: str, entity_ids: list[str] | None = None, top_k: int = 8) -> list[ToolRow]:
+def relation_search(
+    env: ToolEnv, query: str, entity_ids: list[str] | None = None, top_k: int = 8
+) -> list[ToolRow]:
     """Relations among entities: those touching the given entities, or the closest to the query."""
     relations = env.store.table("relations")
     if relations.empty:
@@ -126,9 +148,19 @@ def relation_search(env: ToolEnv, query: str, entity_ids: list[str] | None = Non
         pair = (relation["source_entity_id"], relation["target_entity_id"])
         text = f"{names.get(pair[0], '?')} — {names.get(pair[1], '?')}: {relation['description'] or ''}"
         chunk_ids = rank_chunks(env, as_list(relation["chunk_ids"]), query)
-        rows.append(ToolRow("relation", relation_id, text.strip(), round(score, 6), "graph", env.store.doc_id,
-                            **provenance(env.store, chunk_ids), entity_ids=pair,
-                            extra={"weight": float(relation["weight"]), "keywords": as_list(relation["keywords"])}))
+        rows.append(
+            ToolRow(
+                "relation",
+                relation_id,
+                text.strip(),
+                round(score, 6),
+                "graph",
+                env.store.doc_id,
+                **provenance(env.store, chunk_ids),
+                entity_ids=pair,
+                extra={"weight": float(relation["weight"]), "keywords": as_list(relation["keywords"])},
+            )
+        )
     return rows
 
 

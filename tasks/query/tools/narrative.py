@@ -34,16 +34,28 @@ def _episode_chunks(env: ToolEnv, episode: dict[str, Any], limit: int = 4) -> li
     return chunks[:limit]
 
 
-def _episode_row(env: ToolEnv, episode_id: str, score: float, extra: dict[str, Any] | None = None) -> ToolRow | None:
+def _episode_row(
+    env: ToolEnv, episode_id: str, score: float, extra: dict[str, Any] | None = None
+) -> ToolRow | None:
     episode = env.store.episodes_by_id.get(episode_id)
     if episode is None:
         return None
     text = f"{episode['title']}: {episode['summary']}"
-    return ToolRow("episode", episode_id, text, round(float(score), 6), "narrative", env.store.doc_id,
-                   **provenance(env.store, _episode_chunks(env, episode)),
-                   entity_ids=tuple(as_list(episode["participant_ids"])),
-                   extra={"first_ordinal": int(episode["first_ordinal"]), "last_ordinal": int(episode["last_ordinal"]),
-                          **(extra or {})})
+    return ToolRow(
+        "episode",
+        episode_id,
+        text,
+        round(float(score), 6),
+        "narrative",
+        env.store.doc_id,
+        **provenance(env.store, _episode_chunks(env, episode)),
+        entity_ids=tuple(as_list(episode["participant_ids"])),
+        extra={
+            "first_ordinal": int(episode["first_ordinal"]),
+            "last_ordinal": int(episode["last_ordinal"]),
+            **(extra or {}),
+        },
+    )
 
 
 def _storyline_row(env: ToolEnv, storyline_id: str, score: float) -> ToolRow | None:
@@ -55,10 +67,20 @@ def _storyline_row(env: ToolEnv, storyline_id: str, score: float) -> ToolRow | N
     steps = " → ".join(str(episodes[e]["title"]) for e in episode_ids if e in episodes)
     text = f"{storyline['name']}: {storyline['description']} Steps: {steps}"
     # Ground the storyline in its opening episode: where the arc starts is what questions ask first.
-    chunks = _episode_chunks(env, episodes[episode_ids[0]]) if episode_ids and episode_ids[0] in episodes else []
-    return ToolRow("storyline", storyline_id, text, round(float(score), 6), "narrative", env.store.doc_id,
-                   **provenance(env.store, chunks), entity_ids=tuple(as_list(storyline["key_character_ids"])),
-                   extra={"episode_ids": episode_ids})
+    chunks = (
+        _episode_chunks(env, episodes[episode_ids[0]]) if episode_ids and episode_ids[0] in episodes else []
+    )
+    return ToolRow(
+        "storyline",
+        storyline_id,
+        text,
+        round(float(score), 6),
+        "narrative",
+        env.store.doc_id,
+        **provenance(env.store, chunks),
+        entity_ids=tuple(as_list(storyline["key_character_ids"])),
+        extra={"episode_ids": episode_ids},
+    )
 
 
 def _unit_row(env: ToolEnv, unit_id: str, score: float) -> ToolRow | None:
@@ -69,32 +91,54 @@ def _unit_row(env: ToolEnv, unit_id: str, score: float) -> ToolRow | None:
     if unit["kind"] == "interaction":
         entity_ids = [e for e in [unit.get("subject_id"), *as_list(unit.get("object_ids"))] if e]
     span = (unit.get("char_start"), unit.get("char_end"))
-    return ToolRow(unit["kind"], unit_id, str(unit["description"]), round(float(score), 6), "narrative", env.store.doc_id,
-                   **provenance(env.store, _unit_chunks(env, unit), unit.get("section_id") or None,
-                                (int(span[0]), int(span[1])) if span[0] is not None and span[0] == span[0] else (None, None)),
-                   entity_ids=tuple(entity_ids),
-                   extra={"episode_id": env.store.episode_of_unit.get(unit_id) if env.hierarchy else None})
+    return ToolRow(
+        unit["kind"],
+        unit_id,
+        str(unit["description"]),
+        round(float(score), 6),
+        "narrative",
+        env.store.doc_id,
+        **provenance(
+            env.store,
+            _unit_chunks(env, unit),
+            unit.get("section_id") or None,
+            (int(span[0]), int(span[1])) if span[0] is not None and span[0] == span[0] else (None, None),
+        ),
+        entity_ids=tuple(entity_ids),
+        extra={"episode_id": env.store.episode_of_unit.get(unit_id) if env.hierarchy else None},
+    )
 
 
-def narrative_semantic_search(env: ToolEnv, query: str, kinds: list[str] | None = None, top_k: int = 8) -> list[ToolRow]:
+def narrative_semantic_search(
+    env: ToolEnv, query: str, kinds: list[str] | None = None, top_k: int = 8
+) -> list[ToolRow]:
     """Events, interactions, occasions, episodes and storylines closest to the query."""
     hits: list[tuple[str, str, float]] = []
     kinds = [k for k in kinds or list(UNIT_KINDS) if env.hierarchy or k not in HIERARCHY_KINDS]
     for kind in kinds:
         index = env.store.asset(kind)
         if index is not None:
-            hits.extend((kind, unit_id, score) for unit_id, score in index.search(query, env.vector(query), top_k))
+            hits.extend(
+                (kind, unit_id, score) for unit_id, score in index.search(query, env.vector(query), top_k)
+            )
     hits.sort(key=lambda item: (-item[2], item[1]))
     rows = []
     for kind, unit_id, score in hits[:top_k]:
-        row = _episode_row(env, unit_id, score) if kind == "episode" else \
-            _storyline_row(env, unit_id, score) if kind == "storyline" else _unit_row(env, unit_id, score)
+        row = (
+            _episode_row(env, unit_id, score)
+            if kind == "episode"
+            else _storyline_row(env, unit_id, score)
+            if kind == "storyline"
+            else _unit_row(env, unit_id, score)
+        )
         if row is not None:
             rows.append(row)
     return rows
 
 
-def narrative_trace_search(env: ToolEnv, query: str, direction: str = "any", hops: int = 2, top_k: int = 8) -> list[ToolRow]:
+def narrative_trace_search(
+    env: ToolEnv, query: str, direction: str = "any", hops: int = 2, top_k: int = 8
+) -> list[ToolRow]:
     """Follow the anchor's episode along the cleaned DAG (predecessors for before/cause,
     successors for after/consequence) and report the storylines that contain it."""
     if not env.hierarchy:
@@ -117,9 +161,13 @@ def narrative_trace_search(env: ToolEnv, query: str, direction: str = "any", hop
             following = set()
             for node in frontier:
                 if direction in ("before", "cause", "any", "trajectory"):
-                    following.update((p, "before", dag.edges[p, node]["relation_type"]) for p in dag.predecessors(node))
+                    following.update(
+                        (p, "before", dag.edges[p, node]["relation_type"]) for p in dag.predecessors(node)
+                    )
                 if direction in ("after", "consequence", "any", "trajectory"):
-                    following.update((s, "after", dag.edges[node, s]["relation_type"]) for s in dag.successors(node))
+                    following.update(
+                        (s, "after", dag.edges[node, s]["relation_type"]) for s in dag.successors(node)
+                    )
             frontier = set()
             for neighbour, side, relation_type in sorted(following):
                 if direction in ("cause",) and relation_type != "causes":
@@ -128,8 +176,12 @@ def narrative_trace_search(env: ToolEnv, query: str, direction: str = "any", hop
                     continue
                 seen.add(neighbour)
                 frontier.add(neighbour)
-                row = _episode_row(env, neighbour, anchor.score / (hop + 1),
-                                   {"trace": f"{side} ({relation_type}, {hop} step{'s' if hop > 1 else ''} from anchor)"})
+                row = _episode_row(
+                    env,
+                    neighbour,
+                    anchor.score / (hop + 1),
+                    {"trace": f"{side} ({relation_type}, {hop} step{'s' if hop > 1 else ''} from anchor)"},
+                )
                 if row:
                     rows.append(row)
         for storyline_id in env.store.storylines_of_episode.get(episode_id, [])[:2]:
@@ -141,8 +193,14 @@ def narrative_trace_search(env: ToolEnv, query: str, direction: str = "any", hop
     return rows[:top_k]
 
 
-def narrative_sql_search(env: ToolEnv, query_name: str, entity_id: str | None = None, other_entity_id: str | None = None,
-                         section_ordinal: int | None = None, limit: int = 12) -> list[ToolRow]:
+def narrative_sql_search(
+    env: ToolEnv,
+    query_name: str,
+    entity_id: str | None = None,
+    other_entity_id: str | None = None,
+    section_ordinal: int | None = None,
+    limit: int = 12,
+) -> list[ToolRow]:
     """A fixed, parameterised look-up: dialogue_by_speaker, interactions_between, interactions_of,
     events_with_entity, scene_units or entity_appearances."""
     if query_name not in SQL_QUERIES:
@@ -152,7 +210,9 @@ def narrative_sql_search(env: ToolEnv, query_name: str, entity_id: str | None = 
     if query_name == "dialogue_by_speaker":
         if entity is None:
             return []
-        params["names"] = sorted({str(n).upper().strip() for n in [entity["name"], *as_list(entity["aliases"])]})
+        params["names"] = sorted(
+            {str(n).upper().strip() for n in [entity["name"], *as_list(entity["aliases"])]}
+        )
     elif query_name == "interactions_between":
         if entity_id is None or other_entity_id is None:
             return []
@@ -168,13 +228,35 @@ def narrative_sql_search(env: ToolEnv, query_name: str, entity_id: str | None = 
     names, found = env.store.sql(SQL_QUERIES[query_name], params)
     rows = []
     for record in (dict(zip(names, values)) for values in found):
-        item_id = record.get("sentence_id") or record.get("interaction_id") or record.get("event_id") or \
-            record.get("unit_id") or f"{record.get('section_id')}"
-        text = record.get("text") or record.get("description") or f"{record.get('heading')} ({record.get('mentions')} mentions)"
+        item_id = (
+            record.get("sentence_id")
+            or record.get("interaction_id")
+            or record.get("event_id")
+            or record.get("unit_id")
+            or f"{record.get('section_id')}"
+        )
+        text = (
+            record.get("text")
+            or record.get("description")
+            or f"{record.get('heading')} ({record.get('mentions')} mentions)"
+        )
         if record.get("speaker"):
             text = f"{record['speaker']}: {text}"
-        rows.append(ToolRow("sql", str(item_id), str(text), 1.0, "narrative", env.store.doc_id,
-                            **provenance(env.store, [record["chunk_id"]] if record.get("chunk_id") else [],
-                                         record.get("section_id"), (record.get("char_start"), record.get("char_end"))),
-                            extra={"query": query_name}))
+        rows.append(
+            ToolRow(
+                "sql",
+                str(item_id),
+                str(text),
+                1.0,
+                "narrative",
+                env.store.doc_id,
+                **provenance(
+                    env.store,
+                    [record["chunk_id"]] if record.get("chunk_id") else [],
+                    record.get("section_id"),
+                    (record.get("char_start"), record.get("char_end")),
+                ),
+                extra={"query": query_name},
+            )
+        )
     return rows

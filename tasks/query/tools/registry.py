@@ -24,7 +24,9 @@ class Args(BaseModel):
 
 
 class QueryArgs(Args):
-    query: str = Field(..., min_length=1, max_length=500, description="what to look for, in the document's language")
+    query: str = Field(
+        ..., min_length=1, max_length=500, description="what to look for, in the document's language"
+    )
     top_k: int = Field(5, ge=1, le=20)
 
 
@@ -51,11 +53,16 @@ class MappingArgs(Args):
 class EntityLookupArgs(Args):
     entity_id: str | None = None
     name: str | None = Field(None, max_length=200)
-    query: str = Field("", max_length=500, description="the question, to rank the entity's facts and relations")
+    query: str = Field(
+        "", max_length=500, description="the question, to rank the entity's facts and relations"
+    )
 
 
 class EntitySearchArgs(QueryArgs):
-    entity_types: list[Literal["character", "group", "location", "time", "object", "institution", "role", "concept"]] | None = None
+    entity_types: (
+        list[Literal["character", "group", "location", "time", "object", "institution", "role", "concept"]]
+        | None
+    ) = None
 
 
 class RelationArgs(QueryArgs):
@@ -77,8 +84,14 @@ class NarrativeTraceArgs(QueryArgs):
 
 
 class NarrativeSqlArgs(Args):
-    query_name: Literal["dialogue_by_speaker", "interactions_between", "interactions_of", "events_with_entity",
-                        "scene_units", "entity_appearances"]
+    query_name: Literal[
+        "dialogue_by_speaker",
+        "interactions_between",
+        "interactions_of",
+        "events_with_entity",
+        "scene_units",
+        "entity_appearances",
+    ]
     entity_id: str | None = None
     other_entity_id: str | None = None
     section_ordinal: int | None = Field(None, ge=0)
@@ -102,22 +115,32 @@ def _tool(name: str, channel: str, args: type[Args], fn: Callable, **rename: str
     return Tool(name, channel, args, call, (fn.__doc__ or name).strip().splitlines()[0])
 
 
-TOOLS: dict[str, Tool] = {t.name: t for t in (
-    _tool("hybrid_evidence_search", "text", QueryArgs, text_tools.hybrid_evidence_search),
-    _tool("section_search", "text", SectionArgs, text_tools.section_search),
-    _tool("atomic_fact_search", "text", FactArgs, text_tools.atomic_fact_search),
-    _tool("vdb_search_sentences", "text", QueryArgs, text_tools.vdb_search_sentences),
-    _tool("bm25_search_docs", "text", QueryArgs, text_tools.bm25_search_docs),
-    _tool("source_lookup", "text", SourceArgs, text_tools.source_lookup),
-    _tool("entity_lookup", "graph", EntityLookupArgs, graph_tools.entity_lookup),
-    _tool("entity_search", "graph", EntitySearchArgs, graph_tools.entity_search),
-    _tool("relation_search", "graph", RelationArgs, graph_tools.relation_search),
-    _tool("top_k_by_centrality", "graph", CentralityArgs, graph_tools.top_k_by_centrality),
-    _tool("narrative_trace_search", "narrative", NarrativeTraceArgs, narrative_tools.narrative_trace_search),
-    _tool("narrative_semantic_search", "narrative", NarrativeSemanticArgs, narrative_tools.narrative_semantic_search),
-    _tool("narrative_sql_search", "narrative", NarrativeSqlArgs, narrative_tools.narrative_sql_search),
-    _tool("chunk_mapping", "other", MappingArgs, text_tools.chunk_mapping),
-)}
+TOOLS: dict[str, Tool] = {
+    t.name: t
+    for t in (
+        _tool("hybrid_evidence_search", "text", QueryArgs, text_tools.hybrid_evidence_search),
+        _tool("section_search", "text", SectionArgs, text_tools.section_search),
+        _tool("atomic_fact_search", "text", FactArgs, text_tools.atomic_fact_search),
+        _tool("vdb_search_sentences", "text", QueryArgs, text_tools.vdb_search_sentences),
+        _tool("bm25_search_docs", "text", QueryArgs, text_tools.bm25_search_docs),
+        _tool("source_lookup", "text", SourceArgs, text_tools.source_lookup),
+        _tool("entity_lookup", "graph", EntityLookupArgs, graph_tools.entity_lookup),
+        _tool("entity_search", "graph", EntitySearchArgs, graph_tools.entity_search),
+        _tool("relation_search", "graph", RelationArgs, graph_tools.relation_search),
+        _tool("top_k_by_centrality", "graph", CentralityArgs, graph_tools.top_k_by_centrality),
+        _tool(
+            "narrative_trace_search", "narrative", NarrativeTraceArgs, narrative_tools.narrative_trace_search
+        ),
+        _tool(
+            "narrative_semantic_search",
+            "narrative",
+            NarrativeSemanticArgs,
+            narrative_tools.narrative_semantic_search,
+        ),
+        _tool("narrative_sql_search", "narrative", NarrativeSqlArgs, narrative_tools.narrative_sql_search),
+        _tool("chunk_mapping", "other", MappingArgs, text_tools.chunk_mapping),
+    )
+}
 GRAPH_TOOLS = frozenset(name for name, tool in TOOLS.items() if tool.channel == "graph")
 
 
@@ -138,20 +161,41 @@ class ToolCall:
         # The kinds of what came back (entity rows add the attribute / profile parts they showed), so
         # qa_traces tells which components reached the evidence.
         kinds = {r.kind for r in self.rows} | {p for r in self.rows for p in r.extra.get("parts", [])}
-        return {"round": self.round, "tool": self.tool, "arguments": self.arguments, "rows": len(self.rows),
-                "kinds": sorted(kinds),
-                "tokens": sum(len(r.text.split()) for r in self.rows), "ms": round(self.ms, 2), "error": self.error}
+        return {
+            "round": self.round,
+            "tool": self.tool,
+            "arguments": self.arguments,
+            "rows": len(self.rows),
+            "kinds": sorted(kinds),
+            "tokens": sum(len(r.text.split()) for r in self.rows),
+            "ms": round(self.ms, 2),
+            "error": self.error,
+        }
 
 
 def function_schemas(allowed: set[str] | None = None) -> list[dict[str, Any]]:
     """OpenAI function-calling `tools` for the allowed tools."""
-    return [{"type": "function", "function": {"name": name, "description": tool.description,
-                                              "parameters": tool.args.model_json_schema()}}
-            for name, tool in TOOLS.items() if allowed is None or name in allowed]
+    return [
+        {
+            "type": "function",
+            "function": {
+                "name": name,
+                "description": tool.description,
+                "parameters": tool.args.model_json_schema(),
+            },
+        }
+        for name, tool in TOOLS.items()
+        if allowed is None or name in allowed
+    ]
 
 
-def call_tool(env: ToolEnv, name: str, arguments: dict[str, Any] | str, round_number: int,
-              allowed: set[str] | None = None) -> ToolCall:
+def call_tool(
+    env: ToolEnv,
+    name: str,
+    arguments: dict[str, Any] | str,
+    round_number: int,
+    allowed: set[str] | None = None,
+) -> ToolCall:
     """Validate and run one tool call; errors come back inside the ToolCall for the trace."""
     started = time.perf_counter()
     try:
@@ -167,7 +211,9 @@ def call_tool(env: ToolEnv, name: str, arguments: dict[str, Any] | str, round_nu
         try:
             parsed = TOOLS[name].args.model_validate(arguments)
         except ValidationError as exc:
-            raise ToolCallError(f"invalid arguments for {name}: {exc.errors()[0]['msg']} at {exc.errors()[0]['loc']}") from None
+            raise ToolCallError(
+                f"invalid arguments for {name}: {exc.errors()[0]['msg']} at {exc.errors()[0]['loc']}"
+            ) from None
         rows = TOOLS[name].call(env, parsed)
         return ToolCall(name, dict(arguments), round_number, rows, (time.perf_counter() - started) * 1000)
     except (ToolCallError, ValueError) as exc:

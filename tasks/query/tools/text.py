@@ -11,9 +11,16 @@ from tasks.query.tools.types import ToolRow, provenance
 
 def _chunk_row(env: ToolEnv, position: int, score: float, channel: str = "text") -> ToolRow:
     chunk = env.store.source.chunks.iloc[position]
-    return ToolRow("chunk", chunk["chunk_id"], chunk["text"], round(float(score), 6), channel, env.store.doc_id,
-                   **provenance(env.store, [chunk["chunk_id"]], span=(int(chunk["char_start"]), int(chunk["char_end"]))),
-                   extra={"n_tokens": int(chunk["n_tokens"])})
+    return ToolRow(
+        "chunk",
+        chunk["chunk_id"],
+        chunk["text"],
+        round(float(score), 6),
+        channel,
+        env.store.doc_id,
+        **provenance(env.store, [chunk["chunk_id"]], span=(int(chunk["char_start"]), int(chunk["char_end"]))),
+        extra={"n_tokens": int(chunk["n_tokens"])},
+    )
 
 
 def hybrid_evidence_search(env: ToolEnv, query: str, top_k: int = 5) -> list[ToolRow]:
@@ -41,14 +48,28 @@ def vdb_search_sentences(env: ToolEnv, query: str, top_k: int = 8) -> list[ToolR
         sentence = source.sentences.iloc[position]
         speaker = sentence["speaker"]
         text = f"{speaker}: {sentence['text']}" if isinstance(speaker, str) and speaker else sentence["text"]
-        rows.append(ToolRow("sentence", sentence["sentence_id"], text, round(float(scores[position]), 6), "text",
-                            env.store.doc_id, **provenance(env.store, [sentence["chunk_id"]], sentence["section_id"],
-                                                           (int(sentence["char_start"]), int(sentence["char_end"])))))
+        rows.append(
+            ToolRow(
+                "sentence",
+                sentence["sentence_id"],
+                text,
+                round(float(scores[position]), 6),
+                "text",
+                env.store.doc_id,
+                **provenance(
+                    env.store,
+                    [sentence["chunk_id"]],
+                    sentence["section_id"],
+                    (int(sentence["char_start"]), int(sentence["char_end"])),
+                ),
+            )
+        )
     return rows
 
 
-def section_search(env: ToolEnv, query: str = "", heading: str | None = None, ordinal: int | None = None,
-                   top_k: int = 3) -> list[ToolRow]:
+def section_search(
+    env: ToolEnv, query: str = "", heading: str | None = None, ordinal: int | None = None, top_k: int = 3
+) -> list[ToolRow]:
     """Sections (scenes or chapters) by ordinal, by heading/location words, or by content."""
     sections = env.store.source.sections
     if ordinal is not None:
@@ -72,15 +93,29 @@ def section_search(env: ToolEnv, query: str = "", heading: str | None = None, or
         scored.sort(key=lambda item: (-item[1], item[0]["ordinal"]))
     rows = []
     for row, score in scored[:top_k]:
-        chunk_ids = env.store.source.chunks.loc[env.store.source.chunks["section_id"] == row["section_id"], "chunk_id"].tolist()
-        rows.append(ToolRow("section", row["section_id"], row["text"] or "", round(float(score), 6), "text",
-                            env.store.doc_id, **provenance(env.store, chunk_ids, row["section_id"],
-                                                           (int(row["char_start"]), int(row["char_end"]))),
-                            extra={"location": row["location"], "time_of_day": row["time_of_day"]}))
+        chunk_ids = env.store.source.chunks.loc[
+            env.store.source.chunks["section_id"] == row["section_id"], "chunk_id"
+        ].tolist()
+        rows.append(
+            ToolRow(
+                "section",
+                row["section_id"],
+                row["text"] or "",
+                round(float(score), 6),
+                "text",
+                env.store.doc_id,
+                **provenance(
+                    env.store, chunk_ids, row["section_id"], (int(row["char_start"]), int(row["char_end"]))
+                ),
+                extra={"location": row["location"], "time_of_day": row["time_of_day"]},
+            )
+        )
     return rows
 
 
-def atomic_fact_search(env: ToolEnv, query: str, entity_ids: list[str] | None = None, top_k: int = 8) -> list[ToolRow]:
+def atomic_fact_search(
+    env: ToolEnv, query: str, entity_ids: list[str] | None = None, top_k: int = 8
+) -> list[ToolRow]:
     """Compact source-grounded propositions (states, actions, goals, causes), optionally about given entities."""
     index = env.store.asset("fact")
     facts = env.store.table("atomic_facts")
@@ -92,15 +127,30 @@ def atomic_fact_search(env: ToolEnv, query: str, entity_ids: list[str] | None = 
     rows = []
     for fact_id, score in index.search(query, env.vector(query), top_k, allowed):
         fact = by_id[fact_id]
-        rows.append(ToolRow("fact", fact_id, fact["text"], round(score, 6), "text", env.store.doc_id,
-                            **provenance(env.store, [fact["chunk_id"]], fact["section_id"],
-                                         (int(fact["char_start"]), int(fact["char_end"]))),
-                            entity_ids=(fact["entity_id"], *as_list(fact["related_entity_ids"])),
-                            extra={"fact_type": fact["fact_type"]}))
+        rows.append(
+            ToolRow(
+                "fact",
+                fact_id,
+                fact["text"],
+                round(score, 6),
+                "text",
+                env.store.doc_id,
+                **provenance(
+                    env.store,
+                    [fact["chunk_id"]],
+                    fact["section_id"],
+                    (int(fact["char_start"]), int(fact["char_end"])),
+                ),
+                entity_ids=(fact["entity_id"], *as_list(fact["related_entity_ids"])),
+                extra={"fact_type": fact["fact_type"]},
+            )
+        )
     return rows
 
 
-def source_lookup(env: ToolEnv, chunk_ids: list[str] | None = None, section_ids: list[str] | None = None) -> list[ToolRow]:
+def source_lookup(
+    env: ToolEnv, chunk_ids: list[str] | None = None, section_ids: list[str] | None = None
+) -> list[ToolRow]:
     """Original source passages for chunk or section ids returned by another tool."""
     rows = []
     for chunk_id in chunk_ids or []:
@@ -108,7 +158,9 @@ def source_lookup(env: ToolEnv, chunk_ids: list[str] | None = None, section_ids:
         if position is not None:
             rows.append(_chunk_row(env, position, 1.0))
     for section_id in section_ids or []:
-        for chunk_id in env.store.source.chunks.loc[env.store.source.chunks["section_id"] == section_id, "chunk_id"]:
+        for chunk_id in env.store.source.chunks.loc[
+            env.store.source.chunks["section_id"] == section_id, "chunk_id"
+        ]:
             rows.append(_chunk_row(env, env.store.chunk_position[chunk_id], 1.0))
     return rows
 
@@ -117,11 +169,20 @@ def chunk_mapping(env: ToolEnv, section_ordinal: int | None = None) -> list[Tool
     """Document-to-chunk mapping: the chunk ids (and count) of the document or of one section."""
     chunks = env.store.source.chunks
     if section_ordinal is not None:
-        section_ids = env.store.source.sections.loc[env.store.source.sections["ordinal"] == section_ordinal, "section_id"]
+        section_ids = env.store.source.sections.loc[
+            env.store.source.sections["ordinal"] == section_ordinal, "section_id"
+        ]
         chunks = chunks[chunks["section_id"].isin(section_ids)]
     listing = ", ".join(chunks["chunk_id"].tolist()[:50])
     text = f"{env.store.source.title}: {len(chunks)} chunks. {listing}"
-    return [ToolRow("mapping", env.store.doc_id, text, 1.0, "other", env.store.doc_id,
-                    extra={"n_chunks": int(len(chunks)), "chunk_ids": chunks["chunk_id"].tolist()})]
-
-
+    return [
+        ToolRow(
+            "mapping",
+            env.store.doc_id,
+            text,
+            1.0,
+            "other",
+            env.store.doc_id,
+            extra={"n_chunks": int(len(chunks)), "chunk_ids": chunks["chunk_id"].tolist()},
+        )
+    ]

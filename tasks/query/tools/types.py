@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+
 @dataclass(frozen=True)
 class ToolRow:
     kind: str  # chunk | sentence | section | fact | entity | relation | attribute | event | interaction | occasion | episode | storyline | mapping
@@ -31,13 +32,23 @@ class ToolRow:
         return data
 
 
-def provenance(store, chunk_ids: list[str] | tuple[str, ...], section_id: str | None = None,
-               span: tuple[int | None, int | None] = (None, None)) -> dict[str, Any]:
+def provenance(
+    store,
+    chunk_ids: list[str] | tuple[str, ...],
+    section_id: str | None = None,
+    span: tuple[int | None, int | None] = (None, None),
+) -> dict[str, Any]:
     """Provenance fields for a row grounded in `chunk_ids` (first is primary)."""
     chunk_ids = [c for c in chunk_ids if c in store.chunks_by_id]
     primary = store.chunks_by_id[chunk_ids[0]] if chunk_ids else None
     section_id = section_id or (primary["section_id"] if primary else None)
     heading, ordinal = store.section_heading(section_id)
-    return {"section_id": section_id, "heading": heading, "section_ordinal": ordinal,
-            "chunk_id": chunk_ids[0] if chunk_ids else None, "char_start": span[0], "char_end": span[1],
-            "source_chunk_ids": tuple(chunk_ids)}
+    return {
+        "section_id": section_id,
+        "heading": heading,
+        "section_ordinal": ordinal,
+        "chunk_id": chunk_ids[0] if chunk_ids else None,
+        "char_start": span[0],
+        "char_end": span[1],
+        "source_chunk_ids": tuple(chunk_ids),
+    }

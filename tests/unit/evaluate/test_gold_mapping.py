@@ -4,24 +4,61 @@ mapped is counted, listed and kept out of evidence recall, never dropped silentl
 import pandas as pd
 
 from flows.evaluation import answer_row, format_report, EvalReport
-from tasks.evaluate.gold_mapping import (SectionLookup, gold_lines, gold_summary, gold_warning, map_gold,
-                                         title_number)
+from tasks.evaluate.gold_mapping import (
+    SectionLookup,
+    gold_lines,
+    gold_summary,
+    gold_warning,
+    map_gold,
+    title_number,
+)
 from tasks.evaluate.metrics import Question, summarize
 from tasks.query.answer_types import Answer, EvidenceText
 
-SECTIONS = pd.DataFrame([
-    {"section_id": "p", "heading": "Preamble", "ordinal": 0, "section_kind": "preamble", "scene_number": None,
-     "text": "标题"},
-    {"section_id": "a", "heading": "1、INT. ROOM - DAY", "ordinal": 1, "section_kind": "scene",
-     "scene_number": "1",
-     "text": "1、INT. ROOM - DAY\nA man sits."},
-    {"section_id": "b", "heading": "第2场 上海街头，夜，外", "ordinal": 2, "section_kind": "scene",
-     "scene_number": "2", "text": "第2场 上海街头，夜，外\n人来人往。"},
-    {"section_id": "c", "heading": "Part 3: 火车站台", "ordinal": 3, "section_kind": "paragraphs",
-     "scene_number": None, "text": "7.客栈大堂（夜）\n油灯昏黄。\n\n8.客栈后院（日）\n马在吃草。"},
-    {"section_id": "d", "heading": "十二、剧院后台冬夜内", "ordinal": 4, "section_kind": "scene", "scene_number": "12",
-     "text": "十二、剧院后台冬夜内\n演员们挤在化妆间。"},
-])
+SECTIONS = pd.DataFrame(
+    [
+        {
+            "section_id": "p",
+            "heading": "Preamble",
+            "ordinal": 0,
+            "section_kind": "preamble",
+            "scene_number": None,
+            "text": "标题",
+        },
+        {
+            "section_id": "a",
+            "heading": "1、INT. ROOM - DAY",
+            "ordinal": 1,
+            "section_kind": "scene",
+            "scene_number": "1",
+            "text": "1、INT. ROOM - DAY\nA man sits.",
+        },
+        {
+            "section_id": "b",
+            "heading": "第2场 上海街头，夜，外",
+            "ordinal": 2,
+            "section_kind": "scene",
+            "scene_number": "2",
+            "text": "第2场 上海街头，夜，外\n人来人往。",
+        },
+        {
+            "section_id": "c",
+            "heading": "Part 3: 火车站台",
+            "ordinal": 3,
+            "section_kind": "paragraphs",
+            "scene_number": None,
+            "text": "7.客栈大堂（夜）\n油灯昏黄。\n\n8.客栈后院（日）\n马在吃草。",
+        },
+        {
+            "section_id": "d",
+            "heading": "十二、剧院后台冬夜内",
+            "ordinal": 4,
+            "section_kind": "scene",
+            "scene_number": "12",
+            "text": "十二、剧院后台冬夜内\n演员们挤在化妆间。",
+        },
+    ]
+)
 
 
 def _map(related: str):
@@ -66,8 +103,7 @@ def test_summary_counts_unmapped_per_language_and_warns_above_five_percent():
         evidence = _answer(["a"] if i % 2 else ["b"])
         rows.append(answer_row("r", "stage", question, 0, evidence, gold, "answered", language, unmapped))
     no_gold = Question("q-none", "d", "?", "x", None, None, None, {})
-    rows.append(answer_row("r", "stage", no_gold, 0, _answer([]), [],
-                           "answered", "en", []))
+    rows.append(answer_row("r", "stage", no_gold, 0, _answer([]), [], "answered", "en", []))
     frame = pd.DataFrame(rows)
     assert rows[0]["evidence_recall"] is None and rows[0]["gold_unmapped"] == ["9、nowhere"]
     summary = gold_summary(frame)

@@ -7,7 +7,9 @@ from flows.runtime import configure_process
 def test_defaults_are_set_for_the_machine() -> None:
     environ: dict[str, str] = {}
     applied = configure_process(environ, cores=2)
-    assert environ == {"OMP_WAIT_POLICY": "PASSIVE", "OMP_NUM_THREADS": "2", "MKL_NUM_THREADS": "2"} == applied
+    assert (
+        environ == {"OMP_WAIT_POLICY": "PASSIVE", "OMP_NUM_THREADS": "2", "MKL_NUM_THREADS": "2"} == applied
+    )
 
 
 def test_the_users_settings_win() -> None:

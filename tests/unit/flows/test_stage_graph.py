@@ -34,8 +34,15 @@ def test_stage_names_are_unique_and_module_named():
 
 
 def test_select_stages():
-    assert [s.name for s in select_stages(until="split_chunks")] == ["ingest_documents", "segment_sections", "split_chunks"]
-    assert [s.name for s in select_stages(["split_chunks", "ingest_documents"])] == ["ingest_documents", "split_chunks"]
+    assert [s.name for s in select_stages(until="split_chunks")] == [
+        "ingest_documents",
+        "segment_sections",
+        "split_chunks",
+    ]
+    assert [s.name for s in select_stages(["split_chunks", "ingest_documents"])] == [
+        "ingest_documents",
+        "split_chunks",
+    ]
     with pytest.raises(ValueError, match="unknown stage"):
         select_stages(["nope"])
 
@@ -53,7 +60,9 @@ def _prompt_ids_in_code() -> dict[str, str]:
         if package in ("query", "evaluate"):
             continue
         for node in ast.parse(path.read_text(encoding="utf-8")).body:
-            if isinstance(node, ast.Assign) and any(PROMPT_NAME.match(getattr(t, "id", "")) for t in node.targets):
+            if isinstance(node, ast.Assign) and any(
+                PROMPT_NAME.match(getattr(t, "id", "")) for t in node.targets
+            ):
                 value = ast.literal_eval(node.value)
                 if isinstance(value, str) and PROMPT_VALUE.match(value):
                     found[value] = package
@@ -74,8 +83,9 @@ def test_a_failed_stage_blocks_only_what_reads_its_output():
     stages = list(STAGES)
     blocked = blocked_by(stages, {"extract_facts"})
     # embed_assets and continuity read atomic_facts; hierarchy and character states never do.
-    assert blocked == dict.fromkeys(["embed_assets", "propose_continuity", "judge_continuity",
-                                     "chain_continuity"], "extract_facts")
+    assert blocked == dict.fromkeys(
+        ["embed_assets", "propose_continuity", "judge_continuity", "chain_continuity"], "extract_facts"
+    )
     transitive = blocked_by(stages, {"extract_graph"})
     assert transitive["canonicalize_entities"] == "extract_graph"
     assert transitive["induce_storylines"] == "extract_graph"  # through entities and episodes

@@ -12,8 +12,15 @@ TEXT = "Anna meets Ben at the pier.\n\nLater Carl waits alone by the lighthouse.
 def _chunks(sizes: list[int]) -> list[SimpleNamespace]:
     rows, start = [], 0
     for i, size in enumerate(sizes):
-        rows.append(SimpleNamespace(chunk_id=f"c{i}", char_start=start, char_end=start + 5, n_tokens=size,
-                                    text=TEXT[start:start + 5]))
+        rows.append(
+            SimpleNamespace(
+                chunk_id=f"c{i}",
+                char_start=start,
+                char_end=start + 5,
+                n_tokens=size,
+                text=TEXT[start : start + 5],
+            )
+        )
         start += 6
     return rows
 
@@ -21,7 +28,12 @@ def _chunks(sizes: list[int]) -> list[SimpleNamespace]:
 def test_packs_respect_the_budget_and_the_dry_run_counts_the_same() -> None:
     sizes = [100, 300, 900, 50, 50, 2000, 10]
     packs = pack_chunks(_chunks(sizes), TEXT, 1000)
-    assert [[m.chunk_id for m in p.members] for p in packs] == [["c0", "c1"], ["c2", "c3", "c4"], ["c5"], ["c6"]]
+    assert [[m.chunk_id for m in p.members] for p in packs] == [
+        ["c0", "c1"],
+        ["c2", "c3", "c4"],
+        ["c5"],
+        ["c6"],
+    ]
     assert packed_requests(sizes, 1000) == len(packs)
     assert len(pack_chunks(_chunks(sizes), TEXT, 0)) == len(sizes) == packed_requests(sizes, 0)
     assert packs[0].item_id == "c0" and packs[0].text == TEXT[0:11]
@@ -30,14 +42,31 @@ def test_packs_respect_the_budget_and_the_dry_run_counts_the_same() -> None:
 def test_a_packed_reply_is_split_by_where_names_occur() -> None:
     first, second = TEXT.split("\n\n")
     members = (Member("c0", 0, first), Member("c1", len(first) + 2, second))
-    reply = GraphExtraction.model_validate({
-        "entities": [{"name": n, "type": "character", "description": "", "aliases": []} for n in ("Anna", "Ben", "Carl")]
-        + [{"name": "lighthouse", "type": "location", "description": "", "aliases": []}],
-        "relations": [{"source": "Anna", "target": "Ben", "description": "meet", "keywords": [], "strength": 5},
-                      {"source": "Carl", "target": "the lighthouse", "description": "waits", "keywords": [], "strength": 3},
-                      {"source": "Anna", "target": "Carl", "description": "apart", "keywords": [], "strength": 1}]})
+    reply = GraphExtraction.model_validate(
+        {
+            "entities": [
+                {"name": n, "type": "character", "description": "", "aliases": []}
+                for n in ("Anna", "Ben", "Carl")
+            ]
+            + [{"name": "lighthouse", "type": "location", "description": "", "aliases": []}],
+            "relations": [
+                {"source": "Anna", "target": "Ben", "description": "meet", "keywords": [], "strength": 5},
+                {
+                    "source": "Carl",
+                    "target": "the lighthouse",
+                    "description": "waits",
+                    "keywords": [],
+                    "strength": 3,
+                },
+                {"source": "Anna", "target": "Carl", "description": "apart", "keywords": [], "strength": 1},
+            ],
+        }
+    )
     parts = split_reply(reply, members, "en")
     assert [e.name for e in parts[0].entities] == ["Anna", "Ben", "Carl"]  # Carl: needed by "apart"
-    assert [r.description for r in parts[0].relations] == ["meet", "apart"]  # no chunk names both: the first named end
+    assert [r.description for r in parts[0].relations] == [
+        "meet",
+        "apart",
+    ]  # no chunk names both: the first named end
     assert [e.name for e in parts[1].entities] == ["Carl", "lighthouse"]
     assert [r.description for r in parts[1].relations] == ["waits"]

@@ -40,6 +40,7 @@ def kept_graph(result) -> nx.DiGraph:
 def always(decision: str):
     def judge(questions: list[ShortcutQuestion]) -> list[ShortcutVerdict]:
         return [ShortcutVerdict(decision, f"test says {decision}") for _ in questions]
+
     return judge
 
 
@@ -50,7 +51,9 @@ TRIANGLE_PATH = [E("r1", "a", "b", "causes", 0.9), E("r2", "b", "c", "causes", 0
 
 
 def test_effective_weight_is_confidence_times_type_weight() -> None:
-    assert effective_weight(E("r", "a", "b", "precedes", 0.5)) == pytest.approx(0.5 * DEFAULT_TYPE_WEIGHTS["precedes"])
+    assert effective_weight(E("r", "a", "b", "precedes", 0.5)) == pytest.approx(
+        0.5 * DEFAULT_TYPE_WEIGHTS["precedes"]
+    )
     assert effective_weight(E("r", "a", "b", "causes", 0.5), {"causes": 0.2}) == pytest.approx(0.1)
     with pytest.raises(ValueError):
         effective_weight(E("r", "a", "b", "causes", 0.5), {"precedes": 1.0})
@@ -61,11 +64,14 @@ def test_defaults_follow_the_authors_ordering() -> None:
     assert w["causes"] > w["precedes"] > w["elaborates"] > w["contrasts"] == 0.0
 
 
-@pytest.mark.parametrize("bad", [
-    [E("r1", "a", "b"), E("r1", "b", "c")],  # duplicate relation_id
-    [E("r1", "a", "b", "follows")],  # unknown relation type
-    [E("r1", "a", "b", "causes", float("nan"))],
-])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        [E("r1", "a", "b"), E("r1", "b", "c")],  # duplicate relation_id
+        [E("r1", "a", "b", "follows")],  # unknown relation type
+        [E("r1", "a", "b", "causes", float("nan"))],
+    ],
+)
 def test_invalid_input_is_rejected(bad: list[EpisodeEdge]) -> None:
     with pytest.raises(ValueError):
         clean_episode_graph(bad)
@@ -88,7 +94,11 @@ def test_empty_graph() -> None:
 
 
 def test_three_cycle_drops_only_the_weakest_edge() -> None:
-    edges = [E("r1", "a", "b", "causes", 0.9), E("r2", "b", "c", "causes", 0.8), E("r3", "c", "a", "precedes", 0.5)]
+    edges = [
+        E("r1", "a", "b", "causes", 0.9),
+        E("r2", "b", "c", "causes", 0.8),
+        E("r3", "c", "a", "precedes", 0.5),
+    ]
     for mode in ("heuristic", "saber"):
         result = clean_episode_graph(edges, mode=mode)
         assert removed(result, "removed_cycle") == ["r3"]
@@ -100,8 +110,10 @@ def test_three_cycle_drops_only_the_weakest_edge() -> None:
 def test_overlapping_cycles_sharing_a_weak_edge_need_one_removal() -> None:
     edges = [
         E("r1", "a", "b", "elaborates", 0.5),  # shared by both cycles, weakest
-        E("r2", "b", "c", "causes", 0.9), E("r3", "c", "a", "causes", 0.9),
-        E("r4", "b", "d", "causes", 0.8), E("r5", "d", "a", "causes", 0.8),
+        E("r2", "b", "c", "causes", 0.9),
+        E("r3", "c", "a", "causes", 0.9),
+        E("r4", "b", "d", "causes", 0.8),
+        E("r5", "d", "a", "causes", 0.8),
     ]
     for mode in ("heuristic", "saber"):
         first = clean_episode_graph(edges, mode=mode)
@@ -114,8 +126,10 @@ def test_overlapping_cycles_sharing_a_weak_edge_need_one_removal() -> None:
 def test_overlapping_cycles_with_a_strong_shared_edge_need_two_removals() -> None:
     edges = [
         E("r1", "a", "b", "causes", 1.0),  # shared but strong
-        E("r2", "b", "c", "causes", 0.4), E("r3", "c", "a", "causes", 0.9),
-        E("r4", "b", "d", "causes", 0.3), E("r5", "d", "a", "causes", 0.9),
+        E("r2", "b", "c", "causes", 0.4),
+        E("r3", "c", "a", "causes", 0.9),
+        E("r4", "b", "d", "causes", 0.3),
+        E("r5", "d", "a", "causes", 0.9),
     ]
     result = clean_episode_graph(edges, mode="heuristic")
     assert removed(result, "removed_cycle") == ["r2", "r4"]
@@ -137,10 +151,19 @@ def test_acyclic_graph_is_untouched_in_heuristic_mode() -> None:
 
 
 def test_self_loops_and_duplicate_pairs() -> None:
-    edges = [E("r1", "a", "a", "causes", 1.0), E("r2", "a", "b", "precedes", 0.9),
-             E("r3", "a", "b", "causes", 0.9), E("r4", "a", "b", "causes", 0.9)]
+    edges = [
+        E("r1", "a", "a", "causes", 1.0),
+        E("r2", "a", "b", "precedes", 0.9),
+        E("r3", "a", "b", "causes", 0.9),
+        E("r4", "a", "b", "causes", 0.9),
+    ]
     result = clean_episode_graph(edges, mode="heuristic")
-    assert result.status == {"r1": "removed_cycle", "r2": "removed_duplicate", "r3": "kept", "r4": "removed_duplicate"}
+    assert result.status == {
+        "r1": "removed_cycle",
+        "r2": "removed_duplicate",
+        "r3": "kept",
+        "r4": "removed_duplicate",
+    }
     assert [a.rule for a in result.actions] == ["self_loop", "duplicate_pair", "duplicate_pair"]
     raw = clean_episode_graph(edges, mode="raw")
     assert set(raw.status.values()) == {"kept"} and raw.actions == []
@@ -182,31 +205,46 @@ def test_heuristic_adjudicator_removes_a_precedes_shortcut() -> None:
     assert [a.action for a in result.actions] == ["mark_shortcut", "adjudicate", "remove_shortcut"]
     assert result.actions[-1].indirect_path == ("a", "b", "c") and result.actions[-1].rule == "llm_redundant"
     assert [a.step for a in result.actions] == [1, 2, 3]
-    assert clean_episode_graph(TRIANGLE_PATH + [E("r3", "a", "c", "precedes", 0.9)], mode="heuristic").status["r3"] == "kept"
+    assert (
+        clean_episode_graph(TRIANGLE_PATH + [E("r3", "a", "c", "precedes", 0.9)], mode="heuristic").status[
+            "r3"
+        ]
+        == "kept"
+    )
 
 
 def test_heuristic_adjudicator_keeps_a_causes_shortcut_as_uncertain() -> None:
     result = clean_episode_graph(TRIANGLE_PATH + [E("r3", "a", "c", "causes", 0.9)], mode="saber")
     assert result.status["r3"] == "kept"
-    assert [(a.action, a.rule) for a in result.actions[1:]] == [("adjudicate", "llm_uncertain"), ("keep_shortcut", "llm_uncertain")]
+    assert [(a.action, a.rule) for a in result.actions[1:]] == [
+        ("adjudicate", "llm_uncertain"),
+        ("keep_shortcut", "llm_uncertain"),
+    ]
 
 
 def test_heuristic_adjudicator_verdicts() -> None:
     path = (E("p1", "a", "b", "precedes", 0.9), E("p2", "b", "c", "elaborates", 0.9))
     q = lambda edge, hops=path: ShortcutQuestion(edge, ("a", "b", "c"), hops)  # noqa: E731
-    verdicts = heuristic_adjudicator([
-        q(E("d", "a", "c", "elaborates", 0.9)),  # any progression path covers elaborates; 0.315 <= 0.315
-        q(E("d", "a", "c", "precedes", 0.5)),  # elaborates on the path does not imply precedes
-        q(E("d", "a", "c", "elaborates", 1.0)),  # the direct edge is stronger than the weakest link
-        q(E("d", "a", "c", "elaborates", 0.1), ()),  # no path relations to compare against
-    ])
+    verdicts = heuristic_adjudicator(
+        [
+            q(E("d", "a", "c", "elaborates", 0.9)),  # any progression path covers elaborates; 0.315 <= 0.315
+            q(E("d", "a", "c", "precedes", 0.5)),  # elaborates on the path does not imply precedes
+            q(E("d", "a", "c", "elaborates", 1.0)),  # the direct edge is stronger than the weakest link
+            q(E("d", "a", "c", "elaborates", 0.1), ()),  # no path relations to compare against
+        ]
+    )
     assert [v.decision for v in verdicts] == ["redundant", "uncertain", "necessary", "uncertain"]
 
 
-@pytest.mark.parametrize(("decision", "status", "rule"), [
-    ("necessary", "kept", "llm_necessary"), ("uncertain", "kept", "llm_uncertain"),
-    ("redundant", "removed_shortcut", "llm_redundant"), ("REDUNDANT ", "removed_shortcut", "llm_redundant"),
-])
+@pytest.mark.parametrize(
+    ("decision", "status", "rule"),
+    [
+        ("necessary", "kept", "llm_necessary"),
+        ("uncertain", "kept", "llm_uncertain"),
+        ("redundant", "removed_shortcut", "llm_redundant"),
+        ("REDUNDANT ", "removed_shortcut", "llm_redundant"),
+    ],
+)
 def test_injected_adjudicator_decides(decision: str, status: str, rule: str) -> None:
     seen: list[list[ShortcutQuestion]] = []
 
@@ -217,19 +255,28 @@ def test_injected_adjudicator_decides(decision: str, status: str, rule: str) -> 
     result = clean_episode_graph(TRIANGLE_PATH + [E("r3", "a", "c", "causes", 0.9)], adjudicate=judge)
     assert result.status["r3"] == status
     assert result.actions[-1].rule == rule
-    assert len(seen) == 1 and [(q.edge.relation_id, q.indirect_path) for q in seen[0]] == [("r3", ("a", "b", "c"))]
+    assert len(seen) == 1 and [(q.edge.relation_id, q.indirect_path) for q in seen[0]] == [
+        ("r3", ("a", "b", "c"))
+    ]
     assert [p.relation_id for p in seen[0][0].path_edges] == ["r1", "r2"]
 
 
-@pytest.mark.parametrize("output", [
-    [],  # too few
-    [ShortcutVerdict("redundant", "x"), ShortcutVerdict("redundant", "y")],  # too many
-    [ShortcutVerdict("delete", "unknown decision")],
-    [E("r9", "c", "a", "causes", 1.0)],  # tries to hand back a (reversed) edge
-    [ShortcutVerdict("redundant", "ok"), E("r9", "c", "a", "causes", 1.0), E("r10", "a", "z", "causes", 1.0)],
-    None,
-    "redundant",
-])
+@pytest.mark.parametrize(
+    "output",
+    [
+        [],  # too few
+        [ShortcutVerdict("redundant", "x"), ShortcutVerdict("redundant", "y")],  # too many
+        [ShortcutVerdict("delete", "unknown decision")],
+        [E("r9", "c", "a", "causes", 1.0)],  # tries to hand back a (reversed) edge
+        [
+            ShortcutVerdict("redundant", "ok"),
+            E("r9", "c", "a", "causes", 1.0),
+            E("r10", "a", "z", "causes", 1.0),
+        ],
+        None,
+        "redundant",
+    ],
+)
 def test_bad_adjudicator_cannot_change_the_graph(output: object) -> None:
     edges = TRIANGLE_PATH + [E("r3", "a", "c", "causes", 0.9)]
     result = clean_episode_graph(edges, adjudicate=lambda questions: output)  # type: ignore[arg-type,return-value]
@@ -254,15 +301,22 @@ def test_support_check_can_veto_a_removal() -> None:
         calls.append((edge.relation_id, path))
         return False
 
-    result = clean_episode_graph(TRIANGLE_PATH + [E("r3", "a", "c")], adjudicate=always("redundant"), support_preserved=support)
+    result = clean_episode_graph(
+        TRIANGLE_PATH + [E("r3", "a", "c")], adjudicate=always("redundant"), support_preserved=support
+    )
     assert result.status["r3"] == "kept" and result.actions[-1].rule == "support_not_preserved"
     assert calls == [("r3", ("a", "b", "c"))]
 
 
 def test_a_removal_never_breaks_the_path_of_an_earlier_one() -> None:
     # With triangles only, a->b is covered by a->x->b and a->c by a->b->c: both cannot go.
-    edges = [E("r1", "a", "x", "causes", 1.0), E("r2", "x", "b", "causes", 1.0), E("r3", "a", "b", "causes", 0.6),
-             E("r4", "b", "c", "causes", 1.0), E("r5", "a", "c", "causes", 0.5)]
+    edges = [
+        E("r1", "a", "x", "causes", 1.0),
+        E("r2", "x", "b", "causes", 1.0),
+        E("r3", "a", "b", "causes", 0.6),
+        E("r4", "b", "c", "causes", 1.0),
+        E("r5", "a", "c", "causes", 0.5),
+    ]
     result = clean_episode_graph(edges, adjudicate=always("redundant"), max_path_hops=2)
     assert removed(result, "removed_shortcut") == ["r5"]  # weakest first; its path a->b->c then protects r3
     vetoed = [a for a in result.actions if a.rule == "support_not_preserved"]
@@ -276,16 +330,28 @@ def test_a_removal_never_breaks_the_path_of_an_earlier_one() -> None:
 def test_strongest_indirect_path_is_recorded() -> None:
     # Same graph with 3-hop paths allowed: a->c is justified by a->x->b->c (weakest link 1.0, not 0.6),
     # which leaves a->b removable too, and reachability a~>c still holds.
-    edges = [E("r1", "a", "x", "causes", 1.0), E("r2", "x", "b", "causes", 1.0), E("r3", "a", "b", "causes", 0.6),
-             E("r4", "b", "c", "causes", 1.0), E("r5", "a", "c", "causes", 0.5)]
+    edges = [
+        E("r1", "a", "x", "causes", 1.0),
+        E("r2", "x", "b", "causes", 1.0),
+        E("r3", "a", "b", "causes", 0.6),
+        E("r4", "b", "c", "causes", 1.0),
+        E("r5", "a", "c", "causes", 0.5),
+    ]
     result = clean_episode_graph(edges, adjudicate=always("redundant"))
     assert removed(result, "removed_shortcut") == ["r3", "r5"]
-    assert [a.indirect_path for a in result.actions if a.action == "remove_shortcut"] == [("a", "x", "b", "c"), ("a", "x", "b")]
+    assert [a.indirect_path for a in result.actions if a.action == "remove_shortcut"] == [
+        ("a", "x", "b", "c"),
+        ("a", "x", "b"),
+    ]
     assert nx.has_path(kept_graph(result), "a", "c")
 
 
 def test_longer_indirect_paths_respect_max_path_hops() -> None:
-    chain = [E("r1", "a", "b", "causes", 1.0), E("r2", "b", "c", "causes", 1.0), E("r3", "c", "d", "causes", 1.0)]
+    chain = [
+        E("r1", "a", "b", "causes", 1.0),
+        E("r2", "b", "c", "causes", 1.0),
+        E("r3", "c", "d", "causes", 1.0),
+    ]
     direct = E("r4", "a", "d", "precedes", 0.5)
     assert clean_episode_graph(chain + [direct]).status["r4"] == "removed_shortcut"
     short = clean_episode_graph(chain + [direct], max_path_hops=2)
@@ -316,8 +382,18 @@ def edge_lists(draw: st.DrawFn) -> list[EpisodeEdge]:
     """Narrative-shaped graphs: mostly forward edges (many triangles), some backward ones (cycles)."""
     nodes = NODES[: draw(st.integers(3, len(NODES)))]  # few nodes -> dense graphs
     confidence = st.one_of(st.sampled_from([0.2, 0.5, 0.5, 0.8, 1.0]), st.floats(0.0, 1.0))
-    raw = draw(st.lists(st.tuples(st.sampled_from(nodes), st.sampled_from(nodes), st.integers(0, 4),
-                                  st.sampled_from(TYPES), confidence), max_size=40))
+    raw = draw(
+        st.lists(
+            st.tuples(
+                st.sampled_from(nodes),
+                st.sampled_from(nodes),
+                st.integers(0, 4),
+                st.sampled_from(TYPES),
+                confidence,
+            ),
+            max_size=40,
+        )
+    )
     edges = []
     for i, (a, b, back, typ, c) in enumerate(raw):
         source, target = (max(a, b), min(a, b)) if back == 0 else (min(a, b), max(a, b))
@@ -335,13 +411,19 @@ def test_property_cleaning_invariants(edges: list[EpisodeEdge], data: st.DataObj
     shuffled = data.draw(st.permutations(edges))
     # An adjudicator that calls everything redundant gives the most removals, the hardest case;
     # triangles only (2 hops) make removals compete for the same path edges.
-    for mode, judge, hops in (("heuristic", None, 3), ("saber", None, 3), ("saber", always("redundant"), 3),
-                              ("saber", always("redundant"), 2)):
+    for mode, judge, hops in (
+        ("heuristic", None, 3),
+        ("saber", None, 3),
+        ("saber", always("redundant"), 3),
+        ("saber", always("redundant"), 2),
+    ):
         result = clean_episode_graph(edges, mode=mode, adjudicate=judge, max_path_hops=hops)
         kept = result.kept_edges()
         assert set(result.status) == set(by_id) and set(result.status.values()) <= set(STATUSES)
         assert all(by_id[e.relation_id] == e and e.relation_type != "contrasts" for e in kept)  # kept ⊆ input
-        assert all(by_id[r].relation_type == "contrasts" for r, s in result.status.items() if s == "auxiliary")
+        assert all(
+            by_id[r].relation_type == "contrasts" for r, s in result.status.items() if s == "auxiliary"
+        )
         graph = kept_graph(result)
         assert nx.is_directed_acyclic_graph(graph)
         assert len({(e.source, e.target) for e in kept}) == len(kept)
@@ -360,7 +442,9 @@ def test_property_cleaning_invariants(edges: list[EpisodeEdge], data: st.DataObj
 def test_property_raw_mode_keeps_everything(edges: list[EpisodeEdge]) -> None:
     result = clean_episode_graph(edges, mode="raw")
     assert result.actions == []
-    assert result.status == {e.relation_id: ("auxiliary" if e.relation_type == "contrasts" else "kept") for e in edges}
+    assert result.status == {
+        e.relation_id: ("auxiliary" if e.relation_type == "contrasts" else "kept") for e in edges
+    }
 
 
 def reference_cycle_removals(edges: list[EpisodeEdge], marked: set[str]) -> set[str]:
@@ -368,7 +452,9 @@ def reference_cycle_removals(edges: list[EpisodeEdge], marked: set[str]) -> set[
     best: dict[tuple[str, str], EpisodeEdge] = {}
     w = {e.relation_id: effective_weight(e) for e in edges}
     for e in sorted(edges, key=lambda e: e.relation_id):
-        if e.source != e.target and ((e.source, e.target) not in best or w[e.relation_id] > w[best[(e.source, e.target)].relation_id]):
+        if e.source != e.target and (
+            (e.source, e.target) not in best or w[e.relation_id] > w[best[(e.source, e.target)].relation_id]
+        ):
             best[(e.source, e.target)] = e
     g = nx.DiGraph()
     for (u, v), e in best.items():
@@ -390,7 +476,9 @@ def reference_cycle_removals(edges: list[EpisodeEdge], marked: set[str]) -> set[
 def test_property_cycle_breaking_matches_the_literal_algorithm(edges: list[EpisodeEdge]) -> None:
     progression = [e for e in edges if e.relation_type != "contrasts"]
     heuristic = clean_episode_graph(edges, mode="heuristic")
-    cycle_cut = {r for r, s in heuristic.status.items() if s == "removed_cycle" and r not in _self_loops(edges)}
+    cycle_cut = {
+        r for r, s in heuristic.status.items() if s == "removed_cycle" and r not in _self_loops(edges)
+    }
     assert cycle_cut == reference_cycle_removals(progression, set())
     saber = clean_episode_graph(edges, mode="saber")
     marked = {a.relation_id for a in saber.actions if a.action == "mark_shortcut"}
@@ -407,8 +495,16 @@ def _self_loops(edges: list[EpisodeEdge]) -> set[str]:
 
 def test_document_sized_graph_is_fast() -> None:
     rng = random.Random(11)
-    edges = [EpisodeEdge(f"r{i:05d}", f"e{rng.randrange(300):03d}", f"e{rng.randrange(300):03d}",
-                         rng.choice(TYPES[:3]), round(rng.random(), 2)) for i in range(1500)]
+    edges = [
+        EpisodeEdge(
+            f"r{i:05d}",
+            f"e{rng.randrange(300):03d}",
+            f"e{rng.randrange(300):03d}",
+            rng.choice(TYPES[:3]),
+            round(rng.random(), 2),
+        )
+        for i in range(1500)
+    ]
     for mode in ("heuristic", "saber"):
         start = time.perf_counter()
         result = clean_episode_graph(edges, mode=mode)

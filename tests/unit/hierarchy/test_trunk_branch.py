@@ -113,8 +113,16 @@ def test_cyclic_graph_terminates_with_simple_paths() -> None:
 
 def test_candidates_cover_trunks_branches_and_terminals() -> None:
     paths = [tuple("ABCDEF"), tuple("ABCDEG"), tuple("ABCXY")]
-    assert set(candidate_chains(paths)) == {tuple("ABC"), tuple("CDE"), tuple("EF"), tuple("EG"), tuple("CXY"),
-                                            tuple("ABCDEF"), tuple("ABCDEG"), tuple("ABCXY")}
+    assert set(candidate_chains(paths)) == {
+        tuple("ABC"),
+        tuple("CDE"),
+        tuple("EF"),
+        tuple("EG"),
+        tuple("CXY"),
+        tuple("ABCDEF"),
+        tuple("ABCDEG"),
+        tuple("ABCXY"),
+    }
 
 
 def test_long_chain_is_split_at_the_lowest_support_edge() -> None:
@@ -214,20 +222,27 @@ def test_document_sized_dag_is_fast() -> None:
 def dags(draw: st.DrawFn) -> tuple[list[tuple[str, str]], list[str]]:
     n = draw(st.integers(0, 12))
     nodes = [f"n{i:02d}" for i in range(n)]
-    pairs = [(a, b) for i, a in enumerate(nodes) for b in nodes[i + 1:]]
+    pairs = [(a, b) for i, a in enumerate(nodes) for b in nodes[i + 1 :]]
     edges = draw(st.lists(st.sampled_from(pairs), max_size=30, unique=True)) if pairs else []
     return edges, nodes
 
 
-SMALL = st.builds(StorylineSettings, max_depth=st.integers(2, 12), max_paths=st.integers(1, 60),
-                  max_chain_length=st.integers(2, 6), max_overlap=st.sampled_from([0.0, 0.34, 0.5, 1.0]),
-                  min_new_episodes=st.integers(1, 3), max_storylines=st.integers(1, 6))
+SMALL = st.builds(
+    StorylineSettings,
+    max_depth=st.integers(2, 12),
+    max_paths=st.integers(1, 60),
+    max_chain_length=st.integers(2, 6),
+    max_overlap=st.sampled_from([0.0, 0.34, 0.5, 1.0]),
+    min_new_episodes=st.integers(1, 3),
+    max_storylines=st.integers(1, 6),
+)
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(graph=dags(), config=SMALL, data=st.data())
-def test_property_selected_chains_obey_algorithm_2(graph: tuple[list[tuple[str, str]], list[str]],
-                                                   config: StorylineSettings, data: st.DataObject) -> None:
+def test_property_selected_chains_obey_algorithm_2(
+    graph: tuple[list[tuple[str, str]], list[str]], config: StorylineSettings, data: st.DataObject
+) -> None:
     edges, nodes = graph
     chosen = select_storylines(edges, nodes, config)
     assert len(chosen) <= config.max_storylines
@@ -235,7 +250,9 @@ def test_property_selected_chains_obey_algorithm_2(graph: tuple[list[tuple[str, 
     covered: set[str] = set()
     for i, c in enumerate(chosen):
         assert config.min_chain_length <= len(c.episode_ids) <= config.max_chain_length
-        assert all(overlap(c.episode_ids, earlier.episode_ids) <= config.max_overlap for earlier in chosen[:i])
+        assert all(
+            overlap(c.episode_ids, earlier.episode_ids) <= config.max_overlap for earlier in chosen[:i]
+        )
         assert len(set(c.episode_ids) - covered) >= config.min_new_episodes
         covered |= set(c.episode_ids)
     paths = enumerate_paths(edges, nodes, config)

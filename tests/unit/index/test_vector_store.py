@@ -62,8 +62,7 @@ def test_tables_are_unchanged_by_vector_reuse(tmp_path, hashing_settings) -> Non
         model = models[reuse] = CountingEmbedder()
         resources = make_resources(hashing_settings, embedder_factory=lambda m=model: m)
         resources.reuse_vectors = reuse
-        assert build([str(SCREENPLAY)], workspace, hashing_settings, resources=resources,
-                     quiet=True).ok
+        assert build([str(SCREENPLAY)], workspace, hashing_settings, resources=resources, quiet=True).ok
         frames[reuse] = {t: read_frame(workspace, t) for t in ("episodes", "episode_links")}
         for table in ("embeddings", "asset_embeddings"):
             frame = read_frame(workspace, table)
@@ -72,7 +71,9 @@ def test_tables_are_unchanged_by_vector_reuse(tmp_path, hashing_settings) -> Non
     assert len(set(models[True].seen)) == len(models[True].seen)
     for table in ("embeddings", "asset_embeddings"):
         before, after = frames[False][table], frames[True][table]
-        assert list(before["unit_id"]) == list(after["unit_id"]) and list(before["model"]) == list(after["model"])
+        assert list(before["unit_id"]) == list(after["unit_id"]) and list(before["model"]) == list(
+            after["model"]
+        )
         np.testing.assert_allclose(np.stack(before["vector"]), np.stack(after["vector"]), atol=1e-6)
     for table in ("episodes", "episode_links"):
         assert frames[False][table].equals(frames[True][table])

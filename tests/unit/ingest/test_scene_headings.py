@@ -18,28 +18,69 @@ def _scenes(name: str, language: str) -> tuple[list[dict], list[str]]:
     assert detect_kind(text, language) == "screenplay"
     rows, warnings = segment("d", text, language, "screenplay")
     for row in rows:
-        assert text[row["char_start"]:row["char_end"]] == row["text"]
+        assert text[row["char_start"] : row["char_end"]] == row["text"]
     return [r for r in rows if r["section_kind"] == "scene"], warnings
 
 
-@pytest.mark.parametrize("name, expected", [
-    ("zh_spaced.txt", [("1", "INT", "学校走廊", "NIGHT"), ("2", "EXT", "操场", "DAY"),
-                       ("3", "EXT", "校门口", "NIGHT")]),
-    ("zh_scene_no.txt", [("1", None, None, None), ("2", "INT", "阿梅家厨房", "DAY"), ("3", "EXT", "河边小路", "DAY"),
-                         ("12", None, None, None)]),
-    ("zh_comma.txt", [("5", "EXT", "上海街头", "NIGHT"), ("6", "INT", "出租车", "NIGHT"),
-                      ("7", "EXT", "外滩观景台", "NIGHT")]),
-    ("zh_numerals.txt", [("1", "EXT", "剧院", "AUTUMN MORNING"), ("2", "INT", "剧院后台", "WINTER NIGHT"),
-                         ("3", "INT", "剧院大厅", "DAY"), ("10", "EXT", "剧院门口", "DUSK")]),
-    ("zh_no_number.txt", [(None, "EXT", "火车站台", "NIGHT"), (None, "INT", "车厢", "NIGHT"),
-                          (None, "EXT", "小镇街道", "DAY")]),
-    ("zh_brackets.txt", [("7", None, "客栈大堂", "NIGHT"), ("8", None, "客栈后院", "DAY"),
-                         ("9", "EXT", "山道", "NIGHT")]),
-    ("zh_mixed.txt", [("1", "INT", "医院大厅", "DAY"), ("2", "INT", "病房", "DAY"), ("3", None, "医院天台", "NIGHT"),
-                      (None, "EXT", "停车场", "NIGHT"), ("5", "INT", "病房", "MORNING"),
-                      ("6", "INT", "HOSPITAL CORRIDOR", "DAY")]),
-    ("zh_not_headings.txt", [("1", "INT", "仓库", "NIGHT"), ("2", "EXT", "仓库门口", "NIGHT")]),
-])
+@pytest.mark.parametrize(
+    "name, expected",
+    [
+        (
+            "zh_spaced.txt",
+            [("1", "INT", "学校走廊", "NIGHT"), ("2", "EXT", "操场", "DAY"), ("3", "EXT", "校门口", "NIGHT")],
+        ),
+        (
+            "zh_scene_no.txt",
+            [
+                ("1", None, None, None),
+                ("2", "INT", "阿梅家厨房", "DAY"),
+                ("3", "EXT", "河边小路", "DAY"),
+                ("12", None, None, None),
+            ],
+        ),
+        (
+            "zh_comma.txt",
+            [
+                ("5", "EXT", "上海街头", "NIGHT"),
+                ("6", "INT", "出租车", "NIGHT"),
+                ("7", "EXT", "外滩观景台", "NIGHT"),
+            ],
+        ),
+        (
+            "zh_numerals.txt",
+            [
+                ("1", "EXT", "剧院", "AUTUMN MORNING"),
+                ("2", "INT", "剧院后台", "WINTER NIGHT"),
+                ("3", "INT", "剧院大厅", "DAY"),
+                ("10", "EXT", "剧院门口", "DUSK"),
+            ],
+        ),
+        (
+            "zh_no_number.txt",
+            [
+                (None, "EXT", "火车站台", "NIGHT"),
+                (None, "INT", "车厢", "NIGHT"),
+                (None, "EXT", "小镇街道", "DAY"),
+            ],
+        ),
+        (
+            "zh_brackets.txt",
+            [("7", None, "客栈大堂", "NIGHT"), ("8", None, "客栈后院", "DAY"), ("9", "EXT", "山道", "NIGHT")],
+        ),
+        (
+            "zh_mixed.txt",
+            [
+                ("1", "INT", "医院大厅", "DAY"),
+                ("2", "INT", "病房", "DAY"),
+                ("3", None, "医院天台", "NIGHT"),
+                (None, "EXT", "停车场", "NIGHT"),
+                ("5", "INT", "病房", "MORNING"),
+                ("6", "INT", "HOSPITAL CORRIDOR", "DAY"),
+            ],
+        ),
+        ("zh_not_headings.txt", [("1", "INT", "仓库", "NIGHT"), ("2", "EXT", "仓库门口", "NIGHT")]),
+    ],
+)
 def test_chinese_screenplays_segment_exactly(name, expected):
     scenes, warnings = _scenes(name, "zh")
     assert [tuple(s[f] for f in FIELDS) for s in scenes] == expected
@@ -81,22 +122,42 @@ def test_english_irregular_sluglines():
 
 def test_english_numbered_heading_without_int_ext_is_kept_by_its_numbering():
     scenes, _ = _scenes("en_stage_style.txt", "en")
-    assert [s["heading"] for s in scenes] == ["1、EXT. ORCHARD - DAY", "2、INT. FARMHOUSE - NIGHT",
-                                              "3、BLACK SCREEN",
-                                              "4、INT. BARN - CONTINUOUS 4"]
+    assert [s["heading"] for s in scenes] == [
+        "1、EXT. ORCHARD - DAY",
+        "2、INT. FARMHOUSE - NIGHT",
+        "3、BLACK SCREEN",
+        "4、INT. BARN - CONTINUOUS 4",
+    ]
     assert (scenes[2]["scene_number"], scenes[2]["location"]) == ("3", "BLACK SCREEN")
     assert (scenes[3]["scene_number"], scenes[3]["time_of_day"]) == ("4", "CONTINUOUS")
 
 
 def test_prose_and_dialogue_lines_are_not_headings():
-    for line in ("程勇：我上次给你那批油。", "程勇站在门外", "夜，外面下着雨。", "一辆车驶过。", "他走进来，",
-                 "I walked in at night - it was late.", "THE NEXT DAY", "INTERCUT WITH:", "CUT TO:"):
+    for line in (
+        "程勇：我上次给你那批油。",
+        "程勇站在门外",
+        "夜，外面下着雨。",
+        "一辆车驶过。",
+        "他走进来，",
+        "I walked in at night - it was late.",
+        "THE NEXT DAY",
+        "INTERCUT WITH:",
+        "CUT TO:",
+    ):
         shape = read_shape(line, "zh" if not line.isascii() else "en")
         assert shape is None or shape.strength == "follow", line
 
 
 def test_chinese_numerals():
-    assert [zh_number(t) for t in ("三", "十", "十二", "二十", "一百零五", "两百", "7")] == [3, 10, 12, 20, 105, 200, 7]
+    assert [zh_number(t) for t in ("三", "十", "十二", "二十", "一百零五", "两百", "7")] == [
+        3,
+        10,
+        12,
+        20,
+        105,
+        200,
+        7,
+    ]
 
 
 def test_screenplay_with_no_recognisable_headings_says_it_fell_back():

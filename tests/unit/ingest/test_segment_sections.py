@@ -3,46 +3,66 @@ import pytest
 from tasks.ingest.segment_sections import detect_kind, find_headings, parse_heading, segment
 
 
-@pytest.mark.parametrize("line, number, interior, location, time", [
-    ("12、INT. BEDROOM - NIGHT", "12", "INT", "BEDROOM", "NIGHT"),
-    ("4、INT BAR - NIGHT", "4", "INT", "BAR", "NIGHT"),
-    ("26、INT HOLDEN'S BEDROOM -NIGHT", "26", "INT", "HOLDEN'S BEDROOM", "NIGHT"),
-    ("7、INT. AIRPORT - DAY.", "7", "INT", "AIRPORT", "DAY"),
-    ("12 EXT. CLIFF PATH - DAWN 12", "12", "EXT", "CLIFF PATH", "DAWN"),
-    ("INT./EXT. VAN - DAY", None, "INT/EXT", "VAN", "DAY"),
-    ("EXT. LIGHTHOUSE GALLERY - NIGHT", None, "EXT", "LIGHTHOUSE GALLERY", "NIGHT"),
-    ("30、INT RINK LOBBY / EXT PARKING LOT - NIGHT", "30", "INT", "RINK LOBBY / EXT PARKING LOT", "NIGHT"),
-    ("14 INT. LIGHTHOUSE LAMP ROOM - CONTINUOUS 14", "14", "INT", "LIGHTHOUSE LAMP ROOM", "CONTINUOUS"),
-])
+@pytest.mark.parametrize(
+    "line, number, interior, location, time",
+    [
+        ("12、INT. BEDROOM - NIGHT", "12", "INT", "BEDROOM", "NIGHT"),
+        ("4、INT BAR - NIGHT", "4", "INT", "BAR", "NIGHT"),
+        ("26、INT HOLDEN'S BEDROOM -NIGHT", "26", "INT", "HOLDEN'S BEDROOM", "NIGHT"),
+        ("7、INT. AIRPORT - DAY.", "7", "INT", "AIRPORT", "DAY"),
+        ("12 EXT. CLIFF PATH - DAWN 12", "12", "EXT", "CLIFF PATH", "DAWN"),
+        ("INT./EXT. VAN - DAY", None, "INT/EXT", "VAN", "DAY"),
+        ("EXT. LIGHTHOUSE GALLERY - NIGHT", None, "EXT", "LIGHTHOUSE GALLERY", "NIGHT"),
+        (
+            "30、INT RINK LOBBY / EXT PARKING LOT - NIGHT",
+            "30",
+            "INT",
+            "RINK LOBBY / EXT PARKING LOT",
+            "NIGHT",
+        ),
+        ("14 INT. LIGHTHOUSE LAMP ROOM - CONTINUOUS 14", "14", "INT", "LIGHTHOUSE LAMP ROOM", "CONTINUOUS"),
+    ],
+)
 def test_english_headings(line, number, interior, location, time):
     heading = parse_heading(line, "en")
     assert heading is not None
-    assert (heading.number, heading.interior, heading.location, heading.time_of_day) == (number, interior, location, time)
+    assert (heading.number, heading.interior, heading.location, heading.time_of_day) == (
+        number,
+        interior,
+        location,
+        time,
+    )
     assert heading.text == line.strip()
 
 
-@pytest.mark.parametrize("line, location, time, interior", [
-    ("1.\u00a0\u00a0\u00a0\u00a0\u00a0王子神油店日内", "王子神油店", "DAY", "INT"),
-    ("9.街道夜外", "街道", "NIGHT", "EXT"),
-    ("88..吕受益家日内", "吕受益家", "DAY", "INT"),
-    ("97.画面组合", "画面组合", None, None),
-    ("第3场 医院日内", "医院", "DAY", "INT"),
-])
+@pytest.mark.parametrize(
+    "line, location, time, interior",
+    [
+        ("1.\u00a0\u00a0\u00a0\u00a0\u00a0王子神油店日内", "王子神油店", "DAY", "INT"),
+        ("9.街道夜外", "街道", "NIGHT", "EXT"),
+        ("88..吕受益家日内", "吕受益家", "DAY", "INT"),
+        ("97.画面组合", "画面组合", None, None),
+        ("第3场 医院日内", "医院", "DAY", "INT"),
+    ],
+)
 def test_chinese_headings(line, location, time, interior):
     heading = parse_heading(line, "zh")
     assert heading is not None
     assert (heading.location, heading.time_of_day, heading.interior) == (location, time, interior)
 
 
-@pytest.mark.parametrize("line, language", [
-    ("FLASHBACK - INT. AIRPORT - DAY", "en"),      # a slug inside a scene, not a new scene
-    (". INT. HER-STERECTOMY - NIGHT 6.", "en"),    # page furniture, not Fountain's forced heading
-    ("He walks into the INT. office", "en"),
-    ("Interior design matters.", "en"),
-    ("117办公室日内", "zh"),                         # no separator after the number
-    ("程勇：我上次给你那批油，你小旅馆里摆了不。", "zh"),
-    ("260", "zh"),
-])
+@pytest.mark.parametrize(
+    "line, language",
+    [
+        ("FLASHBACK - INT. AIRPORT - DAY", "en"),  # a slug inside a scene, not a new scene
+        (". INT. HER-STERECTOMY - NIGHT 6.", "en"),  # page furniture, not Fountain's forced heading
+        ("He walks into the INT. office", "en"),
+        ("Interior design matters.", "en"),
+        ("117办公室日内", "zh"),  # no separator after the number
+        ("程勇：我上次给你那批油，你小旅馆里摆了不。", "zh"),
+        ("260", "zh"),
+    ],
+)
 def test_lines_that_are_not_headings(line, language):
     assert parse_heading(line, language) is None
 
@@ -60,7 +80,7 @@ def test_scenes_cover_text_with_preamble():
     assert [r["ordinal"] for r in rows] == [0, 1, 2]
     assert rows[1]["heading"] == "1 INT. ROOM - DAY" and rows[1]["time_of_day"] == "DAY"
     for row in rows:
-        assert text[row["char_start"]:row["char_end"]] == row["text"]
+        assert text[row["char_start"] : row["char_end"]] == row["text"]
     assert not warnings
 
 

@@ -49,8 +49,11 @@ def read_import_graph(root: Path) -> ImportGraph:
             if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 for node in ast.walk(function):
                     if isinstance(node, (ast.Import, ast.ImportFrom)):
-                        graph.function_level += [f"{module}:{node.lineno} -> {t}" for n in imported_names(node)
-                                                 if (t := graph.resolve(n))]
+                        graph.function_level += [
+                            f"{module}:{node.lineno} -> {t}"
+                            for n in imported_names(node)
+                            if (t := graph.resolve(n))
+                        ]
     return graph
 
 

@@ -9,8 +9,15 @@ import pytest
 from tests.unit.layout.import_graph import import_cycles, read_import_graph
 
 ROOT = Path(__file__).resolve().parents[3]
-BUILD_PACKAGES = ("tasks.ingest", "tasks.index", "tasks.graph", "tasks.canonicalize", "tasks.narrative",
-                  "tasks.facts", "tasks.hierarchy")
+BUILD_PACKAGES = (
+    "tasks.ingest",
+    "tasks.index",
+    "tasks.graph",
+    "tasks.canonicalize",
+    "tasks.narrative",
+    "tasks.facts",
+    "tasks.hierarchy",
+)
 
 # (who, what it must never import, why)
 RULES = [
@@ -48,8 +55,12 @@ def test_no_import_cycles(graph):
 
 
 def test_the_rules_catch_a_breach():
-    edges = {"tasks.graph.extract_graph": {"tasks.query.plan"}, "schemas.config": {"tasks.stage"},
-             "tasks.query.plan": {"tasks.hierarchy.saber"}, "tasks.stage": {"flows.runner"}}
+    edges = {
+        "tasks.graph.extract_graph": {"tasks.query.plan"},
+        "schemas.config": {"tasks.stage"},
+        "tasks.query.plan": {"tasks.hierarchy.saber"},
+        "tasks.stage": {"flows.runner"},
+    }
     assert len(breaches(edges)) == 4
 
 

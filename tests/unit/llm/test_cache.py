@@ -28,11 +28,17 @@ def test_cache_key_is_canonical_sha256() -> None:
     assert cache_key("m", tuple(reordered), dict(reversed(list(SAMPLING.items()))), dict(SCHEMA)) == key
 
 
-@pytest.mark.parametrize("change", ["model", "messages", "temperature", "max_tokens", "schema", "no_schema",
-                                    "version"])
+@pytest.mark.parametrize(
+    "change", ["model", "messages", "temperature", "max_tokens", "schema", "no_schema", "version"]
+)
 def test_cache_key_changes_with_what_was_asked(change: str) -> None:
-    args = {"model": "m", "messages": MESSAGES, "sampling": SAMPLING, "response_schema": SCHEMA,
-            "cache_version": "1"}
+    args = {
+        "model": "m",
+        "messages": MESSAGES,
+        "sampling": SAMPLING,
+        "response_schema": SCHEMA,
+        "cache_version": "1",
+    }
     base = cache_key(**args)
     if change == "model":
         args["model"] = "m2"
@@ -50,8 +56,15 @@ def test_cache_key_changes_with_what_was_asked(change: str) -> None:
 
 
 def _request(text: str = "Rick walks in.", temperature: float | None = None) -> LLMRequest:
-    return LLMRequest(stage="extract_graph", item_id="c1", doc_id="d1", prompt_id="extract_graph/v1", prompt_hash="h",
-                      messages=({"role": "user", "content": text},), temperature=temperature)
+    return LLMRequest(
+        stage="extract_graph",
+        item_id="c1",
+        doc_id="d1",
+        prompt_id="extract_graph/v1",
+        prompt_hash="h",
+        messages=({"role": "user", "content": text},),
+        temperature=temperature,
+    )
 
 
 def test_client_call_key_ignores_url_key_and_timeouts(fake_llm_server: FakeOpenAIServer) -> None:
@@ -62,8 +75,18 @@ def test_client_call_key_ignores_url_key_and_timeouts(fake_llm_server: FakeOpenA
         return result.call_key
 
     base = key(fake_llm_server.url, None)
-    assert key(fake_llm_server.root_url, "sk-other-key-123456", timeout_s=7.0, deadline_s=70.0, max_retries=0,
-               backoff_s=3.0, concurrency=1) == base
+    assert (
+        key(
+            fake_llm_server.root_url,
+            "sk-other-key-123456",
+            timeout_s=7.0,
+            deadline_s=70.0,
+            max_retries=0,
+            backoff_s=3.0,
+            concurrency=1,
+        )
+        == base
+    )
     assert key(fake_llm_server.url, None, _request(temperature=0.5)) != base
     assert key(fake_llm_server.url, None, _request("Rick walks out.")) != base
     assert key(fake_llm_server.url, None, max_tokens=100) != base
@@ -98,7 +121,9 @@ def test_keys_must_be_sha256_hex(tmp_path: Path, bad: str) -> None:
         LLMCache(tmp_path).put(bad, {"content": "x"})
 
 
-def test_failed_write_leaves_the_old_entry_and_no_temp_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_failed_write_leaves_the_old_entry_and_no_temp_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     cache = LLMCache(tmp_path)
     key = cache_key("m", MESSAGES, SAMPLING, None)
     cache.put(key, {"content": "old"})
@@ -141,8 +166,9 @@ def test_concurrent_writers_and_readers(tmp_path: Path) -> None:
     assert json.loads(cache.path(shared).read_text(encoding="utf-8"))["content"].startswith("writer ")
 
 
-def test_a_failing_cache_write_still_returns_the_value(fake_llm_server: FakeOpenAIServer, tmp_path: Path,
-                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_failing_cache_write_still_returns_the_value(
+    fake_llm_server: FakeOpenAIServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     def full_disk(self: LLMCache, key: str, payload: dict) -> None:
         raise OSError("No space left on device")
 
@@ -157,11 +183,15 @@ def test_http_embedder_reads_an_openai_compatible_embeddings_endpoint(fake_llm_s
     from tasks.embeddings import HttpEmbedder, build_embedder, embedder_for_identity
 
     model = fake_llm_server.model_names[0]
-    embedder = build_embedder(EmbedTextsSettings(backend="http", url=fake_llm_server.url, model=model, batch_size=2))
+    embedder = build_embedder(
+        EmbedTextsSettings(backend="http", url=fake_llm_server.url, model=model, batch_size=2)
+    )
     assert isinstance(embedder, HttpEmbedder) and embedder.name == f"http:{model}"
     vectors = embedder.embed(["one", "two", "three"])
     assert vectors.shape == (3, 8) and np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
     assert np.allclose(embedder.embed(["two"])[0], vectors[1])  # deterministic, batch order kept
     assert fake_llm_server.counts["embeddings"] == 3  # batches of two, then one
-    again = embedder_for_identity(f"http:{model}", EmbedTextsSettings(backend="http", url=fake_llm_server.url))
+    again = embedder_for_identity(
+        f"http:{model}", EmbedTextsSettings(backend="http", url=fake_llm_server.url)
+    )
     assert isinstance(again, HttpEmbedder) and again.model == model

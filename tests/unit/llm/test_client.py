@@ -20,8 +20,15 @@ from schemas.config import LLMSettings
 from schemas.responses.base import LLMCheckReply, ResponseModel
 from schemas.tables import spec
 from tasks.tables.contracts import check_contracts
-from tasks.llm.client import (LLMRequest, LLMResult, OpenAICompatibleClient, build_llm_client, check_server, strip_fences,
-                       strip_thinking)
+from tasks.llm.client import (
+    LLMRequest,
+    LLMResult,
+    OpenAICompatibleClient,
+    build_llm_client,
+    check_server,
+    strip_fences,
+    strip_thinking,
+)
 from tasks.llm.cache import LLMCache
 from tasks.tables.io import to_arrow
 from tests.fixtures.llm_fixtures import TEST_MODEL, fast_llm_settings
@@ -54,15 +61,31 @@ class Recorder:
 
 
 def make_request(item_id: str = "chunk-1", text: str = "Who is in the kitchen?", **kw: Any) -> LLMRequest:
-    return LLMRequest(stage="extract_graph", item_id=item_id, doc_id="doc-1", prompt_id="extract_graph/v1",
-                      prompt_hash="abc123", messages=({"role": "system", "content": "Extract mentions."},
-                                                      {"role": "user", "content": text}), **kw)
+    return LLMRequest(
+        stage="extract_graph",
+        item_id=item_id,
+        doc_id="doc-1",
+        prompt_id="extract_graph/v1",
+        prompt_hash="abc123",
+        messages=({"role": "system", "content": "Extract mentions."}, {"role": "user", "content": text}),
+        **kw,
+    )
 
 
-def make_client(server: FakeOpenAIServer, sleep: Recorder | None = None, api_key: str | None = None,
-                cache: LLMCache | None = None, **overrides: Any) -> OpenAICompatibleClient:
-    return OpenAICompatibleClient(fast_llm_settings(server.url, **overrides), api_key=api_key, cache=cache,
-                                  sleep=sleep or Recorder(), rng=random.Random(7))
+def make_client(
+    server: FakeOpenAIServer,
+    sleep: Recorder | None = None,
+    api_key: str | None = None,
+    cache: LLMCache | None = None,
+    **overrides: Any,
+) -> OpenAICompatibleClient:
+    return OpenAICompatibleClient(
+        fast_llm_settings(server.url, **overrides),
+        api_key=api_key,
+        cache=cache,
+        sleep=sleep or Recorder(),
+        rng=random.Random(7),
+    )
 
 
 def statuses(result: LLMResult) -> list[str]:
@@ -76,6 +99,7 @@ def assert_llm_calls_conform(rows: list[dict[str, Any]]) -> None:
 
 # -- structured output -----------------------------------------------------------------
 
+
 def test_structured_reply_is_validated_and_recorded(fake_llm_server: FakeOpenAIServer) -> None:
     with make_client(fake_llm_server) as client:
         result = client.structured(make_request(), Extraction)
@@ -84,7 +108,11 @@ def test_structured_reply_is_validated_and_recorded(fake_llm_server: FakeOpenAIS
     [row] = result.calls
     assert row["attempt"] == 0 and row["status"] == "ok" and row["finish_reason"] == "stop"
     assert (row["doc_id"], row["stage"], row["item_id"]) == ("doc-1", "extract_graph", "chunk-1")
-    assert (row["prompt_id"], row["prompt_version"], row["prompt_hash"]) == ("extract_graph/v1", "v1", "abc123")
+    assert (row["prompt_id"], row["prompt_version"], row["prompt_hash"]) == (
+        "extract_graph/v1",
+        "v1",
+        "abc123",
+    )
     assert row["model"] == TEST_MODEL and row["prompt_tokens"] == 7 and row["completion_tokens"] > 0
     assert len(row["call_key"]) == 64 and row["latency_ms"] > 0
     assert_llm_calls_conform(result.calls)
@@ -95,7 +123,9 @@ def test_structured_reply_is_validated_and_recorded(fake_llm_server: FakeOpenAIS
     assert fmt["json_schema"]["name"] == "Extraction"
     assert fmt["json_schema"]["schema"] == Extraction.model_json_schema()
     assert sent.body["chat_template_kwargs"] == {"enable_thinking": False}
-    assert "guided_json" not in sent.body and sent.body["max_tokens"] == 64 and sent.body["temperature"] == 0.0
+    assert (
+        "guided_json" not in sent.body and sent.body["max_tokens"] == 64 and sent.body["temperature"] == 0.0
+    )
     assert sent.headers["Authorization"] == "Bearer EMPTY"  # vLLM's dummy key when none is configured
 
 
@@ -170,7 +200,11 @@ def test_length_twice_is_a_truncated_failure(fake_llm_server: FakeOpenAIServer) 
     fake_llm_server.queue_faults("length", "length")
     with make_client(fake_llm_server) as client:
         result = client.structured(make_request(), Extraction)
-    assert result.value is None and result.status == "truncated" and statuses(result) == ["truncated", "truncated"]
+    assert (
+        result.value is None
+        and result.status == "truncated"
+        and statuses(result) == ["truncated", "truncated"]
+    )
     assert result.failure_row()["error"].startswith("llm truncated:")
     assert len(fake_llm_server.chat_requests()) == 2
 
@@ -183,7 +217,9 @@ def test_429_is_retried_after_backoff(fake_llm_server: FakeOpenAIServer) -> None
     assert statuses(result) == ["error", "ok"] and result.status == "ok"
     assert "HTTP 429" in result.calls[0]["error"]
     [delay] = sleep.delays
-    assert 0.005 <= delay <= 0.015  # backoff_s * 2**0 * jitter in [0.5, 1.5]; Retry-After: 0 does not shorten it
+    assert (
+        0.005 <= delay <= 0.015
+    )  # backoff_s * 2**0 * jitter in [0.5, 1.5]; Retry-After: 0 does not shorten it
 
 
 def test_retry_after_header_is_respected_and_capped(fake_llm_server: FakeOpenAIServer) -> None:
@@ -207,13 +243,14 @@ def test_500_past_max_retries_is_an_error_with_exponential_backoff(fake_llm_serv
     assert "HTTP 500" in result.error and result.failure_row()["error"].startswith("llm error:")
     # backoff_s * 2**n * jitter, the jitter drawn from the injected rng in [0.5, 1.5]
     twin = random.Random(7)
-    assert sleep.delays == pytest.approx([1.0 * 2 ** n * twin.uniform(0.5, 1.5) for n in range(2)])
+    assert sleep.delays == pytest.approx([1.0 * 2**n * twin.uniform(0.5, 1.5) for n in range(2)])
     assert 0.5 <= sleep.delays[0] <= 1.5 and 1.0 <= sleep.delays[1] <= 3.0 and sleep.delays[0] != 1.0
     assert len(fake_llm_server.chat_requests()) == 3
 
 
-@pytest.mark.parametrize("case, expected", [("http_400", "HTTP 400"), ("unknown_model", "HTTP 404"),
-                                            ("wrong_key", "HTTP 401")])
+@pytest.mark.parametrize(
+    "case, expected", [("http_400", "HTTP 400"), ("unknown_model", "HTTP 404"), ("wrong_key", "HTTP 401")]
+)
 def test_client_errors_are_not_retried(fake_llm_server: FakeOpenAIServer, case: str, expected: str) -> None:
     sleep = Recorder()
     with make_client(fake_llm_server, sleep=sleep, api_key="wrong") as client:
@@ -262,7 +299,9 @@ def test_refusal_is_not_retried(fake_llm_server: FakeOpenAIServer, fault: str) -
 
 def test_thinking_and_fences_are_stripped_before_parsing(fake_llm_server: FakeOpenAIServer) -> None:
     answer = json.dumps({"ok": True, "echo": "inside"})
-    fake_llm_server.responder = lambda body: f'<think>maybe {{"ok": false}} ...</think>\n```json\n{answer}\n```'
+    fake_llm_server.responder = lambda body: (
+        f'<think>maybe {{"ok": false}} ...</think>\n```json\n{answer}\n```'
+    )
     with make_client(fake_llm_server) as client:
         result = client.structured(make_request(), LLMCheckReply)
     assert result.status == "ok" and result.value == LLMCheckReply(ok=True, echo="inside")
@@ -271,9 +310,9 @@ def test_thinking_and_fences_are_stripped_before_parsing(fake_llm_server: FakeOp
 def test_strip_helpers() -> None:
     assert strip_thinking("<think>a</think> x <think>b</think>y") == "x y"
     assert strip_thinking("reasoning without an opening tag</think>\n{}") == "{}"
-    assert strip_thinking("<think>never finished {\"ok\": true}") == ""
+    assert strip_thinking('<think>never finished {"ok": true}') == ""
     assert strip_thinking("plain") == "plain"
-    assert strip_fences("```json\n{\"a\": 1}\n```") == '{"a": 1}'
+    assert strip_fences('```json\n{"a": 1}\n```') == '{"a": 1}'
     assert strip_fences("```\n[1]\n```") == "[1]"
     assert strip_fences('{"a": "```"}') == '{"a": "```"}'
 
@@ -289,7 +328,10 @@ def test_text_reply_has_no_schema_and_is_stripped(fake_llm_server: FakeOpenAISer
 
 # -- cache -------------------------------------------------------------------------------
 
-def test_second_identical_call_is_served_from_cache(fake_llm_server: FakeOpenAIServer, tmp_path: Path) -> None:
+
+def test_second_identical_call_is_served_from_cache(
+    fake_llm_server: FakeOpenAIServer, tmp_path: Path
+) -> None:
     cache = LLMCache(tmp_path / "cache")
     with make_client(fake_llm_server, cache=cache) as client:
         first = client.structured(make_request(), Extraction)
@@ -305,10 +347,17 @@ def test_second_identical_call_is_served_from_cache(fake_llm_server: FakeOpenAIS
 
 def test_cache_survives_moving_the_server_and_changing_key_and_timeouts(tmp_path: Path) -> None:
     cache_root = tmp_path / "cache"
-    with FakeOpenAIServer(model_names=(TEST_MODEL,)) as old, FakeOpenAIServer(model_names=(TEST_MODEL,)) as new:
-        with OpenAICompatibleClient(fast_llm_settings(old.url), api_key="key-one", cache=LLMCache(cache_root)) as a:
+    with (
+        FakeOpenAIServer(model_names=(TEST_MODEL,)) as old,
+        FakeOpenAIServer(model_names=(TEST_MODEL,)) as new,
+    ):
+        with OpenAICompatibleClient(
+            fast_llm_settings(old.url), api_key="key-one", cache=LLMCache(cache_root)
+        ) as a:
             first = a.structured(make_request(), Extraction)
-        settings = fast_llm_settings(new.root_url, timeout_s=9.0, deadline_s=99.0, max_retries=0, concurrency=2)
+        settings = fast_llm_settings(
+            new.root_url, timeout_s=9.0, deadline_s=99.0, max_retries=0, concurrency=2
+        )
         with OpenAICompatibleClient(settings, api_key="key-two", cache=LLMCache(cache_root)) as b:
             second = b.structured(make_request(), Extraction)
         assert new.counts["chat"] == 0 and old.counts["chat"] == 1
@@ -326,7 +375,9 @@ def test_failures_are_not_cached(fake_llm_server: FakeOpenAIServer, tmp_path: Pa
     assert fake_llm_server.counts["chat"] == 2
 
 
-def test_a_reasked_success_is_cached_under_the_original_request(fake_llm_server: FakeOpenAIServer, tmp_path: Path) -> None:
+def test_a_reasked_success_is_cached_under_the_original_request(
+    fake_llm_server: FakeOpenAIServer, tmp_path: Path
+) -> None:
     fake_llm_server.queue_faults("malformed_json", "length")
     with make_client(fake_llm_server, cache=LLMCache(tmp_path)) as client:
         first = client.structured(make_request(), Extraction)
@@ -336,6 +387,7 @@ def test_a_reasked_success_is_cached_under_the_original_request(fake_llm_server:
 
 
 # -- secrecy of the API key ----------------------------------------------------------------
+
 
 def test_api_key_never_leaks_into_rows_errors_or_logs(caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.DEBUG)
@@ -365,6 +417,7 @@ def test_list_models_error_is_scrubbed() -> None:
 
 # -- concurrency ---------------------------------------------------------------------------
 
+
 def test_map_structured_keeps_order_and_reaches_the_concurrency_bound() -> None:
     latency, n = 0.2, 48
     with FakeOpenAIServer(model_names=(TEST_MODEL,), latency_s=latency) as server:
@@ -383,8 +436,11 @@ def test_map_structured_keeps_order_and_reaches_the_concurrency_bound() -> None:
 def test_concurrent_callers_share_one_bound() -> None:
     with FakeOpenAIServer(model_names=(TEST_MODEL,), latency_s=0.05) as server:
         with make_client(server, concurrency=3) as client:
+
             def batch(prefix: str) -> None:
-                client.map_structured([make_request(f"{prefix}-{i}", f"{prefix} {i}") for i in range(9)], LLMCheckReply)
+                client.map_structured(
+                    [make_request(f"{prefix}-{i}", f"{prefix} {i}") for i in range(9)], LLMCheckReply
+                )
 
             threads = [threading.Thread(target=batch, args=(p,)) for p in ("a", "b", "c")]
             for thread in threads:
@@ -396,10 +452,13 @@ def test_concurrent_callers_share_one_bound() -> None:
 
 def test_mixed_fault_rate_never_yields_partial_values() -> None:
     with FakeOpenAIServer(model_names=(TEST_MODEL,)) as server:
-        server.set_fault_rate(0.3, kinds=("malformed_json", "schema_invalid", "length", "http_429", "http_500",
-                                          "refusal"))
+        server.set_fault_rate(
+            0.3, kinds=("malformed_json", "schema_invalid", "length", "http_429", "http_500", "refusal")
+        )
         with make_client(server, max_retries=4, concurrency=8) as client:
-            results = client.map_structured([make_request(f"c{i}", f"passage {i}") for i in range(40)], Extraction)
+            results = client.map_structured(
+                [make_request(f"c{i}", f"passage {i}") for i in range(40)], Extraction
+            )
         faults = {r.fault for r in server.chat_requests()} - {None}
     assert len(faults) >= 4  # the rate really mixes kinds
     assert sum(r.ok for r in results) >= 30
@@ -407,11 +466,15 @@ def test_mixed_fault_rate_never_yields_partial_values() -> None:
         if result.ok:
             assert isinstance(result.value, Extraction) and result.calls[-1]["status"] == "ok"
         else:
-            assert result.status in {"invalid", "truncated", "refused", "error"} and result.failure_row() is not None
+            assert (
+                result.status in {"invalid", "truncated", "refused", "error"}
+                and result.failure_row() is not None
+            )
     assert_llm_calls_conform([row for r in results for row in r.calls])
 
 
 # -- construction and `nkw llm check` ------------------------------------------------------
+
 
 def test_build_llm_client(tmp_path: Path) -> None:
     assert build_llm_client(LLMSettings(), None, tmp_path) is None
@@ -455,6 +518,7 @@ def test_check_server_messages(fake_llm_server: FakeOpenAIServer) -> None:
 
 
 # -- the fake server itself ----------------------------------------------------------------
+
 
 class Node(BaseModel):
     label: str = Field(min_length=12)

@@ -14,7 +14,10 @@ def test_render_requires_every_placeholder_and_value():
 def test_render_messages_splits_system_and_user():
     prompt = Prompt("demo/v1", "en", "<!-- system -->\nYou extract.\n<!-- user -->\nText: {{text}}\n")
     messages = render_messages(prompt, {"text": "A cat."})
-    assert messages == ({"role": "system", "content": "You extract."}, {"role": "user", "content": "Text: A cat."})
+    assert messages == (
+        {"role": "system", "content": "You extract."},
+        {"role": "user", "content": "Text: A cat."},
+    )
     with pytest.raises(PromptError, match="user"):
         render_messages(Prompt("demo/v1", "en", "no parts {{text}}"), {"text": "x"})
 

@@ -13,7 +13,13 @@ import pytest
 
 from schemas.config import Settings
 from schemas.responses.agent import ToolCallRequest, ToolStep
-from tasks.query.agent_loop import LLMPlanner, history_summary, make_llm_planner, packet_summary, request_factory_for
+from tasks.query.agent_loop import (
+    LLMPlanner,
+    history_summary,
+    make_llm_planner,
+    packet_summary,
+    request_factory_for,
+)
 from tasks.query.finalize_llm import LLMFinalizer, make_llm_finalizer
 from tasks.query.answer_nkw import answer_nkw
 from tasks.query.answer_types import Answer
@@ -34,13 +40,28 @@ from tests.fixtures.openai_server import FakeOpenAIServer
 STOP = {"tool_calls": [], "content": "The passages already show where the key was."}
 
 
-def run(env: ToolEnv, settings: Settings, client: OpenAICompatibleClient, question: str = QUESTION,
-        options: list[str] | None = None) -> tuple[Answer, LLMPlanner, LLMFinalizer]:
+def run(
+    env: ToolEnv,
+    settings: Settings,
+    client: OpenAICompatibleClient,
+    question: str = QUESTION,
+    options: list[str] | None = None,
+) -> tuple[Answer, LLMPlanner, LLMFinalizer]:
     factory = request_factory_for(env.store.doc_id, env.store.source.language, question, options)
     planner = make_llm_planner(client, factory)
-    finalizer = make_llm_finalizer(client, factory, render_skills=lambda ids, language: f"Reading skills: {ids}")
-    answer = answer_nkw(env, question, options, settings.answer, settings.retrieval, planner=planner,
-                        select_skills=lambda *_: ["literal_slot"], finalize=finalizer)
+    finalizer = make_llm_finalizer(
+        client, factory, render_skills=lambda ids, language: f"Reading skills: {ids}"
+    )
+    answer = answer_nkw(
+        env,
+        question,
+        options,
+        settings.answer,
+        settings.retrieval,
+        planner=planner,
+        select_skills=lambda *_: ["literal_slot"],
+        finalize=finalizer,
+    )
     return answer, planner, finalizer
 
 
@@ -57,19 +78,35 @@ def planner_requests(server: FakeOpenAIServer) -> list[dict[str, Any]]:
 
 # -- the agent loop ------------------------------------------------------------------------
 
+
 def test_tool_calls_then_early_stop(env: ToolEnv, settings: Settings, server: FakeOpenAIServer) -> None:
-    server.responder = scripted(lambda n: calls(("section_search", {"query": "drawer brass key", "top_k": 2}),
-                                                ("bm25_search_docs", {"query": "Crowe drawer key", "top_k": 3}))
-                                if n == 1 else STOP)
+    server.responder = scripted(
+        lambda n: (
+            calls(
+                ("section_search", {"query": "drawer brass key", "top_k": 2}),
+                ("bm25_search_docs", {"query": "Crowe drawer key", "top_k": 3}),
+            )
+            if n == 1
+            else STOP
+        )
+    )
     with make_client(server.url) as client:
         answer, planner, finalizer = run(env, settings, client)
     by_round = rounds(answer)
     forced = [r["tool"] for r in by_round[0]]
     # The forced first pass (plus one entity_lookup per entity the question names or entity_search finds).
-    assert [t for t in forced if t != "entity_lookup"] == ["hybrid_evidence_search", "entity_search", "relation_search",
-                                                          "atomic_fact_search", "narrative_semantic_search"]
+    assert [t for t in forced if t != "entity_lookup"] == [
+        "hybrid_evidence_search",
+        "entity_search",
+        "relation_search",
+        "atomic_fact_search",
+        "narrative_semantic_search",
+    ]
     assert forced.count("entity_lookup") in (1, 2, 3)
-    assert [(r["tool"], r["error"]) for r in by_round[1]] == [("section_search", None), ("bm25_search_docs", None)]
+    assert [(r["tool"], r["error"]) for r in by_round[1]] == [
+        ("section_search", None),
+        ("bm25_search_docs", None),
+    ]
     assert by_round[1][0]["rows"] > 0 and 2 not in by_round
     assert "stopped early: packet answerable" in answer.notes[-1]
     assert any("round 2: the model judged the packet answerable" in n for n in planner.notes)
@@ -85,10 +122,15 @@ def test_tool_calls_then_early_stop(env: ToolEnv, settings: Settings, server: Fa
     assert check_contracts("llm_calls", to_arrow("llm_calls", rows), lambda _table: None) == []
 
 
-def test_invalid_arguments_and_unknown_tools_are_traced_and_corrected(env: ToolEnv, settings: Settings,
-                                                                      server: FakeOpenAIServer) -> None:
-    bad = calls(("section_search", {"query": 5}), ("bm25_search_docs", {"query": "key", "colour": "red"}),
-                ("summon_oracle", {"query": "key"}), ("vdb_search_sentences", '{"query": "key", '))
+def test_invalid_arguments_and_unknown_tools_are_traced_and_corrected(
+    env: ToolEnv, settings: Settings, server: FakeOpenAIServer
+) -> None:
+    bad = calls(
+        ("section_search", {"query": 5}),
+        ("bm25_search_docs", {"query": "key", "colour": "red"}),
+        ("summon_oracle", {"query": "key"}),
+        ("vdb_search_sentences", '{"query": "key", '),
+    )
     fixed = calls(("bm25_search_docs", {"query": "key", "top_k": 2}))
     server.responder = scripted(lambda n: bad if n == 1 else fixed)
     with make_client(server.url) as client:
@@ -97,14 +139,23 @@ def test_invalid_arguments_and_unknown_tools_are_traced_and_corrected(env: ToolE
     assert "invalid arguments for section_search" in errors[0] and "string" in errors[0]
     assert "invalid arguments for bm25_search_docs" in errors[1] and "colour" in errors[1]
     assert "unknown or disabled tool 'summon_oracle'" in errors[2]
-    assert "arguments are not JSON" in errors[3] and rounds(answer)[1][3]["arguments"] == {"raw": '{"query": "key", '}
-    assert [(r["tool"], r["error"], r["rows"] > 0) for r in rounds(answer)[2]] == [("bm25_search_docs", None, True)]
+    assert "arguments are not JSON" in errors[3] and rounds(answer)[1][3]["arguments"] == {
+        "raw": '{"query": "key", '
+    }
+    assert [(r["tool"], r["error"], r["rows"] > 0) for r in rounds(answer)[2]] == [
+        ("bm25_search_docs", None, True)
+    ]
     history = planner_requests(server)[1]["messages"][-1]["content"]
-    assert "ERROR: invalid arguments for section_search" in history and "ERROR: unknown or disabled tool" in history
+    assert (
+        "ERROR: invalid arguments for section_search" in history
+        and "ERROR: unknown or disabled tool" in history
+    )
     assert answer.answer and answer.evidence and answer.is_offline is False
 
 
-def test_over_budget_plan_runs_only_max_calls(env: ToolEnv, settings: Settings, server: FakeOpenAIServer) -> None:
+def test_over_budget_plan_runs_only_max_calls(
+    env: ToolEnv, settings: Settings, server: FakeOpenAIServer
+) -> None:
     nine = calls(*[("bm25_search_docs", {"query": f"key {i}", "top_k": 1}) for i in range(9)])
     server.responder = scripted(lambda n: nine if n == 1 else STOP)
     with make_client(server.url) as client:
@@ -112,13 +163,18 @@ def test_over_budget_plan_runs_only_max_calls(env: ToolEnv, settings: Settings, 
     executed = rounds(answer)[1]
     assert len(executed) == settings.answer.max_calls_per_round == 5
     assert [r["arguments"]["query"] for r in executed] == [f"key {i}" for i in range(5)]
-    assert planner.dropped == {1: 4} and any("4 over the budget of 5 were dropped" in n for n in planner.notes)
+    assert planner.dropped == {1: 4} and any(
+        "4 over the budget of 5 were dropped" in n for n in planner.notes
+    )
     assert "4 further calls were not run" in planner_requests(server)[1]["messages"][-1]["content"]
 
 
-def test_a_model_that_never_stops_is_bounded_by_the_round_limit(env: ToolEnv, settings: Settings,
-                                                                 server: FakeOpenAIServer) -> None:
-    server.responder = scripted(lambda n: calls(("vdb_search_sentences", {"query": f"round {n} key", "top_k": 2})))
+def test_a_model_that_never_stops_is_bounded_by_the_round_limit(
+    env: ToolEnv, settings: Settings, server: FakeOpenAIServer
+) -> None:
+    server.responder = scripted(
+        lambda n: calls(("vdb_search_sentences", {"query": f"round {n} key", "top_k": 2}))
+    )
     with make_client(server.url) as client:
         answer, planner, finalizer = run(env, settings, client)
     assert sorted(rounds(answer)) == list(range(settings.answer.follow_up_rounds + 1)) == [0, 1, 2]
@@ -135,8 +191,9 @@ def _free_port() -> int:
 
 
 @pytest.mark.parametrize("failure", ["down", "http_500"])
-def test_dead_server_fails_closed_with_an_offline_answer(env: ToolEnv, settings: Settings, server: FakeOpenAIServer,
-                                                         failure: str) -> None:
+def test_dead_server_fails_closed_with_an_offline_answer(
+    env: ToolEnv, settings: Settings, server: FakeOpenAIServer, failure: str
+) -> None:
     if failure == "down":
         url = f"http://127.0.0.1:{_free_port()}/v1"
     else:
@@ -145,8 +202,9 @@ def test_dead_server_fails_closed_with_an_offline_answer(env: ToolEnv, settings:
     with make_client(url, max_retries=1) as client:
         answer, planner, finalizer = run(env, settings, client)
     assert sorted(rounds(answer)) == [0]  # the forced pass, then nothing
-    assert {"entity_search", "relation_search", "atomic_fact_search", "narrative_semantic_search"} <= \
-        {row["tool"] for row in answer.trace}
+    assert {"entity_search", "relation_search", "atomic_fact_search", "narrative_semantic_search"} <= {
+        row["tool"] for row in answer.trace
+    }
     assert all({"round", "tool", "arguments", "rows", "ms", "error"} <= set(row) for row in answer.trace)
     assert [f["stage"] for f in planner.failures + finalizer.failures] == ["answer", "answer"]
     assert planner.failures[0]["error"].startswith("llm error:")
@@ -160,8 +218,12 @@ def test_dead_server_fails_closed_with_an_offline_answer(env: ToolEnv, settings:
     assert check_contracts("failures", to_arrow("failures", failures), lambda _table: None) == []
 
 
-def test_malformed_tool_step_is_reasked_once(env: ToolEnv, settings: Settings, server: FakeOpenAIServer) -> None:
-    server.responder = scripted(lambda n: calls(("bm25_search_docs", {"query": "drawer", "top_k": 2})) if n == 1 else STOP)
+def test_malformed_tool_step_is_reasked_once(
+    env: ToolEnv, settings: Settings, server: FakeOpenAIServer
+) -> None:
+    server.responder = scripted(
+        lambda n: calls(("bm25_search_docs", {"query": "drawer", "top_k": 2})) if n == 1 else STOP
+    )
     server.queue_faults("schema_invalid")  # the first planner reply has neither text nor tool calls
     with make_client(server.url) as client:
         answer, planner, _ = run(env, settings, client)
@@ -173,8 +235,12 @@ def test_malformed_tool_step_is_reasked_once(env: ToolEnv, settings: Settings, s
     assert [r["tool"] for r in rounds(answer)[1]] == ["bm25_search_docs"] and planner.failures == []
 
 
-def test_broken_arguments_fault_becomes_a_traced_error(env: ToolEnv, settings: Settings, server: FakeOpenAIServer) -> None:
-    server.responder = scripted(lambda n: calls(("bm25_search_docs", {"query": "drawer"})) if n == 1 else STOP)
+def test_broken_arguments_fault_becomes_a_traced_error(
+    env: ToolEnv, settings: Settings, server: FakeOpenAIServer
+) -> None:
+    server.responder = scripted(
+        lambda n: calls(("bm25_search_docs", {"query": "drawer"})) if n == 1 else STOP
+    )
     server.queue_faults("malformed_json")
     with make_client(server.url) as client:
         answer, _, _ = run(env, settings, client)
@@ -197,14 +263,22 @@ class StubClient:
 
 def test_planner_returns_at_most_max_calls_with_arguments_as_given(env: ToolEnv) -> None:
     raw = ['{"query": "a"}', '{"query": ', "[1, 2]", ""] + ['{"query": "b"}'] * 5
-    client = StubClient(ToolStep(tool_calls=[ToolCallRequest(id=f"c{i}", name="bm25_search_docs", arguments=a)
-                                             for i, a in enumerate(raw)]))
+    client = StubClient(
+        ToolStep(
+            tool_calls=[
+                ToolCallRequest(id=f"c{i}", name="bm25_search_docs", arguments=a) for i, a in enumerate(raw)
+            ]
+        )
+    )
     planner = make_llm_planner(client, request_factory_for(env.store.doc_id, "en", QUESTION))
     board = EvidenceBoard([], [], [], [], 0)
     intents = decompose(env, QUESTION)
     plan = planner(env, intents, 1, [], {"bm25_search_docs", "section_search"}, 3, board)
-    assert plan == [("bm25_search_docs", {"query": "a"}), ("bm25_search_docs", '{"query": '),
-                    ("bm25_search_docs", "[1, 2]")]
+    assert plan == [
+        ("bm25_search_docs", {"query": "a"}),
+        ("bm25_search_docs", '{"query": '),
+        ("bm25_search_docs", "[1, 2]"),
+    ]
     assert client.offered == [{"bm25_search_docs", "section_search"}] and planner.dropped == {1: 6}
     assert planner(env, intents, 2, [], {"bm25_search_docs"}, 5, board)[3] == ("bm25_search_docs", {})
 
@@ -213,10 +287,25 @@ def test_plan_prompt_in_chinese_carries_the_same_values(env: ToolEnv) -> None:
     client = StubClient(ToolStep(content="证据已经足够。"))
     planner = make_llm_planner(client, request_factory_for(env.store.doc_id, "zh", "钥匙藏在哪里？"))
     history = [ToolCall("bm25_search_docs", {"query": "钥匙"}, 1, [], 1.0, "invalid arguments")]
-    assert planner(env, decompose(env, "钥匙藏在哪里？"), 2, history, {"bm25_search_docs"}, 4, EvidenceBoard([], [], [], [], 0)) is None
+    assert (
+        planner(
+            env,
+            decompose(env, "钥匙藏在哪里？"),
+            2,
+            history,
+            {"bm25_search_docs"},
+            4,
+            EvidenceBoard([], [], [], [], 0),
+        )
+        is None
+    )
     [request] = client.requests
     system, user = (m["content"] for m in request.messages)
-    assert request.prompt_id == "plan_tools/v1" and request.item_id.endswith(":plan-r2") and request.stage == "answer"
+    assert (
+        request.prompt_id == "plan_tools/v1"
+        and request.item_id.endswith(":plan-r2")
+        and request.stage == "answer"
+    )
     assert "最多调用 4 个工具" in system and "第 2 轮" in user and "问题：钥匙藏在哪里？" in user
     assert "ERROR: invalid arguments" in user
     assert planner.notes == ["round 2: the model judged the packet answerable, no tool calls: 证据已经足够。"]
@@ -224,18 +313,30 @@ def test_plan_prompt_in_chinese_carries_the_same_values(env: ToolEnv) -> None:
 
 # -- prompt parts --------------------------------------------------------------------------
 
+
 def _row(kind: str, item_id: str, text: str, ordinal: int | None = None) -> ToolRow:
     return ToolRow(kind, item_id, text, 0.5, "graph", "d", section_ordinal=ordinal)
 
 
 def test_packet_summary_lists_every_channel_under_the_token_cap() -> None:
-    entity = BoardItem(_row("entity", "ent_nia", "Nia (character). A girl who finds the key."), "entity", 0.9, "e")
-    entity.facts = [_row("fact", "f1", "Nia took the key from the drawer."), _row("fact", "f2", "Nia is nine."),
-                    _row("fact", "f3", "Never shown: only two facts per entity.")]
-    passages = [Passage(f"c{i}", f"s{i}", f"SCENE {i}", i, "word " * 200, 200, 0, 1000, 1.0) for i in range(40)]
-    board = EvidenceBoard([entity], [BoardItem(_row("relation", "r1", "Nia — Tom: siblings", 4), "relation", 0.5, "r")],
-                          [BoardItem(_row("event", "v1", "Nia hides the key in the van", 7), "narrative", 0.5, "n")],
-                          passages, 4000)
+    entity = BoardItem(
+        _row("entity", "ent_nia", "Nia (character). A girl who finds the key."), "entity", 0.9, "e"
+    )
+    entity.facts = [
+        _row("fact", "f1", "Nia took the key from the drawer."),
+        _row("fact", "f2", "Nia is nine."),
+        _row("fact", "f3", "Never shown: only two facts per entity."),
+    ]
+    passages = [
+        Passage(f"c{i}", f"s{i}", f"SCENE {i}", i, "word " * 200, 200, 0, 1000, 1.0) for i in range(40)
+    ]
+    board = EvidenceBoard(
+        [entity],
+        [BoardItem(_row("relation", "r1", "Nia — Tom: siblings", 4), "relation", 0.5, "r")],
+        [BoardItem(_row("event", "v1", "Nia hides the key in the van", 7), "narrative", 0.5, "n")],
+        passages,
+        4000,
+    )
     full = packet_summary(board, max_tokens=10_000)
     assert "[ent_nia] Nia (character)" in full and "· Nia took the key" in full and "Never shown" not in full
     assert "- event: Nia hides the key in the van (§7)" in full and "- Nia — Tom: siblings (§4)" in full
@@ -247,28 +348,44 @@ def test_packet_summary_lists_every_channel_under_the_token_cap() -> None:
 
 
 def test_history_summary_shows_arguments_outcomes_and_dropped_calls() -> None:
-    history = history_summary([ToolCall("entity_search", {"query": "key"}, 0, [], 1.0),
-                               ToolCall("section_search", {"raw": "x"}, 1, [], 1.0, "invalid arguments for section_search")],
-                              {1: 3})
-    assert history.splitlines() == ['- forced first pass: entity_search {"query": "key"} -> 0 rows',
-                                    '- round 1: section_search {"raw": "x"} -> ERROR: invalid arguments for section_search',
-                                    "- round 1: 3 further calls were not run (over the per-round budget)"]
+    history = history_summary(
+        [
+            ToolCall("entity_search", {"query": "key"}, 0, [], 1.0),
+            ToolCall("section_search", {"raw": "x"}, 1, [], 1.0, "invalid arguments for section_search"),
+        ],
+        {1: 3},
+    )
+    assert history.splitlines() == [
+        '- forced first pass: entity_search {"query": "key"} -> 0 rows',
+        '- round 1: section_search {"raw": "x"} -> ERROR: invalid arguments for section_search',
+        "- round 1: 3 further calls were not run (over the per-round budget)",
+    ]
     assert history_summary([]) == "(none)"
     chinese = history_summary([ToolCall("bm25_search_docs", {"query": "钥匙"}, 0, [], 1.0)], {2: 1}, "zh")
-    assert chinese.splitlines() == ['- 第一轮强制检索: bm25_search_docs {"query": "钥匙"} -> 0 条结果',
-                                    "- 第 2 轮: 另有 1 个调用超出本轮预算，未执行"]
+    assert chinese.splitlines() == [
+        '- 第一轮强制检索: bm25_search_docs {"query": "钥匙"} -> 0 条结果',
+        "- 第 2 轮: 另有 1 个调用超出本轮预算，未执行",
+    ]
 
 
 # -- the client's tool_step ----------------------------------------------------------------
 
+
 def _request(text: str = "Find the key.") -> LLMRequest:
-    return LLMRequest(stage="answer", item_id="q:plan-r1", doc_id="doc-1", prompt_id="plan_tools/v1", prompt_hash="h",
-                      messages=({"role": "user", "content": text},))
+    return LLMRequest(
+        stage="answer",
+        item_id="q:plan-r1",
+        doc_id="doc-1",
+        prompt_id="plan_tools/v1",
+        prompt_hash="h",
+        messages=({"role": "user", "content": text},),
+    )
 
 
 def test_tool_step_parses_tool_calls_and_is_cached(server: FakeOpenAIServer, tmp_path: Path) -> None:
-    server.responder = lambda body: calls(("bm25_search_docs", {"query": "key", "top_k": 2}),
-                                          ("section_search", "not json"))
+    server.responder = lambda body: calls(
+        ("bm25_search_docs", {"query": "key", "top_k": 2}), ("section_search", "not json")
+    )
     tools = function_schemas({"bm25_search_docs", "section_search"})
     with OpenAICompatibleClient(fast_llm_settings(server.url), cache=LLMCache(tmp_path)) as client:
         first = client.tool_step(_request(), tools)
@@ -276,11 +393,15 @@ def test_tool_step_parses_tool_calls_and_is_cached(server: FakeOpenAIServer, tmp
         other_tools = client.tool_step(_request(), function_schemas({"bm25_search_docs"}))
     assert first.status == "ok" and isinstance(first.value, ToolStep) and first.value.content is None
     assert [(c.name, c.arguments) for c in first.value.tool_calls] == [
-        ("bm25_search_docs", '{"query": "key", "top_k": 2}'), ("section_search", "not json")]
+        ("bm25_search_docs", '{"query": "key", "top_k": 2}'),
+        ("section_search", "not json"),
+    ]
     assert all(c.id.startswith("call_") for c in first.value.tool_calls)
     assert first.calls[0]["finish_reason"] == "tool_calls" and first.calls[0]["stage"] == "answer"
     assert second.status == "cached" and second.value == first.value and second.call_key == first.call_key
-    assert other_tools.status == "ok" and other_tools.call_key != first.call_key  # the tools are part of the key
+    assert (
+        other_tools.status == "ok" and other_tools.call_key != first.call_key
+    )  # the tools are part of the key
     assert server.counts["chat"] == 2
     sent = server.chat_requests()[0].body
     assert sent["tools"] == tools and sent["tool_choice"] == "auto" and "response_format" not in sent

@@ -19,7 +19,8 @@ def test_llm_reading_adds_entities_and_needs(agent_env, fake_llm_server):
     entities = agent_env.store.table("entities")
     nia = entities[entities["name"].str.contains("Nia")].iloc[0]
     fake_llm_server.responder = lambda body: json.dumps(
-        {"entities": [nia["name"]], "needs": ["order", "place"], "answer_slot": "where the key was kept"})
+        {"entities": [nia["name"]], "needs": ["order", "place"], "answer_slot": "where the key was kept"}
+    )
     question = "Where was the key kept before she took it?"
     with OpenAICompatibleClient(fast_llm_settings(fake_llm_server.url), sleep=lambda _s: None) as client:
         intents = make_llm_decomposer(client, _factory(agent_env, question))(agent_env, question)

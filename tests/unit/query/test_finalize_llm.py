@@ -28,31 +28,62 @@ QUESTION = "Where does Tom hide the brass key?"
 
 
 OPTIONS = ["In a tobacco tin in the glovebox", "Under the lamp", "In the harbour office", "In his boot"]
-PASSAGES = [Passage("c1", "s1", "INT. VAN - DAY", 4, "He drops the brass key inside,\nsnaps the lid shut.", 12, 0, 50, 1.0),
-            Passage("c2", "s2", "INT. LIGHTHOUSE - NIGHT", 13, "TOM\nIn the harbour master’s drawer. Nia took it.", 12, 0, 50, 0.5)]
+PASSAGES = [
+    Passage(
+        "c1", "s1", "INT. VAN - DAY", 4, "He drops the brass key inside,\nsnaps the lid shut.", 12, 0, 50, 1.0
+    ),
+    Passage(
+        "c2",
+        "s2",
+        "INT. LIGHTHOUSE - NIGHT",
+        13,
+        "TOM\nIn the harbour master’s drawer. Nia took it.",
+        12,
+        0,
+        50,
+        0.5,
+    ),
+]
 BOARD = EvidenceBoard([], [], [], PASSAGES, 100)
 
 
 def reply(**values: Any) -> FinalAnswerReply:
-    base = {"answer": "In a tobacco tin.", "chosen_option": None, "cited_ordinals": [4],
-            "quotes": ["drops the brass key inside"], "confidence": 0.8}
+    base = {
+        "answer": "In a tobacco tin.",
+        "chosen_option": None,
+        "cited_ordinals": [4],
+        "quotes": ["drops the brass key inside"],
+        "confidence": 0.8,
+    }
     return FinalAnswerReply(**(base | values))
 
 
 def fixed_fallback(*_args: Any) -> FinalAnswer:
-    return FinalAnswer("fallback answer", 2, [0.1, 0.2, 0.6, 0.1], [("s1", "He drops the brass key")], ["rule answer"])
+    return FinalAnswer(
+        "fallback answer", 2, [0.1, 0.2, 0.6, 0.1], [("s1", "He drops the brass key")], ["rule answer"]
+    )
 
 
-def run(env: ToolEnv, settings: Settings, client: Any, options: list[str] | None = None,
-        **finalizer_args: Any) -> tuple[Answer, Any]:
+def run(
+    env: ToolEnv, settings: Settings, client: Any, options: list[str] | None = None, **finalizer_args: Any
+) -> tuple[Answer, Any]:
     factory = request_factory_for(env.store.doc_id, env.store.source.language, QUESTION, options)
     finalizer = make_llm_finalizer(client, factory, **finalizer_args)
-    answer = answer_nkw(env, QUESTION, options, settings.answer, settings.retrieval, planner=lambda *_: None,
-                        select_skills=lambda *_: ["literal_slot"], finalize=finalizer)
+    answer = answer_nkw(
+        env,
+        QUESTION,
+        options,
+        settings.answer,
+        settings.retrieval,
+        planner=lambda *_: None,
+        select_skills=lambda *_: ["literal_slot"],
+        finalize=finalizer,
+    )
     return answer, finalizer
 
 
 # -- checking a reply against the packet ----------------------------------------------------
+
 
 def test_quotes_match_across_whitespace_case_typographic_marks_and_ellipses() -> None:
     text = PASSAGES[1].text
@@ -64,13 +95,26 @@ def test_quotes_match_across_whitespace_case_typographic_marks_and_ellipses() ->
 
 
 def test_a_valid_reply_keeps_verified_citations_and_quotes() -> None:
-    final, problem = check_reply(reply(cited_ordinals=[4, 13, 99], quotes=[
-        "“drops the brass key inside”", "Nia hid it in her coat pocket", "drawer", "harbour master's drawer"]), None, BOARD)
+    final, problem = check_reply(
+        reply(
+            cited_ordinals=[4, 13, 99],
+            quotes=[
+                "“drops the brass key inside”",
+                "Nia hid it in her coat pocket",
+                "drawer",
+                "harbour master's drawer",
+            ],
+        ),
+        None,
+        BOARD,
+    )
     assert problem == "" and final is not None and final.is_offline is False
     assert final.text == "In a tobacco tin." and final.chosen_option is None
     assert final.quotes == [("s1", "drops the brass key inside"), ("s2", "harbour master's drawer")]
     assert "dropped citations not in the packet [99]" in final.notes[1]
-    assert "dropped 2 quote(s) not found verbatim" in final.notes[1]  # invented, and too short to prove anything
+    assert (
+        "dropped 2 quote(s) not found verbatim" in final.notes[1]
+    )  # invented, and too short to prove anything
 
 
 def test_a_cited_section_without_a_quote_is_cited_by_its_opening_words() -> None:
@@ -78,8 +122,14 @@ def test_a_cited_section_without_a_quote_is_cited_by_its_opening_words() -> None
     assert final.quotes == [("s2", "TOM In the harbour master’s drawer. Nia took it.")]
 
 
-@pytest.mark.parametrize("chosen, problem", [(None, "no option chosen"), (4, "chosen option 4 is out of range"),
-                                             (-1, "chosen option -1 is out of range")])
+@pytest.mark.parametrize(
+    "chosen, problem",
+    [
+        (None, "no option chosen"),
+        (4, "chosen option 4 is out of range"),
+        (-1, "chosen option -1 is out of range"),
+    ],
+)
 def test_multiple_choice_needs_an_option_in_range(chosen: int | None, problem: str) -> None:
     final, why = check_reply(reply(chosen_option=chosen), OPTIONS, BOARD)
     assert final is None and why.startswith(problem)
@@ -90,18 +140,34 @@ def test_multiple_choice_needs_an_option_in_range(chosen: int | None, problem: s
 
 
 def test_prompt_values_put_source_passages_first_and_letter_the_options() -> None:
-    entity = BoardItem(ToolRow("entity", "ent_tom", "Tom (character). Margaret's brother.", 0.9, "graph", "d",
-                               section_ordinal=4), "entity", 0.9, "e")
+    entity = BoardItem(
+        ToolRow(
+            "entity", "ent_tom", "Tom (character). Margaret's brother.", 0.9, "graph", "d", section_ordinal=4
+        ),
+        "entity",
+        0.9,
+        "e",
+    )
     entity.facts = [ToolRow("fact", "f1", "Tom hides the key in the van.", 0.8, "text", "d")]
     board = EvidenceBoard([entity], [], [], PASSAGES, 100)
     values = final_values(QUESTION, OPTIONS, board, "", "en")
-    assert values["options"].splitlines() == ["Options:", "A. In a tobacco tin in the glovebox", "B. Under the lamp",
-                                              "C. In the harbour office", "D. In his boot"]
+    assert values["options"].splitlines() == [
+        "Options:",
+        "A. In a tobacco tin in the glovebox",
+        "B. Under the lamp",
+        "C. In the harbour office",
+        "D. In his boot",
+    ]
     assert values["passages"].startswith("[4] INT. VAN - DAY:\nHe drops the brass key inside,")
-    assert values["entities"] == "- Tom (character). Margaret's brother. (§4)\n    · Tom hides the key in the van."
+    assert (
+        values["entities"]
+        == "- Tom (character). Margaret's brother. (§4)\n    · Tom hides the key in the van."
+    )
     assert values["relations"] == "(none)" and values["skills"] == "Reading skills: none."
     for language in ("en", "zh"):
-        messages = render_messages(load_prompt(FINAL_PROMPT, language), final_values(QUESTION, None, board, "", language))
+        messages = render_messages(
+            load_prompt(FINAL_PROMPT, language), final_values(QUESTION, None, board, "", language)
+        )
         user = messages[-1]["content"]
         assert user.index("[4] INT. VAN") < user.index("Tom (character)")  # source text before the notes
     assert final_values(QUESTION, OPTIONS, board, "", "zh")["options"].startswith("选项：\nA. ")
@@ -109,15 +175,20 @@ def test_prompt_values_put_source_passages_first_and_letter_the_options() -> Non
 
 # -- through the test server ------------------------------------------------------------------
 
+
 def test_llm_answer_through_the_pipeline(env: ToolEnv, settings: Settings, server: FakeOpenAIServer) -> None:
     server.responder = lambda body: final_reply(body, chosen=0)
     with make_client(server.url) as client:
-        answer, finalizer = run(env, settings, client, OPTIONS, render_skills=lambda ids, lang: f"Use {ids} in {lang}.")
+        answer, finalizer = run(
+            env, settings, client, OPTIONS, render_skills=lambda ids, lang: f"Use {ids} in {lang}."
+        )
     assert answer.is_offline is False and answer.chosen_option == 0 and answer.answer == OPTIONS[0]
     assert finalizer.failures == [] and [row["status"] for row in finalizer.llm_calls] == ["ok"]
     quoted = final_reply(server.chat_requests()[0].body)["quotes"][0]
-    assert answer.citations[0].quote == quoted and answer.citations[0].ordinal == final_reply(
-        server.chat_requests()[0].body)["cited_ordinals"][0]
+    assert (
+        answer.citations[0].quote == quoted
+        and answer.citations[0].ordinal == final_reply(server.chat_requests()[0].body)["cited_ordinals"][0]
+    )
     [sent] = server.chat_requests()
     user = sent.body["messages"][-1]["content"]
     assert "Use ['literal_slot'] in en." in user and "D. In his boot" in user
@@ -127,18 +198,28 @@ def test_llm_answer_through_the_pipeline(env: ToolEnv, settings: Settings, serve
 def test_out_of_range_option_falls_back(env: ToolEnv, settings: Settings, server: FakeOpenAIServer) -> None:
     server.responder = lambda body: final_reply(body, chosen=7)
     with make_client(server.url) as client:
-        answer, finalizer = run(env, settings, client, OPTIONS, fallback=fixed_fallback, render_skills=lambda *_: "")
+        answer, finalizer = run(
+            env, settings, client, OPTIONS, fallback=fixed_fallback, render_skills=lambda *_: ""
+        )
     assert answer.is_offline is True and answer.answer == "fallback answer" and answer.chosen_option == 2
-    assert answer.notes[:2] == ["LLM answer failed (invalid: chosen option 7 is out of range for 4 options): offline answer",
-                                "rule answer"]
+    assert answer.notes[:2] == [
+        "LLM answer failed (invalid: chosen option 7 is out of range for 4 options): offline answer",
+        "rule answer",
+    ]
     [failure] = finalizer.failures
-    assert failure["error"].startswith("llm invalid answer: chosen option 7") and '"chosen_option": 7' in failure["payload"]
+    assert (
+        failure["error"].startswith("llm invalid answer: chosen option 7")
+        and '"chosen_option": 7' in failure["payload"]
+    )
     assert check_contracts("failures", to_arrow("failures", [failure]), lambda _table: None) == []
 
 
-@pytest.mark.parametrize("faults, status", [(("refusal",), "refused"), (("schema_invalid", "malformed_json"), "invalid")])
-def test_llm_failure_falls_back_to_the_offline_finalizer(env: ToolEnv, settings: Settings, server: FakeOpenAIServer,
-                                                         faults: tuple[str, ...], status: str) -> None:
+@pytest.mark.parametrize(
+    "faults, status", [(("refusal",), "refused"), (("schema_invalid", "malformed_json"), "invalid")]
+)
+def test_llm_failure_falls_back_to_the_offline_finalizer(
+    env: ToolEnv, settings: Settings, server: FakeOpenAIServer, faults: tuple[str, ...], status: str
+) -> None:
     server.queue_faults(*faults)
     with make_client(server.url) as client:
         answer, finalizer = run(env, settings, client, render_skills=lambda *_: "")
@@ -149,16 +230,25 @@ def test_llm_failure_falls_back_to_the_offline_finalizer(env: ToolEnv, settings:
     assert len(finalizer.llm_calls) == len(faults)
 
 
-def test_real_reading_skill_operators_reach_the_prompt(env: ToolEnv, settings: Settings,
-                                                       server: FakeOpenAIServer) -> None:
+def test_real_reading_skill_operators_reach_the_prompt(
+    env: ToolEnv, settings: Settings, server: FakeOpenAIServer
+) -> None:
     from tasks.query.skills.cards import load_cards, render_operators, select_skills_offline
 
     server.responder = lambda body: final_reply(body)
     factory = request_factory_for(env.store.doc_id, env.store.source.language, QUESTION)
     with make_client(server.url) as client:
         finalizer = make_llm_finalizer(client, factory)
-        answer = answer_nkw(env, QUESTION, None, settings.answer, settings.retrieval, planner=lambda *_: None,
-                            select_skills=select_skills_offline, finalize=finalizer)
+        answer = answer_nkw(
+            env,
+            QUESTION,
+            None,
+            settings.answer,
+            settings.retrieval,
+            planner=lambda *_: None,
+            select_skills=select_skills_offline,
+            finalize=finalizer,
+        )
     skills = answer.notes[-1].split("skills ")[1].split(";")[0].split(", ")
     picked = [card for card in load_cards() if card in skills]
     assert skills == answer.skills

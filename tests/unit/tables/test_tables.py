@@ -7,9 +7,20 @@ from tasks.tables.io import SchemaError, Workspace, read_table, to_arrow, write_
 
 
 def _section(section_id="sec_1", doc_id="d", start=0, end=5):
-    return {"section_id": section_id, "doc_id": doc_id, "ordinal": 1, "heading": "H", "section_kind": "scene",
-            "scene_number": None, "interior": None, "location": None, "time_of_day": None,
-            "char_start": start, "char_end": end, "text": "hello"}
+    return {
+        "section_id": section_id,
+        "doc_id": doc_id,
+        "ordinal": 1,
+        "heading": "H",
+        "section_kind": "scene",
+        "scene_number": None,
+        "interior": None,
+        "location": None,
+        "time_of_day": None,
+        "char_start": start,
+        "char_end": end,
+        "text": "hello",
+    }
 
 
 def test_every_table_declares_key_grain_and_columns():
@@ -75,8 +86,16 @@ def test_contracts_catch_duplicates_nulls_values_and_foreign_keys():
     assert any("section_kind" in p for p in check_contracts("sections", bad_kind, lambda t: None))
     bad_span = to_arrow("sections", [_section(start=9, end=2)])
     assert any("span inside document" in p for p in check_contracts("sections", bad_span, lambda t: None))
-    chunk = {"chunk_id": "chk_1", "doc_id": "d", "section_id": "sec_missing", "ordinal": 1, "text": "t",
-             "char_start": 0, "char_end": 1, "n_tokens": 1}
+    chunk = {
+        "chunk_id": "chk_1",
+        "doc_id": "d",
+        "section_id": "sec_missing",
+        "ordinal": 1,
+        "text": "t",
+        "char_start": 0,
+        "char_end": 1,
+        "n_tokens": 1,
+    }
     chunks = to_arrow("chunks", [chunk])
     assert any("not found in sections" in p for p in check_contracts("chunks", chunks, lambda t: sections))
     assert any("has not been built" in p for p in check_contracts("chunks", chunks, lambda t: None))
