@@ -23,20 +23,9 @@ MAX_CANDIDATE_SHARE = 0.25
 
 
 @pytest.fixture(scope="module")
-def stage_workspace(tmp_path_factory, shared_data) -> Workspace:
-    root = tmp_path_factory.mktemp("stage-downstream") / "ws"
-    process, _ = nkw(
-        "build",
-        str(shared_data / "stage" / "documents.jsonl"),
-        "--workspace",
-        str(root),
-        "--embeddings",
-        "hashing",
-        "--no-prefect",
-        "--quiet",
-    )
-    assert process.returncode == 0, process.stderr[-2000:] + process.stdout[-2000:]
-    return Workspace.at(root)
+def stage_workspace(dev_workspace) -> Workspace:
+    """The dev sets built once by the session (the downstream stages are part of every build)."""
+    return Workspace.at(dev_workspace[0])
 
 
 @pytest.mark.parametrize("doc_id", STAGE_DOCS)
