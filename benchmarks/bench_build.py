@@ -70,10 +70,12 @@ def main() -> None:
         assets = [dict(zip(columns, row)) for row in cursor.fetchall()]
         manifests = list_manifests(Workspace.at(workspace))
     print(
-        f"inputs: {', '.join(Path(p).name for p in inputs)} ({totals['docs']} documents, {totals['words']:,} words)"
+        f"inputs: {', '.join(Path(p).name for p in inputs)} "
+        f"({totals['docs']} documents, {totals['words']:,} words)"
     )
     print(
-        f"first build:        {first_seconds:8.1f} s  ({first['built']} stage runs, Prefect={first['used_prefect']})"
+        f"first build:        {first_seconds:8.1f} s  "
+        f"({first['built']} stage runs, Prefect={first['used_prefect']})"
     )
     print(f"per 10k words:      {first_seconds / totals['words'] * 10_000:8.1f} s")
     print(f"peak memory:        {peak_mb:8.0f} MB (largest build process)")
@@ -86,7 +88,8 @@ def main() -> None:
     for row in assets:
         print("  " + " ".join(f"{str(row[c])[:14]:>14}" for c in columns))
     print(
-        "hierarchy per document: stage seconds (assemble / relate / break / induce), episodes, candidate pairs"
+        "hierarchy per document: stage seconds (assemble / relate / break / induce), "
+        "episodes, candidate pairs"
     )
     for manifest in manifests:
         seconds = " / ".join(

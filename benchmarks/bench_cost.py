@@ -232,7 +232,8 @@ def ask_startup(workspace: Workspace, doc_id: str, question: str) -> tuple[float
 def print_llm(llm: dict, offline: dict, latency: float, concurrency: int) -> None:
     calls, source = llm["calls"], llm["source_tokens"]
     print(
-        f"\n[1] LLM prompt tokens / source tokens ({source:,} source tokens; test server; build {llm['wall']:.1f} s, "
+        f"\n[1] LLM prompt tokens / source tokens ({source:,} source tokens; test server; "
+        f"build {llm['wall']:.1f} s, "
         f"ok={llm['ok']})"
     )
     print(
@@ -248,7 +249,8 @@ def print_llm(llm: dict, offline: dict, latency: float, concurrency: int) -> Non
         total += prompt
         projected_total += projected
         print(
-            f"  {stage:<22} {len(group):>6} {prompt:>11,.0f} {prompt / source:>9.2f} {items_llm:>9} {items_off:>9} "
+            f"  {stage:<22} {len(group):>6} {prompt:>11,.0f} {prompt / source:>9.2f} "
+            f"{items_llm:>9} {items_off:>9} "
             f"{projected / source:>19.2f}"
         )
     print(
@@ -259,11 +261,14 @@ def print_llm(llm: dict, offline: dict, latency: float, concurrency: int) -> Non
     window = arrivals[-1] + latency - arrivals[0] if arrivals else 0.0
     achieved = len(arrivals) * latency / window if window else 0.0
     print(
-        f"\n[2] concurrency: {len(arrivals)} requests at {latency * 1000:.0f} ms, {concurrency} in flight; first request to "
-        f"last reply {window:.1f} s; achieved {achieved:.1f} / configured {concurrency} = {achieved / concurrency:.2f}"
+        f"\n[2] concurrency: {len(arrivals)} requests at {latency * 1000:.0f} ms, "
+        f"{concurrency} in flight; first request to "
+        f"last reply {window:.1f} s; achieved {achieved:.1f} / configured {concurrency} = "
+        f"{achieved / concurrency:.2f}"
     )
     print(
-        "\n[3] --dry-run estimate vs actual, per stage (calls; prompt tokens); 'at offline counts' scales the "
+        "\n[3] --dry-run estimate vs actual, per stage (calls; prompt tokens); "
+        "'at offline counts' scales the "
         "test server's calls and tokens per item to the offline build's item counts"
     )
     print(
@@ -282,7 +287,8 @@ def print_llm(llm: dict, offline: dict, latency: float, concurrency: int) -> Non
         print(
             f"  {stage:<22} {est_calls:>9} {len(group):>6} {est_calls / max(1, len(group)):>6.2f} "
             f"{len(group) * scale:>10.0f} {est_calls / max(1, len(group) * scale):>6.2f} {est_prompt:>11,} "
-            f"{actual_prompt:>10,} {est_prompt / max(1, actual_prompt):>6.2f} {actual_prompt * scale:>10,.0f} "
+            f"{actual_prompt:>10,} {est_prompt / max(1, actual_prompt):>6.2f} "
+            f"{actual_prompt * scale:>10,.0f} "
             f"{est_prompt / max(1, actual_prompt * scale):>6.2f}"
         )
     print(
@@ -319,8 +325,10 @@ def main() -> None:
     print(f"document: {args.doc_title} ({doc_id}); OMP_WAIT_POLICY={threads}; cores {os.cpu_count()}")
     print_llm(llm, offline, args.latency, args.concurrency)
     print(
-        f"\n[4] offline build (MiniLM, no Prefect, model loaded): {offline['wall']:.1f} s, ok={offline['ok']}; embedding "
-        f"floor ({offline['sentences']:,} sentences, {offline['floor_tokens']:,} tokens) {offline['floor']:.1f} s; "
+        f"\n[4] offline build (MiniLM, no Prefect, model loaded): {offline['wall']:.1f} s, "
+        f"ok={offline['ok']}; embedding "
+        f"floor ({offline['sentences']:,} sentences, {offline['floor_tokens']:,} tokens) "
+        f"{offline['floor']:.1f} s; "
         f"ratio {offline['wall'] / offline['floor']:.2f}"
     )
     slow = sorted(offline["stage_seconds"].items(), key=lambda kv: -kv[1])[:6]
@@ -332,7 +340,8 @@ def main() -> None:
             f"  {system:<7} p50 {np.percentile(array, 50):7.1f} ms   p95 {np.percentile(array, 95):7.1f} ms"
         )
     print(
-        f"\n[6] nkw ask: process {ask_wall:.2f} s = start-up {ask_wall - ask_answer:.2f} s + answer {ask_answer:.2f} s"
+        f"\n[6] nkw ask: process {ask_wall:.2f} s = start-up {ask_wall - ask_answer:.2f} s "
+        f"+ answer {ask_answer:.2f} s"
     )
     print(f"\nbenchmark wall time {time.perf_counter() - bench_started:.0f} s")
 

@@ -74,7 +74,8 @@ def main() -> None:
     source_tokens = int(chunks["n_tokens"].sum())
     achieved = len(arrivals) * args.latency / llm_window
     print(
-        f"inputs: {', '.join(Path(p).name for p in paths)}; {source_tokens:,} source tokens; build {wall:.1f} s "
+        f"inputs: {', '.join(Path(p).name for p in paths)}; {source_tokens:,} source tokens; "
+        f"build {wall:.1f} s "
         f"(with Prefect start-up), ok={report.ok}"
     )
     print(

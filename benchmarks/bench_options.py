@@ -1,7 +1,8 @@
 """Multiple-choice accuracy offline with a 95% Wilson interval, per question, on a questions file
 with options (e.g. the shared QuALITY dev set), through the same path as `nkw ask`.
 
-    python benchmarks/bench_options.py --workspace W --questions Q.jsonl [--system nkw|hybrid] [--per-question]
+    python benchmarks/bench_options.py --workspace W --questions Q.jsonl
+        [--system nkw|hybrid] [--per-question]
 """
 
 from __future__ import annotations
@@ -49,7 +50,8 @@ def main() -> None:
         chosen[answer.chosen_option] += 1
         if args.per_question:
             print(
-                f"{question.qid}\tgold {chr(65 + question.gold_option)}\tchose {chr(65 + answer.chosen_option)}"
+                f"{question.qid}\tgold {chr(65 + question.gold_option)}"
+                f"\tchose {chr(65 + answer.chosen_option)}"
                 f"\t{'right' if right else 'wrong'}\t{answer.notes[1] if len(answer.notes) > 1 else ''}",
                 flush=True,
             )

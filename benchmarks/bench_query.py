@@ -83,7 +83,8 @@ def main() -> None:
         latencies = np.array(measure(workspace, questions, args.system))
     print(f"system {args.system}: {len(latencies)} questions from {questions.parent.name}/{questions.name}")
     print(
-        f"latency p50 {np.percentile(latencies, 50):.1f} ms, p95 {np.percentile(latencies, 95):.1f} ms, max {latencies.max():.1f} ms"
+        f"latency p50 {np.percentile(latencies, 50):.1f} ms, p95 {np.percentile(latencies, 95):.1f} ms, "
+        f"max {latencies.max():.1f} ms"
     )
 
 

@@ -72,10 +72,12 @@ def main() -> None:
         groups["ALL"].append(row)
         groups[row["qtype"]].append(row)
     print(
-        f"{len(rows)} free-text questions from {Path(args.questions).parent.name} (every {args.every}); offline"
+        f"{len(rows)} free-text questions from {Path(args.questions).parent.name} "
+        f"(every {args.every}); offline"
     )
     print(
-        f"{'qtype':<22} {'n':>4} {'ROUGE-L sent':>13} {'ROUGE-L short':>14} {'EM sent':>8} {'EM short':>9} {'recall':>7}"
+        f"{'qtype':<22} {'n':>4} {'ROUGE-L sent':>13} {'ROUGE-L short':>14} "
+        f"{'EM sent':>8} {'EM short':>9} {'recall':>7}"
     )
     for name, group in sorted(groups.items(), key=lambda item: (item[0] != "ALL", item[0])):
         mean = lambda key: np.mean([r[key] for r in group if r[key] is not None] or [np.nan])  # noqa: E731

@@ -35,7 +35,10 @@ def _questions(path: Path, limit: int) -> list[dict]:
 
 def _percentiles(seconds: list[float]) -> str:
     values = np.array(seconds) * 1000
-    return f"p50 {np.percentile(values, 50):8.0f} ms   p95 {np.percentile(values, 95):8.0f} ms   (n={len(values)})"
+    return (
+        f"p50 {np.percentile(values, 50):8.0f} ms   p95 {np.percentile(values, 95):8.0f} ms   "
+        f"(n={len(values)})"
+    )
 
 
 def cold(workspace: Path, questions: list[dict]) -> list[float]:

@@ -43,7 +43,8 @@ class QueryEngine:
         self.llm = llm  # tasks.llm.client.LLMClient, or None for the offline path
         self.progress: Callable[[str], None] | None = None  # one line per document answered (long runs)
         self.journal: Any = None  # flows.answer_journal.AnswerJournal: every answer saved as it is produced
-        # Set for Pass@k runs: every sample is drawn at this temperature with its own seed (the sample number).
+        # Set for Pass@k runs: every sample is drawn at this temperature with its own seed
+        # (the sample number).
         self.sample_temperature: float | None = None
         self._indexes: dict[str, DocumentIndex] = {}
         self._stores: dict[str, NarrativeStore] = {}
@@ -64,7 +65,8 @@ class QueryEngine:
         return self._stores[doc_id]
 
     def tool_env(self, doc_id: str, embed: Callable | None) -> ToolEnv:
-        """The document's tool environment (store, SQL connection, query-vector cache), built once per session."""
+        """The document's tool environment (store, SQL connection, query-vector cache), built once
+        per session."""
         env = self._envs.get(doc_id)
         if env is None or env.embed_texts != embed:
             env = self._envs[doc_id] = ToolEnv(

@@ -301,7 +301,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if getattr(args, "debug", False):
             raise
         print(
-            f"error: {type(exc).__name__}: {' '.join(str(exc).split())[:400]} (rerun with --debug for details)",
+            f"error: {type(exc).__name__}: {' '.join(str(exc).split())[:400]} "
+            "(rerun with --debug for details)",
             file=sys.stderr,
         )
         return EXIT_FAILED

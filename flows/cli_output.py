@@ -75,7 +75,8 @@ def answer_text(answer: Answer, show_trace: bool = False) -> str:
     elif answer.answer_kind and answer.answer_kind != "option" and answer.citations:
         first = answer.citations[0]
         lines.append(
-            f"  ({answer.answer_kind} answer; supported by “{first.quote}” — [{first.ordinal}] {first.heading})"
+            f"  ({answer.answer_kind} answer; supported by “{first.quote}” "
+            f"— [{first.ordinal}] {first.heading})"
         )
     if answer.options:
         lines.append("Options:")
@@ -88,14 +89,16 @@ def answer_text(answer: Answer, show_trace: bool = False) -> str:
         lines.append(f"  [{citation.ordinal}] {citation.heading}")
         lines.append(f"      “{citation.quote}”")
     lines.append(
-        f"Evidence: {len(answer.evidence)} passages, {answer.evidence_tokens} tokens; {answer.latency_ms:.0f} ms"
+        f"Evidence: {len(answer.evidence)} passages, {answer.evidence_tokens} tokens; "
+        f"{answer.latency_ms:.0f} ms"
     )
     if show_trace:
         lines.append("Trace:")
         for i, call in enumerate(answer.trace):
             error = f"  ERROR: {call['error']}" if call.get("error") else ""
             lines.append(
-                f"  #{i} round {call.get('round', 0)} {call['tool']}({json.dumps(call.get('arguments', {}), ensure_ascii=False)})"
+                f"  #{i} round {call.get('round', 0)} {call['tool']}"
+                f"({json.dumps(call.get('arguments', {}), ensure_ascii=False)})"
                 f" -> {call.get('rows')} rows, {call.get('ms')} ms{error}"
             )
     lines.extend(f"note: {note}" for note in answer.notes)
@@ -146,7 +149,8 @@ def build_text(report, workspace: Workspace) -> str:
     status = (
         "every stage up to date (all skipped)"
         if everything_skipped
-        else f"{summary['built']} stage runs built, {summary['partial']} partial, {summary['skipped']} skipped, "
+        else f"{summary['built']} stage runs built, {summary['partial']} partial, "
+        f"{summary['skipped']} skipped, "
         f"{summary['failed']} failed"
     )
     lines.append(f"{summary['documents']} document(s): {status} in {summary['seconds']:.1f} s")

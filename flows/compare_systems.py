@@ -85,7 +85,8 @@ def format_comparison(comparisons: list[Comparison]) -> str:
                 + " ".join(f"{_fmt(row[c]):>18}" for c in columns)
             )
         lines.append(
-            f"{'':<12} questions where NKW used more source tokens than the baseline: {comparison.over_budget()}"
+            f"{'':<12} questions where NKW used more source tokens than the baseline: "
+            f"{comparison.over_budget()}"
         )
         missing = sorted({d for report in comparison.reports.values() for d in report.skipped_documents})
         if missing:

@@ -84,7 +84,8 @@ class Progress:
             )
             detail = outcome.error if outcome.error else rows
             print(
-                f"  {doc_id[:36]:<36} {outcome.stage:<24} {outcome.status:<7} {outcome.seconds:6.1f}s  {detail}",
+                f"  {doc_id[:36]:<36} {outcome.stage:<24} {outcome.status:<7} "
+                f"{outcome.seconds:6.1f}s  {detail}",
                 file=self.stream,
                 flush=True,
             )

@@ -207,7 +207,8 @@ def dry_run(
 def format_dry_run(report: dict[str, Any]) -> str:
     corpus = report["corpus"]
     lines = [
-        f"dry run: {corpus['documents']} documents, {corpus['sections']} sections, {corpus['chunks']} chunks, "
+        f"dry run: {corpus['documents']} documents, {corpus['sections']} sections, "
+        f"{corpus['chunks']} chunks, "
         f"{corpus['chunk_tokens']:,} source tokens (nothing written, no server called)"
     ]
     if not report["stages"]:
@@ -220,7 +221,8 @@ def format_dry_run(report: dict[str, Any]) -> str:
                 lines.append(f"{row['stage']:<24} {'?':>8}")
                 continue
             lines.append(
-                f"{row['stage']:<24} {row['calls']:>8,} {row['prompt_tokens']:>14,} {row['completion_tokens']:>12,}"
+                f"{row['stage']:<24} {row['calls']:>8,} {row['prompt_tokens']:>14,} "
+                f"{row['completion_tokens']:>12,}"
             )
             total = [
                 total[0] + row["calls"],
@@ -244,7 +246,8 @@ def format_dry_run(report: dict[str, Any]) -> str:
         )
     if not report["llm_configured"]:
         lines.append(
-            "note: no --llm-url given; a real build would use the embedded (offline) implementations and make 0 calls"
+            "note: no --llm-url given; a real build would use the embedded (offline) implementations "
+            "and make 0 calls"
         )
     lines.extend(f"unreadable: {p}" for p in report["unreadable_inputs"])
     return "\n".join(lines)

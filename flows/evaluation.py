@@ -449,7 +449,8 @@ def format_report(report: EvalReport, verbose: bool = False) -> str:
         fmt = lambda v: "—" if v is None else format(v, ".4g")  # noqa: E731
         lines.append(
             f"Overall {fmt(p['overall'])} ({p['overall_source']})   Pass@{p['k']} {fmt(p['pass_at_k'])}   "
-            f"judge agreement {fmt(p['judge_pairwise_agreement'])}   Krippendorff alpha {fmt(p['judge_alpha'])}"
+            f"judge agreement {fmt(p['judge_pairwise_agreement'])}   "
+            f"Krippendorff alpha {fmt(p['judge_alpha'])}"
             f"   judged answers {p['judged_answers']}"
         )
     if report.skipped_documents:

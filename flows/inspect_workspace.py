@@ -181,13 +181,15 @@ def inspect_text(workspace: Workspace) -> str:
     lines += ["", f"failures: {len(data['failures'])}"]
     for failure in data["failures"][:20]:
         lines.append(
-            f"  {failure['doc_id'][:30]:<30} {failure['stage']:<22} {failure['item_id'][:30]:<30} {failure['error'][:100]}"
+            f"  {failure['doc_id'][:30]:<30} {failure['stage']:<22} {failure['item_id'][:30]:<30} "
+            f"{failure['error'][:100]}"
         )
     if data["llm_usage"]:
         lines += ["", "LLM calls per stage:"]
         for usage in data["llm_usage"]:
             lines.append(
                 f"  {usage['stage']:<24} {usage['calls']:>6} calls {usage['cached']:>6} cached "
-                f"{usage['prompt_tokens'] or 0:>10,} in {usage['completion_tokens'] or 0:>9,} out  failed {usage['failed']}"
+                f"{usage['prompt_tokens'] or 0:>10,} in {usage['completion_tokens'] or 0:>9,} out  "
+                f"failed {usage['failed']}"
             )
     return "\n".join(lines)

@@ -28,10 +28,13 @@ QUERIES = (
     "report_latency_tokens",
     "report_judge_agreement",
 )
-STYLE = """body{font-family:system-ui,sans-serif;margin:2em auto;max-width:1100px;color:#222}
+STYLE = (
+    """body{font-family:system-ui,sans-serif;margin:2em auto;max-width:1100px;color:#222}
 h1{font-size:1.5em}h2{font-size:1.2em;margin-top:2em;border-bottom:1px solid #ccc}
-table{border-collapse:collapse;font-size:.85em;margin:.5em 0}td,th{border:1px solid #ddd;padding:3px 7px;text-align:right}
+table{border-collapse:collapse;font-size:.85em;margin:.5em 0}"""
+    """td,th{border:1px solid #ddd;padding:3px 7px;text-align:right}
 th{background:#f3f3f3}td:first-child,th:first-child{text-align:left}img{max-width:100%}.note{color:#666;font-size:.85em}"""
+)
 
 
 class ReportError(ValueError):
@@ -76,7 +79,8 @@ def load_report_data(
             )
         else:
             con.execute(
-                "CREATE VIEW llm_calls_files AS SELECT NULL::VARCHAR AS filename, NULL::BIGINT AS prompt_tokens, "
+                "CREATE VIEW llm_calls_files AS SELECT NULL::VARCHAR AS filename, "
+                "NULL::BIGINT AS prompt_tokens, "
                 "NULL::BIGINT AS completion_tokens WHERE false"
             )
         frames = {name: con.execute(load_sql(name)).df() for name in QUERIES}
@@ -285,7 +289,8 @@ def render_html(data: ReportData, title: str = "NKW evaluation report") -> str:
     parts = [
         f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>",
         f"<style>{STYLE}</style></head><body><h1>{html.escape(title)}</h1>",
-        f"<p class='note'>{len(data.runs)} run(s). Overall: judge majority of 5 votes (free-form) or option match "
+        f"<p class='note'>{len(data.runs)} run(s). Overall: judge majority of 5 votes (free-form) "
+        "or option match "
         "(multiple choice); — where it does not apply (offline free-form answers are not judged; Pass@k "
         "needs sampled LLM answers).</p>",
     ]

@@ -284,7 +284,8 @@ def select_stages(names: list[str] | None = None, until: str | None = None) -> l
 
 
 def blocked_by(stages: list[Stage], failed: set[str]) -> dict[str, str]:
-    """Stages that cannot run because a stage they read from (directly or not) failed: name -> failed stage."""
+    """Stages that cannot run because a stage they read from (directly or not) failed:
+    name -> failed stage."""
     writer = {table: stage.name for stage in stages for table in stage.writes}
     blocked: dict[str, str] = {}
     for stage in stages:

@@ -80,7 +80,8 @@ class EntityLexicon:
                 lexicon.surfaces[key] = next(iter(ids))
             else:  # a shared alias goes to the most connected entity (rows were sorted by degree)
                 lexicon.surfaces[key] = _first_owner(rows, ids)
-        # Parts of multi-word character names ("Margaret" of "Margaret Hale") when no other entity claims them.
+        # Parts of multi-word character names ("Margaret" of "Margaret Hale") when no other entity
+        # claims them.
         part_owners: dict[str, set[str]] = {}
         for row in rows:
             if str(row.get("entity_type")) != "character":

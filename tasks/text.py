@@ -23,7 +23,8 @@ s t don't didn't doesn't isn't wasn't aren't weren't won't can't couldn't should
 )
 
 STOPWORDS_ZH = frozenset(
-    "的 了 是 在 和 与 也 就 都 而 及 着 或 一个 这 那 之 其 把 被 让 给 吗 呢 吧 啊 么 什么 怎么 为什么 哪 谁".split()
+    "的 了 是 在 和 与 也 就 都 而 及 着 或 一个 这 那 之 其 把 被 让 给 "
+    "吗 呢 吧 啊 么 什么 怎么 为什么 哪 谁".split()
 )
 
 

@@ -1,1 +1,2 @@
-"""One module per `nkw` command, each with a `run(args) -> exit code`; flows.cli loads only the one asked for."""
+"""One module per `nkw` command, each with a `run(args) -> exit code`; flows.cli loads only the
+one asked for."""

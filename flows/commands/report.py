@@ -16,6 +16,7 @@ def run(args: argparse.Namespace) -> int:
     except ReportError as exc:
         raise UserError(str(exc)) from None
     print(
-        f"wrote {result['out']}: {result['runs']} run(s), {result['plots']} plot(s), {result['bytes']:,} bytes"
+        f"wrote {result['out']}: {result['runs']} run(s), {result['plots']} plot(s), "
+        f"{result['bytes']:,} bytes"
     )
     return 0

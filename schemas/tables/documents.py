@@ -149,7 +149,10 @@ register(
 register(
     TableSpec(
         name="asset_embeddings",
-        grain="one row per embedded narrative asset (entity, relation, fact, unit, episode, storyline) and model",
+        grain=(
+            "one row per embedded narrative asset (entity, relation, fact, unit, episode, storyline) "
+            "and model"
+        ),
         key=("unit_kind", "unit_id", "model"),
         fields=columns(
             ("doc_id", STR, REQUIRED),

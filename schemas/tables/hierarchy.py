@@ -18,9 +18,11 @@ SABER_ACTIONS = (
 )
 
 # Episodes on a directed cycle through kept edges (a row per such episode; none in a DAG).
-KEPT_EDGES_CYCLIC_SQL = """
+KEPT_EDGES_CYCLIC_SQL = (
+    """
 WITH RECURSIVE kept AS (
-    SELECT DISTINCT source_episode_id AS s, target_episode_id AS d FROM {t} WHERE status = 'kept' AND mode <> 'raw'
+    SELECT DISTINCT source_episode_id AS s, target_episode_id AS d FROM {t} """
+    """WHERE status = 'kept' AND mode <> 'raw'
 ), reach(s, d) AS (
     SELECT s, d FROM kept
     UNION
@@ -28,6 +30,7 @@ WITH RECURSIVE kept AS (
 )
 SELECT DISTINCT s FROM reach WHERE s = d
 """
+)
 
 register(
     TableSpec(
@@ -88,7 +91,10 @@ register(
 register(
     TableSpec(
         name="episode_relations",
-        grain="one row per predicted episode relation with its status after cleaning (raw / heuristic / saber)",
+        grain=(
+            "one row per predicted episode relation with its status after cleaning "
+            "(raw / heuristic / saber)"
+        ),
         key=("relation_id",),
         fields=columns(
             ("relation_id", STR, REQUIRED),

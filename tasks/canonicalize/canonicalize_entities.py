@@ -1,8 +1,8 @@
 """Stage canonicalize_entities (paper §3.1.3): link names, aliases, titles and scene
 references of one referent to one stable entity.
 
-Blocked candidate pairs (`canonical_profiles`) are decided by named rules (`canonical_rules`); with an LLM, only the
-pairs no rule can decide are asked about (both records with descriptions and sample
+Blocked candidate pairs (`canonical_profiles`) are decided by named rules (`canonical_rules`); with an LLM,
+only the pairs no rule can decide are asked about (both records with descriptions and sample
 mentions). Every decision is a merge_decisions row; replaying the 'merge' rows in step order
 (`apply_merge_decisions`) gives the raw -> canonical map, so dropping one decision restores the
 two entities. With `enabled=False` the map is the identity (the "w/o graph refinement" ablation).

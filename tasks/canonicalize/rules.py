@@ -368,7 +368,8 @@ class RuleBook:
             "separate",
             "rule:ambiguous_name",
             score,
-            f"'{familiar.name}' could be {', '.join(sorted(p.name for p in present or people))}: kept separate",
+            f"'{familiar.name}' could be {', '.join(sorted(p.name for p in present or people))}: "
+            "kept separate",
         )
 
 

@@ -14,9 +14,11 @@ from tasks.narrative.inputs import NarrativeInputs, join_names
 
 OCCUPATIONS_EN = frozenset(
     """
-keeper master fisherman fishermen developer assistant volunteer doctor nurse lawyer police policeman officer teacher
+keeper master fisherman fishermen developer assistant
+volunteer doctor nurse lawyer police policeman officer teacher
 priest manager skipper captain soldier king queen prince princess farmer merchant smith blacksmith miller
-charcoal-burner woodcutter shepherd hunter tailor cook servant maid student clerk banker driver pilot writer artist
+charcoal-burner woodcutter shepherd hunter tailor cook
+servant maid student clerk banker driver pilot writer artist
 musician singer waitress waiter bartender detective agent judge scientist engineer sailor witch wizard knight
 professor secretary journalist reporter thief guard nun monk shopkeeper landlord housekeeper gardener cashier
 """.split()

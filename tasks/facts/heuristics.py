@@ -21,7 +21,8 @@ EN_FACT_CUES: list[tuple[str, re.Pattern[str]]] = [
     for kind, p in (
         (
             "attribute",
-            r"\(\s*(?:\d{1,3}s?|(?:early|mid|late)[ -]\d0s)\s*\)|\b(?:is|was) (?:a|an) [a-z\-]+(?: [a-z\-]+)?\s*[.,]|"
+            r"\(\s*(?:\d{1,3}s?|(?:early|mid|late)[ -]\d0s)\s*\)|"
+            r"\b(?:is|was) (?:a|an) [a-z\-]+(?: [a-z\-]+)?\s*[.,]|"
             r"\b(?:aged?|years? old)\b",
         ),
         (
@@ -33,7 +34,8 @@ EN_FACT_CUES: list[tuple[str, re.Pattern[str]]] = [
         ("cause", r"\bbecause\b|\bso that\b|\btherefore\b|\bdue to\b|\bin order to\b|\bthat'?s why\b"),
         (
             "goal",
-            r"\b(?:wants?|wanted|plans?|planned|needs?|needed|tries|tried|trying|intends?|hopes?|hoped|going to|"
+            r"\b(?:wants?|wanted|plans?|planned|needs?|needed|tries|tried|trying|"
+            r"intends?|hopes?|hoped|going to|"
             r"wish(?:es|ed)?|determined to|decides? to|decided to|promise[sd]? to)\b",
         ),
         (
@@ -178,7 +180,8 @@ def _speaker(inputs: NarrativeInputs, speaker: Any) -> str | None:
 
 
 def _cue_before(inputs: NarrativeInputs, entity_id: str, start: int) -> str | None:
-    """Start of the nearest earlier naming of the speaker (its cue) in the same chunk, so the span names it."""
+    """Start of the nearest earlier naming of the speaker (its cue) in the same chunk, so the span
+    names it."""
     chunk_start = int(inputs.chunk_at(start)["char_start"])
     window_start = max(chunk_start, start - CUE_LOOKBACK)
     matches = [
@@ -190,7 +193,8 @@ def _cue_before(inputs: NarrativeInputs, entity_id: str, start: int) -> str | No
 
 
 def select_facts(candidates: list[Candidate], limit: int) -> list[Candidate]:
-    """Duplicates merged (first occurrence kept); at most `limit`, preferring informative types, in story order."""
+    """Duplicates merged (first occurrence kept); at most `limit`, preferring informative types,
+    in story order."""
     unique: dict[str, Candidate] = {}
     for candidate in sorted(candidates, key=lambda c: (c.start, c.end)):
         unique.setdefault(normal_key(candidate.text), candidate)

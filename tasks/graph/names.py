@@ -79,7 +79,8 @@ TITLES = MALE_TITLES | FEMALE_TITLES | NEUTRAL_TITLES
 # Chinese kinship and role nouns: "程勇爸爸" is a different person from "程勇".
 ZH_RELATION_NOUNS = frozenset(
     """
-爸爸 妈妈 爸 妈 父亲 母亲 老爸 老妈 前妻 前夫 妻子 老婆 丈夫 老公 媳妇 儿子 女儿 孩子 哥哥 姐姐 弟弟 妹妹 哥 姐 弟 妹
+爸爸 妈妈 爸 妈 父亲 母亲 老爸 老妈 前妻 前夫 妻子 老婆 丈夫
+老公 媳妇 儿子 女儿 孩子 哥哥 姐姐 弟弟 妹妹 哥 姐 弟 妹
 爷爷 奶奶 外婆 外公 姥姥 姥爷 叔叔 阿姨 舅舅 婶婶 孙子 孙女 女友 男友 女朋友 男朋友 同事 朋友 秘书 司机 助理
 律师 老板 家人 岳父 岳母 小姨 姐夫 妹夫 嫂子 手下 保镖 师傅 徒弟 室友 邻居 未婚妻 未婚夫
 """.split()

@@ -249,7 +249,8 @@ def _collapse(
                 "remove_duplicate",
                 e,
                 "duplicate_pair",
-                f"Removed {_s(weight, e)}: {keep.relation_id} links the same ordered pair with s={weight[keep.relation_id]:.3f}.",
+                f"Removed {_s(weight, e)}: {keep.relation_id} links the same ordered pair "
+                f"with s={weight[keep.relation_id]:.3f}.",
             )
     return graph
 

@@ -8,7 +8,8 @@ Offline the relation follows deterministic rules over the cleaned episode graph,
                 and A reaches B
   blocks        a contrast edge between the two, its earlier episode carrying an obstruction cue
   conflicts     a contrast edge between episodes of the two (stronger with shared characters)
-  parallels     no shared episodes, overlapping section spans (30% of the shorter), shared cast, no path either way
+  parallels     no shared episodes, overlapping section spans (30% of the shorter), shared cast,
+                no path either way
 "Path" means at most MAX_HOPS kept edges: in a dense episode DAG almost every later episode is
 reachable from an earlier one, so unbounded reachability would relate every pair. The same
 structural signals choose which pairs the LLM is asked about.

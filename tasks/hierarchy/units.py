@@ -300,7 +300,8 @@ def load_units(
         people = _dedupe(string_list(r.participant_ids), known)
         setting = as_text(r.setting_id) or None
         section = str(r.section_id)
-        # Events carry no occasion id: they belong to the occasions of their section they share people or place with.
+        # Events carry no occasion id: they belong to the occasions of their section they share
+        # people or place with.
         context = tuple(
             o
             for o, members, place in occasions_by_section.get(section, [])

@@ -13,10 +13,12 @@ from dataclasses import dataclass
 from tasks.ingest.segment_sections import parse_heading
 
 EN_CUE = re.compile(
-    r"^(?:@(?P<forced>[^\s(].*?)|(?P<name>[A-Z][A-Z0-9 .'’\-&/]*?[A-Z.'’]))(?P<ext>(?:\s*\([^)]{1,20}\))*)\s*\^?\s*$"
+    r"^(?:@(?P<forced>[^\s(].*?)|(?P<name>[A-Z][A-Z0-9 .'’\-&/]*?[A-Z.'’]))"
+    r"(?P<ext>(?:\s*\([^)]{1,20}\))*)\s*\^?\s*$"
 )
 TRANSITION = re.compile(
-    r"^(?:>\s*.+|[A-Z][A-Z .'’\-]*(?:TO:|IN:|OUT\.?|OUT:)|FADE TO BLACK\.?|BLACKOUT\.?|THE END\.?|CUT TO BLACK\.?)\s*$"
+    r"^(?:>\s*.+|[A-Z][A-Z .'’\-]*(?:TO:|IN:|OUT\.?|OUT:)|"
+    r"FADE TO BLACK\.?|BLACKOUT\.?|THE END\.?|CUT TO BLACK\.?)\s*$"
 )
 PARENTHETICAL = re.compile(r"^\s*\(.*\)\s*$")
 ZH_DIALOGUE = re.compile(

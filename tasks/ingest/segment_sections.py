@@ -18,7 +18,8 @@ from tasks.text import count_tokens, normalize_text
 # Fountain's forced heading: a line starting with one period then a letter or digit.
 FOUNTAIN_FORCED = re.compile(r"^\.(?=[A-Za-z0-9\u4e00-\u9fff])(?P<slug>.+?)\s*$")
 CHAPTER = re.compile(
-    r"^[ \t]*(?:#{1,3}[ \t]+\S.*|(?:CHAPTER|Chapter|PART|Part|BOOK|Book)[ \t]+(?:[IVXLCDM]+|\d+|[A-Za-z]+)\b.{0,60}"
+    r"^[ \t]*(?:#{1,3}[ \t]+\S.*"
+    r"|(?:CHAPTER|Chapter|PART|Part|BOOK|Book)[ \t]+(?:[IVXLCDM]+|\d+|[A-Za-z]+)\b.{0,60}"
     r"|[IVXLCDM]{1,7}\.?|\d{1,3}\.|第[一二三四五六七八九十百千0-9]+[章回节].{0,30})[ \t]*$"
 )
 

@@ -132,7 +132,8 @@ class LLMClient(Protocol):
 
 
 class OpenAICompatibleClient:
-    """LLMClient over an OpenAI-compatible HTTP API, with retries, re-asks, a cache and bounded concurrency."""
+    """LLMClient over an OpenAI-compatible HTTP API, with retries, re-asks, a cache and bounded
+    concurrency."""
 
     def __init__(
         self,
@@ -480,7 +481,10 @@ def check_server(settings: LLMSettings, api_key: str | None) -> tuple[bool, str]
 
 def _check_failure(where: str, exc: HTTPCallError, timeout_s: float) -> str:
     if exc.kind == "connect":
-        return f"LLM server at {where} is not reachable (connection refused or host down): {one_line(str(exc), 160)}"
+        return (
+            f"LLM server at {where} is not reachable (connection refused or host down): "
+            f"{one_line(str(exc), 160)}"
+        )
     if exc.kind == "timeout":
         return f"LLM server at {where} did not answer GET /models within {timeout_s:g}s"
     if exc.http_status in (401, 403):

@@ -59,7 +59,8 @@ def render(template: str, values: dict[str, Any]) -> str:
     unused = set(values) - names
     if missing or unused:
         raise PromptError(
-            f"prompt placeholders missing values {sorted(missing)}, values without placeholder {sorted(unused)}"
+            f"prompt placeholders missing values {sorted(missing)}, "
+            f"values without placeholder {sorted(unused)}"
         )
     return PLACEHOLDER.sub(lambda m: str(values[m.group(1)]), template)
 

@@ -17,7 +17,8 @@ _FENCE = re.compile(r"^```[A-Za-z0-9_-]*\s*\n?(.*?)\n?\s*```$", re.DOTALL)
 
 
 def strip_thinking(content: str) -> str:
-    """Drop <think>…</think> blocks, a reasoning prefix ending in an orphan </think>, and an unterminated leading <think>."""
+    """Drop <think>…</think> blocks, a reasoning prefix ending in an orphan </think>, and an
+    unterminated leading <think>."""
     text = _THINK_BLOCK.sub("", content)
     if "</think>" in text:  # templates that open <think> in the prompt leave only the closing tag
         text = text.rsplit("</think>", 1)[1]

@@ -131,20 +131,24 @@ EN_LINE_CUES: list[tuple[str, re.Pattern[str]]] = [
     for kind, pattern in (
         (
             "threaten",
-            r"\bor else\b|\bi'?ll kill\b|\bi will kill\b|\byou'?ll regret\b|\bi'?ll make you\b|\bi'?ll hurt\b",
+            r"\bor else\b|\bi'?ll kill\b|\bi will kill\b|\byou'?ll regret\b|"
+            r"\bi'?ll make you\b|\bi'?ll hurt\b",
         ),
         (
             "comfort",
-            r"\bdon'?t worry\b|\bit'?s (?:all right|alright|okay|ok)\b|\bi'?m (?:so )?sorry\b|\bthank|\bthere, there\b",
+            r"\bdon'?t worry\b|\bit'?s (?:all right|alright|okay|ok)\b|"
+            r"\bi'?m (?:so )?sorry\b|\bthank|\bthere, there\b",
         ),
         (
             "warn",
-            r"\bdon'?t\b|\bwatch out\b|\bcareful\b|\bwarn(?:s|ed)?\b|\bi'?m warning\b|\bbeware\b|\blook out\b|"
+            r"\bdon'?t\b|\bwatch out\b|\bcareful\b|\bwarn(?:s|ed)?\b|"
+            r"\bi'?m warning\b|\bbeware\b|\blook out\b|"
             r"\bstay away\b|\bdo not\b",
         ),
         (
             "request",
-            r"\bplease\b|\bcould you\b|\bwould you\b|\bcan you\b|\bi need you to\b|\bwill you\b|\bi'?m asking you\b",
+            r"\bplease\b|\bcould you\b|\bwould you\b|\bcan you\b|"
+            r"\bi need you to\b|\bwill you\b|\bi'?m asking you\b",
         ),
         (
             "accuse",
@@ -155,13 +159,15 @@ EN_LINE_CUES: list[tuple[str, re.Pattern[str]]] = [
         ("greet", r"^\W*(?:hello|hi|hey|good (?:morning|evening|afternoon)|welcome)\b"),
         (
             "persuade",
-            r"\btrust me\b|\byou have to\b|\byou should\b|\bwe (?:must|have to)\b|\bthink about it\b|\bcome on\b",
+            r"\btrust me\b|\byou have to\b|\byou should\b|"
+            r"\bwe (?:must|have to)\b|\bthink about it\b|\bcome on\b",
         ),
     )
 ]
 EN_IMPERATIVES = frozenset(
     """
-go come listen look tell give take keep get stop put bring sit stand wait leave let help open close shut hand show
+go come listen look tell give take keep get stop put bring
+sit stand wait leave let help open close shut hand show
 move run call read post hold follow remember forget find say answer drop turn wake hurry move
 """.split()
 )

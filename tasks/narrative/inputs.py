@@ -82,7 +82,8 @@ class NarrativeInputs:
         return self._chunk_rows[index]
 
     def entities_in(self, start: int, end: int) -> list[tuple[int, str]]:
-        """(position, entity id) of every entity named in [start, end): lexicon matches and grounded mentions."""
+        """(position, entity id) of every entity named in [start, end): lexicon matches and grounded
+        mentions."""
         matches = self.lexicon.find_mentions(self.text[start:end], offset=start)
         hits = {(m.start, m.entity_id) for m in matches}
         index = bisect.bisect_left(self._mention_starts, start)

@@ -146,7 +146,8 @@ def packet_summary(board: EvidenceBoard, max_tokens: int = PACKET_TOKENS, langua
 def history_summary(
     calls: list[ToolCall], dropped: dict[int, int] | None = None, language: str = "en"
 ) -> str:
-    """Every call so far with its arguments and outcome, so the model can correct errors and not repeat itself."""
+    """Every call so far with its arguments and outcome, so the model can correct errors and not
+    repeat itself."""
     label = LABELS.get(language, LABELS["en"])
     lines = []
     for call in calls[-HISTORY_CALLS:]:

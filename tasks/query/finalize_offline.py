@@ -285,7 +285,8 @@ def offline_finalizer(
             heading, ordinal = env.store.section_heading(row["section_id"])
             words = str(row["text"]).split()
             notes.append(
-                f"    evidence [{ordinal}] {heading}: “{' '.join(words[:30])}{' …' if len(words) > 30 else ''}”"
+                f"    evidence [{ordinal}] {heading}: "
+                f"“{' '.join(words[:30])}{' …' if len(words) > 30 else ''}”"
             )
     best = records[chosen].evidence[:1]
     quotes = [(sentences.iloc[p]["section_id"], sentences.iloc[p]["text"]) for p in best] + quotes[:1]

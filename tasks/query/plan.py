@@ -13,9 +13,18 @@ from tasks.query.question_form import QuestionForm, read_question
 from tasks.query.tools.env import ToolEnv
 from tasks.query.tools.registry import ToolCall
 
-SPEECH = r"\b(say|says|said|tell|tells|told|ask|asks|asked|reply|replies|replied|call|calls|called|shout|whisper|mention)\w*|说|问|告诉|喊"
-PLACE = r"\b(where|scene|room|place|location|house|office|street|car|kitchen|bedroom|airport|hotel)\b|哪里|在哪|场景"
-STATE = r"\b(feel|feels|felt|think|thinks|thought|believe|want|wants|wanted|know|knows|knew|afraid|angry|happy|sad|relationship|attitude|react)\w*|感到|觉得|想|关系"
+SPEECH = (
+    r"\b(say|says|said|tell|tells|told|ask|asks|asked|reply|replies|replied|"
+    r"call|calls|called|shout|whisper|mention)\w*|说|问|告诉|喊"
+)
+PLACE = (
+    r"\b(where|scene|room|place|location|house|office|street|car|kitchen|bedroom|airport|hotel)\b"
+    r"|哪里|在哪|场景"
+)
+STATE = (
+    r"\b(feel|feels|felt|think|thinks|thought|believe|want|wants|wanted|know|knows|knew|"
+    r"afraid|angry|happy|sad|relationship|attitude|react)\w*|感到|觉得|想|关系"
+)
 
 
 @dataclass

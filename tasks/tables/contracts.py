@@ -76,12 +76,14 @@ def _check_foreign_key(
     column = _quote(fk.column)
     values = f"(SELECT unnest({column}) AS v FROM t)" if fk.is_list else f"(SELECT {column} AS v FROM t)"
     missing = con.execute(
-        f"SELECT count(*), any_value(v) FROM {values} WHERE v IS NOT NULL AND v NOT IN (SELECT {_quote(fk.ref_column)} FROM ref)"
+        f"SELECT count(*), any_value(v) FROM {values} WHERE v IS NOT NULL "
+        f"AND v NOT IN (SELECT {_quote(fk.ref_column)} FROM ref)"
     ).fetchall()[0]
     problems = []
     if missing[0]:
         problems.append(
-            f"{name}: {missing[0]} value(s) of {fk.column} not found in {fk.ref_table}.{fk.ref_column} (e.g. {missing[1]!r})"
+            f"{name}: {missing[0]} value(s) of {fk.column} not found in {fk.ref_table}.{fk.ref_column} "
+            f"(e.g. {missing[1]!r})"
         )
     if not fk.nullable and not fk.is_list:
         nulls = con.execute(f"SELECT count(*) FROM t WHERE {column} IS NULL").fetchall()[0][0]

@@ -181,7 +181,8 @@ def test_llm_path_fills_tables_and_quarantines_a_failed_entity(tmp_path: Path) -
         llm_settings = fast_llm_settings(server.url, max_retries=1, concurrency=1)
         client = OpenAICompatibleClient(llm_settings, cache=None)
         settings = _settings().model_copy(update={"llm": llm_settings})
-        # extract_narrative runs first through the same server: let its requests through, then break one entity.
+        # extract_narrative runs first through the same server: let its requests through, then break
+        # one entity.
         original = server.responder
 
         def responder(body: dict[str, Any]) -> Any:

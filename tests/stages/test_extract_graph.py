@@ -190,11 +190,15 @@ def test_chinese_cues_make_one_speaker_per_name(tmp_path):
 def test_prose_names_role_actors_and_attribution(tmp_path):
     story = tmp_path / "nils.txt"
     story.write_text(
-        "# Nils and the Troll\n\nIn the old days a charcoal-burner named Nils lived near Lake Rasval. People called him "
+        "# Nils and the Troll\n\nIn the old days a charcoal-burner named Nils lived near Lake Rasval. "
+        "People called him "
         'Charcoal Nils.\n\nOne day a strange woman came to the kiln. "Shall I help you?" asked the woman.\n\n'
-        '"Yes," said Nils. "Help would be welcome."\n\nThe woman worked hard, and Nils was glad. On Sunday Nils went to '
-        'church and met the priest.\n\n"Beware of her," said the priest. "She is a troll."\n\nNils went home to the '
-        'woman. "Go back to the forest," said Nils. The woman wept by Lake Rasval, and the priest prayed for Charcoal '
+        '"Yes," said Nils. "Help would be welcome."\n\n'
+        "The woman worked hard, and Nils was glad. On Sunday Nils went to "
+        'church and met the priest.\n\n"Beware of her," said the priest. "She is a troll."\n\n'
+        "Nils went home to the "
+        'woman. "Go back to the forest," said Nils. '
+        "The woman wept by Lake Rasval, and the priest prayed for Charcoal "
         "Nils.\n",
         encoding="utf-8",
     )

@@ -204,7 +204,8 @@ def test_prose_quotes_with_attribution(tmp_path: Path, hashing_settings) -> None
 
 
 def narrative_responder(body: dict[str, Any]) -> dict[str, Any] | None:
-    """A plausible reply built from the prompt: the first known entities and the first sentence as evidence."""
+    """A plausible reply built from the prompt: the first known entities and the first sentence as
+    evidence."""
     prompt = last_user_text(body.get("messages", []))
     if "Return the events, interactions and occasions" not in prompt:
         return None
@@ -249,7 +250,8 @@ def narrative_responder(body: dict[str, Any]) -> dict[str, Any] | None:
 
 def test_llm_path_fills_the_tables_and_quarantines_bad_chunks(tmp_path: Path, hashing_settings) -> None:
     with FakeOpenAIServer(model_names=("test-model",), responder=narrative_responder) as server:
-        # Two chunks' first attempts fail; the client re-asks / retries once (max_retries=1 below) and they fail again.
+        # Two chunks' first attempts fail; the client re-asks / retries once (max_retries=1 below)
+        # and they fail again.
         server.queue_faults(
             "malformed_json", "length", "malformed_json", "length", "malformed_json", "length"
         )

@@ -226,7 +226,8 @@ def _base_verdict(cover: float, relevance: float, support: float, sentence: Sent
     if support >= INFERENCE_SUPPORT or cover >= PARTIAL_COVERAGE:
         return (
             "inference",
-            f"partial support: best sentence in {sentence.snippet_id} covers {cover:.0%} of its distinctive terms",
+            f"partial support: best sentence in {sentence.snippet_id} covers {cover:.0%} "
+            "of its distinctive terms",
         )
     return "insufficient", f"little support: at most {cover:.0%} of its distinctive terms in any sentence"
 
@@ -266,7 +267,8 @@ def _problem(
 
 
 def choose_option(verdicts: Sequence[OptionVerdict], exception: bool = False) -> tuple[int, str]:
-    """The finalizer's pick and a note: admitted options by support, else the least unsupported (gap noted)."""
+    """The finalizer's pick and a note: admitted options by support, else the least unsupported
+    (gap noted)."""
     if not verdicts:
         raise ValueError("no options to choose from")
     letter = lambda v: chr(65 + v.option_index)  # noqa: E731
@@ -311,7 +313,8 @@ def admit_options_llm(
     snippets: Sequence[EvidenceSnippet],
     embed: Embed | None = None,
 ) -> list[OptionVerdict]:
-    """The LLM's verdict per option (support from the offline check ranks ties); offline when the reply is unusable."""
+    """The LLM's verdict per option (support from the offline check ranks ties); offline when the
+    reply is unusable."""
     offline = admit_options(question, options, snippets, embed)
     values = {
         "question": question,

@@ -119,21 +119,24 @@ IRREGULAR_PAST = {
 }
 PARTICIPLES = frozenset(
     """been become begun bitten blown broken brought built born borne bought caught chosen come done drawn
-driven eaten fallen fed felt fought found fled flown forgotten forgiven frozen got gotten given gone grown hung heard hidden
-held hurt kept known laid led left lent lost made meant met paid put read ridden rung risen run said seen sought sold sent
-set shaken shot shut sung sunk sat slept spoken spent spun stood stolen stuck struck sworn swept swum taken taught torn told
+driven eaten fallen fed felt fought found fled flown forgotten forgiven frozen got gotten given gone grown
+hung heard hidden held hurt kept known laid led left lent lost made meant met paid put read ridden rung risen
+run said seen sought sold sent set shaken shot shut sung sunk sat slept spoken spent spun stood stolen stuck
+struck sworn swept swum taken taught torn told
 thought thrown understood woken worn won written located stripped""".split()
 )
 REGULAR_VERBS = frozenset(
     """accept act add admire admit agree allow answer appear apply arrive ask attack avoid believe belong
-call care carry cause change chase check cheat claim climb close collect complete consider continue convince cook cough count
-cover crawl cry dance decide defend deliver demand deny depend describe destroy die disappear discover dislike dress drop
-enjoy enter escape expect explain fail fear fill finish fix follow force gather greet guess happen hate help hope hunt hurry
-ignore imagine insist intend invite join jump kill kiss laugh learn like listen live look love manage marry mention miss move
-need notice obey offer open order own pass pick plan play please point prefer prepare pretend promise protect prove pull punish
-push reach realize realise receive recognize refuse remain remember repeat reply report rescue rest return roll rush save
-scold scream search seem serve share shout show smile sneak solve start stay stop study succeed suggest suppose surprise
-survive talk taste thank touch travel treat trick trust try turn use visit wait walk want warn wash watch wish wonder work
+call care carry cause change chase check cheat claim climb close collect complete consider continue convince
+cook cough count cover crawl cry dance decide defend deliver demand deny depend describe destroy die disappear
+discover dislike dress drop enjoy enter escape expect explain fail fear fill finish fix follow force gather
+greet guess happen hate help hope hunt hurry ignore imagine insist intend invite join jump kill kiss laugh
+learn like listen live look love manage marry mention miss move need notice obey offer open order own pass
+pick plan play please point prefer prepare pretend promise protect prove pull punish push reach realize
+realise receive recognize refuse remain remember repeat reply report rescue rest return roll rush save scold
+scream search seem serve share shout show smile sneak solve start stay stop study succeed suggest suppose
+surprise survive talk taste thank touch travel treat trick trust try turn use visit wait walk want warn wash
+watch wish wonder work
 worry""".split()
 )
 BASE_VERBS = frozenset(IRREGULAR_PAST) | REGULAR_VERBS
@@ -335,7 +338,8 @@ def _yes_no_claim(words: list[str], option: str) -> str | None:
 
 
 def _wh_body(wh: str, words: list[str]) -> tuple[str, list[str]]:
-    """Drop the rest of the wh-phrase ("how many times", "what item on board the ship", "which of the following")."""
+    """Drop the rest of the wh-phrase ("how many times", "what item on board the ship",
+    "which of the following")."""
     if wh == "how" and words and words[0].lower() in ("many", "much", "long", "old", "far", "often"):
         wh, words = "how-many", words[1:]
     elif wh not in ("what", "which", "whose"):

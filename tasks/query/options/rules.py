@@ -43,9 +43,10 @@ CONSEQUENCE_CUE = re.compile(
 )
 ABSTRACT_WORDS = frozenset(
     """love hate greed power freedom friendship loyalty courage fear hope nature society humanity truth
-justice fate life death change identity family importance value kindness pride ambition betrayal trust sacrifice happiness
-sadness loneliness jealousy envy honor honour duty faith belief morality progress tradition wisdom knowledge ignorance
-innocence corruption survival revenge redemption good evil human moral social important general various different overall
+justice fate life death change identity family importance value kindness pride ambition betrayal trust
+sacrifice happiness sadness loneliness jealousy envy honor honour duty faith belief morality progress
+tradition wisdom knowledge ignorance innocence corruption survival revenge redemption good evil human moral
+social important general various different overall
 greater common idea ideas concept concepts theme themes things something life's people world""".split()
 )
 ABSTRACT_SUFFIXES = ("ness", "ity", "ism", "hood", "ship", "dom", "ment", "ance", "ence")

@@ -271,7 +271,8 @@ def render_operators(
         lines += [f"- {card.name_zh}：{card.operator_zh}" for card in picked]
     else:
         lines = [
-            "Reading skills (advisory: they say how to read the evidence; every claim must still rest on cited evidence):"
+            "Reading skills (advisory: they say how to read the evidence; "
+            "every claim must still rest on cited evidence):"
         ]
         lines += [f"- {card.name}: {card.operator}" for card in picked]
     return "\n".join(lines)

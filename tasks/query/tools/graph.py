@@ -107,7 +107,10 @@ def entity_search(
 def entity_lookup(
     env: ToolEnv, entity_id: str | None = None, name: str | None = None, query: str = ""
 ) -> list[ToolRow]:
-    """An entity's attributes, profile and source locations, with its top facts and relations for the query."""
+    (  # a single line on purpose: the tool's description is the docstring's first line
+        "An entity's attributes, profile and source locations, with its top facts and relations "
+        "for the query."
+    )
     if entity_id is None and name:
         matches = find_entities_in_text(env, name)
         entity_id = matches[0] if matches else None

@@ -116,7 +116,10 @@ def section_search(
 def atomic_fact_search(
     env: ToolEnv, query: str, entity_ids: list[str] | None = None, top_k: int = 8
 ) -> list[ToolRow]:
-    """Compact source-grounded propositions (states, actions, goals, causes), optionally about given entities."""
+    (  # a single line on purpose: the tool's description is the docstring's first line
+        "Compact source-grounded propositions (states, actions, goals, causes), "
+        "optionally about given entities."
+    )
     index = env.store.asset("fact")
     facts = env.store.table("atomic_facts")
     if index is None or facts.empty:

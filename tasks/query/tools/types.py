@@ -9,7 +9,9 @@ from typing import Any
 
 @dataclass(frozen=True)
 class ToolRow:
-    kind: str  # chunk | sentence | section | fact | entity | relation | attribute | event | interaction | occasion | episode | storyline | mapping
+    # chunk | sentence | section | fact | entity | relation | attribute | event | interaction | occasion |
+    # episode | storyline | mapping
+    kind: str
     item_id: str
     text: str
     score: float

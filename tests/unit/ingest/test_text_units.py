@@ -117,7 +117,8 @@ def test_language_and_terms():
 
 def test_action_after_dialogue_without_a_blank_line_ends_the_speech():
     text = (
-        "BANKY\nI've got a weird thing for girls who\nsay 'aboot'.\nThe phone starts ringing. Holden answers it.\n"
+        "BANKY\nI've got a weird thing for girls who\nsay 'aboot'.\n"
+        "The phone starts ringing. Holden answers it.\n"
         "HOLDEN\nIt's the one across from the post\noffice.\nHe smiles.\n"
     )
     blocks = parse_blocks(text, 0, len(text), "en")

@@ -9,7 +9,10 @@ import pytest
 from tasks.query.question_form import read_question
 from tasks.query.short_answer import Candidate, short_answer
 
-HOVEL = "Once upon a time there was a poor fisherman who lived with his wife in a miserable hovel close by the sea."
+HOVEL = (
+    "Once upon a time there was a poor fisherman who lived with his wife in a miserable hovel "
+    "close by the sea."
+)
 HEAVY = "The fisherman's heart was heavy, and he did not want to go."
 KEY = "He drops the brass key inside, snaps the lid shut, and shoves the tin deep into the glovebox."
 ENTITIES = {"Tom Hale": "character", "Margaret Hale": "character", "Harbour Office": "location"}

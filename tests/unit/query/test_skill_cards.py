@@ -178,7 +178,8 @@ SHAPES = [
     ),
     ("Where did Charcoal Nils make a home?", None, None, "literal_slot", set(), {"causal_chain"}),
     (
-        "How does John Buckingham's relationship with Alexei evolve from their initial confrontation at the lake to the "
+        "How does John Buckingham's relationship with Alexei evolve from their initial confrontation "
+        "at the lake to the "
         "final encounter in Alexei's suite?",
         None,
         None,
