@@ -33,7 +33,8 @@ STYLE = (
 h1{font-size:1.5em}h2{font-size:1.2em;margin-top:2em;border-bottom:1px solid #ccc}
 table{border-collapse:collapse;font-size:.85em;margin:.5em 0}"""
     """td,th{border:1px solid #ddd;padding:3px 7px;text-align:right}
-th{background:#f3f3f3}td:first-child,th:first-child{text-align:left}img{max-width:100%}.note{color:#666;font-size:.85em}"""
+th{background:#f3f3f3}td:first-child,th:first-child{text-align:left}img{max-width:100%}"""
+    """.note{color:#666;font-size:.85em}"""
 )
 
 
