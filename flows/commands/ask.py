@@ -17,7 +17,7 @@ from tasks.query.store.doc_index import DocumentNotBuilt
 
 
 def run(args: argparse.Namespace) -> int:
-    if bool(args.question) == bool(args.questions):
+    if (args.question is None) == (args.questions is None):
         raise UserError("give one QUESTION, or --questions FILE (one question per line, or JSON lines)")
     if args.questions and args.option:
         raise UserError(

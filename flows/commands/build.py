@@ -83,11 +83,9 @@ def run(args: argparse.Namespace) -> int:
             prune=args.prune,
             allow_offline_fallback=args.allow_offline_fallback,
         )
-    except LLMUnavailable as exc:
+    except (LLMUnavailable, WorkspaceLocked) as exc:  # not a usage mistake: the same command can succeed later
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_FAILED
-    except WorkspaceLocked as exc:
-        raise UserError(str(exc)) from None
     finally:
         if llm is not None:
             llm.close()

@@ -23,6 +23,9 @@ backoff_s = 0.0
 concurrency = 4
 max_tokens = 256
 max_tokens_retry = 512
+
+[extract_graph]
+pack_tokens = 0  # one request per chunk, so lost items can be checked chunk by chunk
 """
 
 

@@ -4,6 +4,7 @@ as they are produced; output piped into `head` ends quietly."""
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 
@@ -26,6 +27,12 @@ GOOD = {
     "gold_option": 0,
 }
 
+
+
+@pytest.fixture()
+def sample_copy(sample_workspace, tmp_path) -> Workspace:
+    """A private copy of the bundled samples' workspace, for tests that write answers."""
+    return Workspace.at(shutil.copytree(sample_workspace.root, tmp_path / "ws"))
 
 def _run(capsys, *args: str) -> tuple[int, str, str]:
     rc = main(list(args))
@@ -127,7 +134,8 @@ def test_eval_limit_must_be_positive(limit, capsys, sample_workspace):
     assert rc == 2 and "--limit must be at least 1" in err
 
 
-def test_eval_for_documents_not_in_the_workspace_is_not_success(capsys, sample_workspace, tmp_path):
+def test_eval_for_documents_not_in_the_workspace_is_not_success(capsys, sample_copy, tmp_path):
+    sample_workspace = sample_copy  # this run writes answers: not into the session's shared workspace
     path = tmp_path / "questions.jsonl"
     path.write_text(json.dumps({**GOOD, "doc_id": "not_here"}))
     rc, _, err = _run(
@@ -141,7 +149,8 @@ def test_eval_for_documents_not_in_the_workspace_is_not_success(capsys, sample_w
     assert rc == 1 and "1 of 2 answer(s) not produced: documents not in the workspace: not_here" in err
 
 
-def test_answers_are_journaled_as_they_are_produced(capsys, sample_workspace, monkeypatch):
+def test_answers_are_journaled_as_they_are_produced(capsys, sample_copy, monkeypatch):
+    sample_workspace = sample_copy  # this run writes answers: not into the session's shared workspace
     real_write = evaluation.write_table
 
     def failing_write(workspace, name, rows, part, stage=None):

@@ -113,7 +113,7 @@ def test_second_writer_fails_at_once_naming_the_holder(tmp_path, hashing_setting
             ]
         )
         err = capsys.readouterr().err.strip().splitlines()
-        assert code == cli.EXIT_USAGE and len(err) == 1 and f"pid {holder.pid}" in err[0]
+        assert code == cli.EXIT_FAILED and len(err) == 1 and f"pid {holder.pid}" in err[0]
     finally:
         holder.kill()
         holder.wait()
