@@ -83,7 +83,7 @@ def run(args: argparse.Namespace) -> int:
             prune=args.prune,
             allow_offline_fallback=args.allow_offline_fallback,
         )
-    except (LLMUnavailable, WorkspaceLocked) as exc:  # not a usage mistake: the same command can succeed later
+    except (LLMUnavailable, WorkspaceLocked) as exc:  # not a usage mistake: it can succeed later
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_FAILED
     finally:
