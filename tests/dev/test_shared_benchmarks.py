@@ -70,6 +70,12 @@ def test_eval_runs_on_every_dev_set(dev_workspace, shared_data):
         assert report["n_questions"] == n_questions and not report["skipped_documents"]
         metrics = report["metrics"]
         print(name, json.dumps(metrics))
+        gold = report["gold_mapping"]
+        print(name, "gold mapping", json.dumps({k: gold[k] for k in ("with_gold", "unmapped", "by_language")}))
+        if name == "stage":  # every gold scene of STAGE dev maps to a section; recall per language
+            assert gold["with_gold"] > 0 and gold["unmapped"] == 0
+            assert {"en", "zh"} <= set(gold["by_language"])
+            assert all(v["evidence_recall"] is not None for v in gold["by_language"].values())
         if name == "quality":
             assert metrics["mcq_accuracy"] is not None and metrics["evidence_recall"] is None
         else:
