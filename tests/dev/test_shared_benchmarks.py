@@ -71,7 +71,8 @@ def test_eval_runs_on_every_dev_set(dev_workspace, shared_data):
         metrics = report["metrics"]
         print(name, json.dumps(metrics))
         gold = report["gold_mapping"]
-        print(name, "gold mapping", json.dumps({k: gold[k] for k in ("with_gold", "unmapped", "by_language")}))
+        shown = {k: gold[k] for k in ("with_gold", "unmapped", "by_language")}
+        print(name, "gold mapping", json.dumps(shown))
         if name == "stage":  # every gold scene of STAGE dev maps to a section; recall per language
             assert gold["with_gold"] > 0 and gold["unmapped"] == 0
             assert {"en", "zh"} <= set(gold["by_language"])
