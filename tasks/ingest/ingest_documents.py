@@ -14,7 +14,7 @@ from typing import Any, Iterable
 
 from tasks.stage import RawDocument, StageContext, StageOutput
 from schemas.ids import safe_doc_id, stable_hash
-from tasks.ingest.read_input import InputRefused, path_problem, read_bounded
+from tasks.ingest.read_input import path_problem
 from tasks.ingest.segment_sections import detect_kind
 from tasks.text import detect_language, normalize_text
 
@@ -153,63 +153,6 @@ def parse_jsonl_line(line: str, source: str, number: int, max_chars: int) -> Raw
         meta=meta,
         max_chars=max_chars,
     )
-
-
-def ingest_paths(
-    paths: Iterable[str | Path],
-    *,
-    max_chars: int,
-    known_sources: dict[str, str] | None = None,
-    known_content: dict[str, str] | None = None,
-) -> IngestResult:
-    """Read every input path (folders are walked for text files) into documents and failures.
-
-    Paths are resolved, so one file named relatively, absolutely or through a link is one
-    input. `known_sources` maps doc ids already in the workspace to their owner keys, so a
-    different file with the same name gets a disambiguated id instead of overwriting another
-    document; `known_content` maps them to their content hashes, so the same text met under
-    another path stays the same document.
-    """
-    result = IngestResult()
-    owners: dict[str, str] = dict(known_sources or {})
-    contents: dict[str, str] = dict(known_content or {})
-    claimed: set[str] = set()
-    for path in _expand(paths, result):
-        source = str(path)
-        try:
-            data = read_bounded(path, max_chars)
-        except InputRefused as exc:
-            result.failures.append(IngestFailure(_owned_id(path, owners), source, str(exc)))
-            continue
-        text, encoding, problem = decode_bytes(data)
-        if text is None:
-            result.failures.append(IngestFailure(_owned_id(path, owners), source, problem or "undecodable"))
-            continue
-        if encoding != "utf-8":
-            result.notices.append(f"{source}: not UTF-8; decoded as {encoding}")
-        if path.suffix.lower() == ".jsonl":
-            items = list(parse_jsonl(text, source, max_chars))
-        else:
-            items = [
-                document_from_text(
-                    text,
-                    doc_id=safe_doc_id(path.stem or "document"),
-                    source=source,
-                    kind="screenplay" if path.suffix.lower() == ".fountain" else None,
-                    encoding=encoding,
-                    max_chars=max_chars,
-                )
-            ]
-        for item in items:
-            if isinstance(item, IngestFailure):
-                if item.source == source:  # the whole file: the document it used to be loses its input
-                    item = IngestFailure(_owned_id(path, owners), item.source, item.error)
-                result.failures.append(item)
-                continue
-            item = _claim_id(item, owners, contents, claimed, result)
-            if item is not None:
-                result.documents.append(item)
-    return result
 
 
 def _owned_id(path: Path, owners: dict[str, str]) -> str:

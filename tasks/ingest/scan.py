@@ -18,6 +18,7 @@ from tasks.ingest.ingest_documents import (
     IngestResult,
     RawDocument,
     _claim_id,
+    _owned_id,
     _expand,
     decode_bytes,
     document_from_text,
@@ -97,7 +98,7 @@ def scan_inputs(
     contents: dict[str, str] = dict(known_content or {})
     claimed: set[str] = set()
     for path in files:
-        for item in _scan_file(path, max_chars):
+        for item in _scan_file(path, max_chars, _owned_id(path, owners)):
             if item.document is not None:
                 notes = IngestResult()
                 document = _claim_id(item.document, owners, contents, claimed, notes)
@@ -108,7 +109,8 @@ def scan_inputs(
             yield item
 
 
-def _scan_file(path: Path, max_chars: int) -> Iterator[Scanned]:
+def _scan_file(path: Path, max_chars: int, owned_id: str) -> Iterator[Scanned]:
+    """`owned_id`: the doc id this file has in the workspace, for failures of the whole file."""
     source = str(path)
     if path.suffix.lower() == ".jsonl":
         yield from _scan_jsonl(path, max_chars)
@@ -116,16 +118,19 @@ def _scan_file(path: Path, max_chars: int) -> Iterator[Scanned]:
     try:
         data = read_bounded(path, max_chars)  # regular files only, at most what a document may hold
     except InputRefused as exc:
-        yield Scanned(failure=IngestFailure(safe_doc_id(path.stem or "input"), source, str(exc)))
+        yield Scanned(failure=IngestFailure(owned_id, source, str(exc)))
         return
     item = _whole_file_document(path, data, max_chars)
     if isinstance(item, str):
-        yield Scanned(failure=IngestFailure(safe_doc_id(path.stem or "input"), source, item))
+        yield Scanned(failure=IngestFailure(owned_id, source, item))
         return
     document, encoding = item
     if encoding != "utf-8":
         yield Scanned(notice=f"{source}: not UTF-8; decoded as {encoding}")
-    yield Scanned(document=document) if isinstance(document, RawDocument) else Scanned(failure=document)
+    if isinstance(document, RawDocument):
+        yield Scanned(document=document)
+    else:  # the whole file is no document: the document it used to be loses its input
+        yield Scanned(failure=IngestFailure(owned_id, document.source, document.error))
 
 
 def _whole_file_document(path: Path, data: bytes, max_chars: int):
@@ -232,3 +237,21 @@ def _whole_jsonl_line(path: Path, number: int, max_chars: int) -> RawDocument | 
     if number > len(lines):
         return f"line {number} is gone"
     return parse_jsonl_line(lines[number - 1], str(path), number, max_chars)
+
+
+def ingest_paths(
+    paths: Iterable[str | Path], *, max_chars: int, known_sources: dict[str, str] | None = None,
+    known_content: dict[str, str] | None = None,
+) -> IngestResult:
+    """Every input read into memory at once (small inputs and tests): the stream of `scan_inputs`
+    collected into documents, failures and notices."""
+    result = IngestResult()
+    for item in scan_inputs(paths, max_chars=max_chars, known_sources=known_sources,
+                            known_content=known_content):
+        if item.notice:
+            result.notices.append(item.notice)
+        elif item.failure is not None:
+            result.failures.append(item.failure)
+        elif item.document is not None:
+            result.documents.append(item.document)
+    return result

@@ -1,6 +1,7 @@
 import json
 
-from tasks.ingest.ingest_documents import decode_bytes, ingest_paths
+from tasks.ingest.ingest_documents import decode_bytes
+from tasks.ingest.scan import ingest_paths
 
 LIMIT = 1_000_000
 
