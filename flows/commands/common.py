@@ -29,6 +29,8 @@ def prefect_environment(verbose: bool = False) -> None:
     os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "180")
     os.environ.setdefault("PREFECT_LOGGING_LEVEL", "INFO" if verbose else "WARNING")
     os.environ.setdefault("PREFECT_HOME", str(Path.home() / ".nkw" / "prefect"))
+    # The temporary server keeps its SQLite database here; SQLite cannot create the folder itself.
+    Path(os.environ["PREFECT_HOME"]).expanduser().mkdir(parents=True, exist_ok=True)
 
 
 def settings_from(args: argparse.Namespace):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 
-from flows.cli import main
+from flows.cli import main, prefect_environment
 from flows.stages import STAGES
 from tests.conftest import SAMPLES, STORY
 
@@ -167,3 +167,10 @@ def test_build_and_eval_without_prefect(capsys, tmp_path):
     gold = report["gold_mapping"]
     assert gold["with_gold"] == 10 and gold["unmapped"] == 0 and gold["unmapped_questions"] == []
     assert gold["by_language"]["en"]["evidence_recall"] == report["metrics"]["evidence_recall"]
+
+
+def test_prefect_home_exists_before_a_server_starts(tmp_path, monkeypatch):
+    home = tmp_path / "not-yet" / "prefect"
+    monkeypatch.setenv("PREFECT_HOME", str(home))
+    prefect_environment()
+    assert home.is_dir()  # the temporary server's SQLite file needs its folder
