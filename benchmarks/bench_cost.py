@@ -149,8 +149,8 @@ def llm_build(doc_path: Path, folder: Path, latency: float, concurrency: int, pr
     }
 
 
-def offline_build(doc_path: Path, folder: Path) -> dict:
-    settings = load_settings()
+def offline_build(doc_path: Path, folder: Path, embeddings: str | None = None) -> dict:
+    settings = load_settings(overrides={"embed_texts": {"backend": embeddings}} if embeddings else None)
     embedder = build_embedder(settings.embed_texts)
     embedder.embed(["load the model"])  # model load is paid before either timing
     workspace = Workspace.at(folder / "offline")
@@ -308,6 +308,10 @@ def main() -> None:
     parser.add_argument("--doc-title", default="Birthday Girl")
     parser.add_argument("--latency", type=float, default=0.2)
     parser.add_argument("--concurrency", type=int, default=16)
+    parser.add_argument(
+        "--embeddings", default=None, help="embedding backend of the offline build (e.g. hashing: fast)"
+    )
+    parser.add_argument("--llm-only", action="store_true", help="rows 1-3 only (no query or ask timings)")
     args = parser.parse_args()
     if not (STAGE / "documents.jsonl").exists():
         sys.exit(f"the STAGE dev set is not beside the clone ({STAGE.relative_to(REPO.parent)})")
@@ -316,8 +320,12 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as name:
         folder = Path(name)
         doc_path, doc_id, questions_path = write_inputs(folder, args.doc_title)
-        offline = offline_build(doc_path, folder)
+        offline = offline_build(doc_path, folder, args.embeddings)
         llm = llm_build(doc_path, folder, args.latency, args.concurrency, offline["workspace"])
+        if args.llm_only:
+            print(f"document: {args.doc_title} ({doc_id}); offline embeddings {args.embeddings or 'default'}")
+            print_llm(llm, offline, args.latency, args.concurrency)
+            return
         latencies = query_latencies(offline["workspace"], questions_path, offline["settings"])
         first_question = load_questions(questions_path)[0].question
         ask_wall, ask_answer = ask_startup(offline["workspace"], doc_id, first_question)

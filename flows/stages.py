@@ -121,7 +121,7 @@ STAGES: tuple[Stage, ...] = (
         version="1",
         config="extract_narrative",
         uses_llm=True,
-        prompts=("extract_narrative/v1",),
+        prompts=("extract_narrative/v2",),
     ),
     Stage(
         "extract_facts",

@@ -90,6 +90,12 @@ class CanonicalizeEntitiesSettings(Section):
 
 class ExtractNarrativeSettings(Section):
     max_events_per_chunk: int = Field(40, ge=1)
+    pack_tokens: int = Field(
+        1500,
+        ge=0,
+        description="LLM: consecutive chunks share one request up to this many source tokens; "
+        "0 = one request per chunk",
+    )
 
 
 class ExtractFactsSettings(Section):

@@ -57,7 +57,7 @@ class NarrativeReply(ResponseModel):
 
     events: list[EventItem] = Field(max_length=60)
     interactions: list[InteractionItem] = Field(max_length=60)
-    occasions: list[OccasionItem] = Field(max_length=8)
+    occasions: list[OccasionItem] = Field(max_length=32)  # a packed request may span several scenes
 
 
 class FactItem(ResponseModel):

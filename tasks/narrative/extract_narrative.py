@@ -51,7 +51,7 @@ def finalize(
 
 
 def run(ctx: StageContext) -> StageOutput:
-    """Events, interactions and occasions of one document (heuristic offline, per-chunk LLM otherwise)."""
+    """Events, interactions and occasions of one document (heuristic offline, packed chunks through the LLM otherwise)."""
     inputs = NarrativeInputs.from_tables(
         ctx.document,
         {name: ctx.table(name) for name in ("sections", "chunks", "sentences", "entities", "mentions")},
@@ -60,7 +60,7 @@ def run(ctx: StageContext) -> StageOutput:
     order = dict(zip(inputs.sections["section_id"], inputs.sections["ordinal"].astype(int)))
     if ctx.llm is None:
         return dict(finalize(heuristic_units(inputs, limit), order))
-    produced = llm_units(ctx, inputs, limit)
+    produced = llm_units(ctx, inputs, limit, ctx.settings.extract_narrative.pack_tokens)
     output: dict[str, Any] = dict(finalize(produced, order))
     output["llm_calls"], output["failures"] = produced["llm_calls"], produced["failures"]
     if produced["failures"]:

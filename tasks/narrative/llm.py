@@ -1,6 +1,7 @@
-"""LLM narrative units: one structured request per chunk (text, scene heading, known entity
-names), replies with names resolved to canonical ids and evidence quotes located in the
-chunk. A chunk whose request fails yields a `failures` row and no units."""
+"""LLM narrative units: one structured request per pack of consecutive chunks up to a token
+budget (text, scene headings, known entity names; instructions sent once per pack), each packed
+reply split back per chunk, names resolved to canonical ids and evidence quotes located in their
+chunk. A pack whose request fails yields a `failures` row (for its first chunk) and no units."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from typing import Any
 
 from schemas.responses.narrative import NarrativeReply
 from tasks.stage import StageContext
+from tasks.graph.packing import Pack, pack_chunks
 from tasks.llm.items import run_structured
 from tasks.narrative.inputs import (
     AGENT_TYPES,
@@ -19,29 +21,43 @@ from tasks.narrative.inputs import (
     locate_quote,
     occasion_row,
 )
+from tasks.narrative.packing import split_narrative
 
-PROMPT_ID = "extract_narrative/v1"
+PROMPT_ID = "extract_narrative/v2"
 METHOD = "llm"
 MAX_NAMES_IN_PROMPT = 60
 
 
-def chunk_items(inputs: NarrativeInputs) -> list[tuple[str, dict[str, Any]]]:
-    """(chunk id, prompt values) for every chunk, with the entity names the chunk mentions."""
+def chunk_items(inputs: NarrativeInputs, packs: list[Pack]) -> list[tuple[str, dict[str, Any]]]:
+    """(pack id, prompt values) for every pack, with the entity names its chunks mention."""
     headings = {s["section_id"]: str(s["heading"]) for s in inputs.sections.to_dict("records")}
+    section_of = dict(zip(inputs.chunks["chunk_id"], inputs.chunks["section_id"]))
+    separator = "；" if inputs.language == "zh" else "; "
     items = []
-    for chunk in inputs.chunks.to_dict("records"):
-        hits = inputs.entities_in(int(chunk["char_start"]), int(chunk["char_end"]))
+    for pack in packs:
+        hits = inputs.entities_in(pack.start, pack.start + len(pack.text))
+        names = [headings.get(section_of[m.chunk_id], "") for m in pack.members]
         items.append(
             (
-                chunk["chunk_id"],
+                pack.item_id,
                 {
-                    "heading": headings.get(chunk["section_id"], ""),
+                    "heading": separator.join(h for h in dict.fromkeys(names) if h),
                     "entities": entity_lines(inputs, [e for _, e in hits]),
-                    "text": chunk["text"],
+                    "text": pack.text,
                 },
             )
         )
     return items
+
+
+def member_failures(failures: list[dict[str, str]], packs: list[Pack]) -> list[dict[str, str]]:
+    """A failed pack's failures row repeated for each of its chunks: every lost chunk is listed."""
+    members = {p.item_id: p.members for p in packs}
+    rows = []
+    for row in failures:
+        for member in members.get(row["item_id"], ()) or [None]:
+            rows.append(row if member is None else {**row, "item_id": member.chunk_id})
+    return rows
 
 
 def entity_lines(inputs: NarrativeInputs, entity_ids: list[str]) -> str:
@@ -59,19 +75,27 @@ def entity_lines(inputs: NarrativeInputs, entity_ids: list[str]) -> str:
 
 
 def llm_units(
-    ctx: StageContext, inputs: NarrativeInputs, max_events_per_chunk: int
+    ctx: StageContext, inputs: NarrativeInputs, max_events_per_chunk: int, pack_tokens: int = 0
 ) -> dict[str, list[dict[str, Any]]]:
     """Narrative units of every chunk through the LLM, plus llm_calls and failures rows."""
-    batch = run_structured(ctx, PROMPT_ID, chunk_items(inputs), NarrativeReply)
+    ordered = inputs.chunks.sort_values("char_start")
+    packs = pack_chunks(list(ordered.itertuples()), inputs.text, pack_tokens)
+    batch = run_structured(ctx, PROMPT_ID, chunk_items(inputs, packs), NarrativeReply)
+    per_chunk: dict[str, NarrativeReply] = {}
+    for pack in packs:
+        if pack.item_id in batch.values:
+            parts = split_narrative(batch.values[pack.item_id], pack.members)
+            per_chunk.update((m.chunk_id, part) for m, part in zip(pack.members, parts))
+    batch.failures = member_failures(batch.failures, packs)
     chunks = {c["chunk_id"]: c for c in inputs.chunks.to_dict("records")}
     sections = {s["section_id"]: s for s in inputs.sections.to_dict("records")}
     events: list[dict[str, Any]] = []
     interactions: list[dict[str, Any]] = []
     occasions: dict[tuple[str, str], dict[str, Any]] = {}
-    for chunk_id in sorted(batch.values, key=lambda c: int(chunks[c]["char_start"])):
+    for chunk_id in sorted(per_chunk, key=lambda c: int(chunks[c]["char_start"])):
         chunk = chunks[chunk_id]
         made = reply_units(
-            inputs, batch.values[chunk_id], chunk, sections[chunk["section_id"]], max_events_per_chunk
+            inputs, per_chunk[chunk_id], chunk, sections[chunk["section_id"]], max_events_per_chunk
         )
         events.extend(made["events"])
         interactions.extend(made["interactions"])

@@ -12,7 +12,7 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from schemas.config import SplitChunksSettings
+from schemas.config import ExtractNarrativeSettings, SplitChunksSettings
 from tasks.entity_lexicon import EntityLexicon, resolve_names
 from tasks.llm.client import OpenAICompatibleClient
 from tasks.narrative.cues import event_type, line_type
@@ -22,6 +22,7 @@ from tests.fixtures.narrative.builders import FISHERMAN, HARBOUR, SHOP_ZH, build
 from tests.fixtures.openai_server import FakeOpenAIServer, last_user_text
 
 SMALL_CHUNKS = SplitChunksSettings(chunk_tokens=50)  # several chunks from a short scene
+ONE_PER_CHUNK = ExtractNarrativeSettings(pack_tokens=0)
 UNITS = ("entities", "chunks", "events", "interactions", "occasions", "failures", "llm_calls")
 ENTITIES = [
     {
@@ -257,7 +258,9 @@ def test_llm_path_fills_the_tables_and_quarantines_bad_chunks(tmp_path: Path, ha
         )
         llm_settings = fast_llm_settings(server.url, max_retries=1, concurrency=1)
         client = OpenAICompatibleClient(llm_settings, cache=None)
-        settings = hashing_settings.model_copy(update={"llm": llm_settings, "split_chunks": SMALL_CHUNKS})
+        settings = hashing_settings.model_copy(
+            update={"llm": llm_settings, "split_chunks": SMALL_CHUNKS, "extract_narrative": ONE_PER_CHUNK}
+        )
         report, workspace, doc_id = build_one(HARBOUR, tmp_path / "ws", settings, llm=client, facts=False)
     assert report.ok, report.summary()
     tables = frames(workspace, doc_id, *UNITS)
@@ -279,10 +282,80 @@ def test_llm_path_fills_the_tables_and_quarantines_bad_chunks(tmp_path: Path, ha
     _assert_grounded(tables, HARBOUR.read_text(encoding="utf-8"), names_in_span=False)
 
 
+def every_line_responder(body: dict[str, Any]) -> dict[str, Any] | None:
+    """One event per passage line of four words or more, quoting it; one scene occasion per heading."""
+    prompt = last_user_text(body.get("messages", []))
+    if "Return the events, interactions and occasions" not in prompt:
+        return None
+    passage = prompt.split('"""')[1].strip()
+    names = re.findall(r"^- (.+?) \((?:character)", prompt, re.MULTILINE)
+    lines = [line.strip() for line in passage.splitlines() if len(line.split()) >= 4][:40]
+    events = [
+        {
+            "description": f"Line {i}.",
+            "event_type": "action",
+            "participants": [n for n in names if n.split()[0].casefold() in line.casefold()][:3],
+            "setting": None,
+            "time_cue": None,
+            "evidence": line,
+        }
+        for i, line in enumerate(lines)
+    ]
+    interactions = [
+        {
+            "subject": names[0],
+            "objects": names[1:2],
+            "interaction_type": "inform",
+            "description": f"{names[0]} speaks.",
+            "evidence": lines[-1],
+            "event_index": len(lines) - 1,
+        }
+    ] if len(names) >= 2 and lines else []
+    return {"events": events, "interactions": interactions, "occasions": []}
+
+
+def test_packed_requests_keep_units_in_their_own_chunk(tmp_path: Path, hashing_settings) -> None:
+    """Several chunks share one request; every unit lands in the chunk holding its evidence, and a
+    failed pack lists every chunk it lost."""
+    with FakeOpenAIServer(model_names=("test-model",), responder=every_line_responder) as server:
+        llm_settings = fast_llm_settings(server.url, max_retries=0, concurrency=1, max_tokens=4000)
+        settings = hashing_settings.model_copy(
+            update={
+                "llm": llm_settings,
+                "split_chunks": SMALL_CHUNKS,
+                "extract_narrative": ExtractNarrativeSettings(pack_tokens=120),
+            }
+        )
+        with OpenAICompatibleClient(llm_settings, cache=None) as client:
+            report, workspace, doc_id = build_one(HARBOUR, tmp_path / "ws", settings, llm=client, facts=False)
+        assert report.ok, report.summary()
+        tables = frames(workspace, doc_id, *UNITS)
+        n_chunks, n_calls = len(tables["chunks"]), len(tables["llm_calls"])
+        assert 1 < n_calls < n_chunks  # packed: fewer requests than chunks, more than one pack
+        assert tables["failures"].empty
+        assert tables["events"]["chunk_id"].nunique() >= 3  # spread over the chunks, not the pack's first
+        text = HARBOUR.read_text(encoding="utf-8")
+        for row in tables["events"].itertuples():  # each quote located in its own chunk, never the whole
+            assert text[row.char_start : row.char_end].split()[:2] == row.evidence.split()[:2]
+        assert tables["interactions"]["event_id"].isin(tables["events"]["event_id"]).all()
+        _assert_grounded(tables, text, names_in_span=False)
+
+        server.queue_faults("malformed_json", "malformed_json")  # the first pack fails (asked and re-asked)
+        with OpenAICompatibleClient(llm_settings, cache=None) as client:
+            report, workspace, doc_id = build_one(HARBOUR, tmp_path / "ws2", settings, llm=client, facts=False)
+    tables = frames(workspace, doc_id, *UNITS)
+    lost = set(tables["failures"]["item_id"])
+    ordered = tables["chunks"].sort_values("char_start")["chunk_id"].tolist()
+    assert len(lost) >= 2 and lost == set(ordered[: len(lost)])  # exactly the first pack's chunks
+    assert not lost & set(tables["events"]["chunk_id"])
+    assert set(tables["events"]["chunk_id"]) == set(ordered) - lost
+
+
 @pytest.mark.parametrize(
     "prompt_id, values",
     [
         ("extract_narrative/v1", {"heading": "H", "entities": "- A (character)", "text": "T"}),
+        ("extract_narrative/v2", {"heading": "H", "entities": "- A (character)", "text": "T"}),
         (
             "extract_facts/v1",
             {

@@ -1,0 +1,65 @@
+"""Split the reply to a packed extract_narrative request (consecutive chunks up to a token
+budget, packed by tasks.graph.packing) back into one reply per chunk, so every unit keeps its
+own chunk and evidence span.
+
+An event or interaction goes to the first chunk of the pack that holds its evidence quote (else
+to the chunk naming most of its participants, else the pack's first chunk); an interaction's
+`event_index` is renumbered within its chunk (null when its event landed elsewhere). An
+"scene" occasion goes to the chunk naming most of its participants and setting; any other
+occasion to every chunk naming one of them (else the first).
+"""
+
+from __future__ import annotations
+
+import re
+
+from schemas.responses.narrative import NarrativeReply
+from tasks.graph.packing import Member
+from tasks.narrative.inputs import locate_quote
+
+
+def _named(text: str, names: list[str]) -> int:
+    folded = text.casefold()
+    return sum(1 for name in names if name and re.search(rf"\b{re.escape(name.casefold())}\b", folded))
+
+
+def _home(members: tuple[Member, ...], evidence: str, names: list[str]) -> int:
+    for index, member in enumerate(members):
+        if locate_quote(member.text, evidence) is not None:
+            return index
+    counts = [_named(member.text, names) for member in members]
+    best = max(range(len(members)), key=lambda k: (counts[k], -k))
+    return best if counts[best] else 0
+
+
+def split_narrative(reply: NarrativeReply, members: tuple[Member, ...]) -> list[NarrativeReply]:
+    """One reply per member chunk (same order) from the reply to their packed request."""
+    if len(members) <= 1:
+        return [reply]
+    events: list[list] = [[] for _ in members]
+    position: dict[int, tuple[int, int]] = {}  # pack event index -> (member, index within member)
+    for index, event in enumerate(reply.events):
+        home = _home(members, event.evidence, [*event.participants, event.setting or ""])
+        position[index] = (home, len(events[home]))
+        events[home].append(event)
+    interactions: list[list] = [[] for _ in members]
+    for item in reply.interactions:
+        home = _home(members, item.evidence, [item.subject, *item.objects])
+        linked = position.get(item.event_index) if item.event_index is not None else None
+        event_index = linked[1] if linked is not None and linked[0] == home else None
+        interactions[home].append(item.model_copy(update={"event_index": event_index}))
+    occasions: list[list] = [[] for _ in members]
+    for occasion in reply.occasions:
+        names = [*occasion.participants, occasion.setting or ""]
+        counts = [_named(member.text, names) for member in members]
+        if occasion.occasion_type == "scene":  # one scene: the chunk naming most of it
+            best = max(range(len(members)), key=lambda k: (counts[k], -k))
+            homes = [best]
+        else:
+            homes = [k for k, count in enumerate(counts) if count] or [0]
+        for home in homes:
+            occasions[home].append(occasion)
+    return [
+        NarrativeReply.model_construct(events=e, interactions=i, occasions=o)
+        for e, i, o in zip(events, interactions, occasions)
+    ]
