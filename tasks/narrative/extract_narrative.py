@@ -51,7 +51,7 @@ def finalize(
 
 
 def run(ctx: StageContext) -> StageOutput:
-    """Events, interactions and occasions of one document (heuristic offline, packed chunks through the LLM otherwise)."""
+    """Events, interactions and occasions of one document (heuristic offline, packed LLM otherwise)."""
     inputs = NarrativeInputs.from_tables(
         ctx.document,
         {name: ctx.table(name) for name in ("sections", "chunks", "sentences", "entities", "mentions")},

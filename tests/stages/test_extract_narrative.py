@@ -342,7 +342,9 @@ def test_packed_requests_keep_units_in_their_own_chunk(tmp_path: Path, hashing_s
 
         server.queue_faults("malformed_json", "malformed_json")  # the first pack fails (asked and re-asked)
         with OpenAICompatibleClient(llm_settings, cache=None) as client:
-            report, workspace, doc_id = build_one(HARBOUR, tmp_path / "ws2", settings, llm=client, facts=False)
+            report, workspace, doc_id = build_one(
+                HARBOUR, tmp_path / "ws2", settings, llm=client, facts=False
+            )
     tables = frames(workspace, doc_id, *UNITS)
     lost = set(tables["failures"]["item_id"])
     ordered = tables["chunks"].sort_values("char_start")["chunk_id"].tolist()
