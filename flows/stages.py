@@ -111,7 +111,7 @@ STAGES: tuple[Stage, ...] = (
         version="1",
         config="canonicalize_entities",
         uses_llm=True,
-        prompts=("canonicalize_entities/v1",),
+        prompts=("canonicalize_entities/v2",),
     ),
     Stage(
         "extract_narrative",
@@ -131,7 +131,7 @@ STAGES: tuple[Stage, ...] = (
         version="1",
         config="extract_facts",
         uses_llm=True,
-        prompts=("extract_facts/v1",),
+        prompts=("extract_facts/v2",),
     ),
     # Narrative hierarchy (paper §3.2, appendix A.1).
     Stage(

@@ -83,6 +83,10 @@ class CanonicalizeEntitiesSettings(Section):
         "variants (full names with one given name; non-character entities)",
     )
     max_candidates_per_entity: int = Field(8, ge=1, description="blocking bound: no all-pairs comparisons")
+    pack_tokens: int = Field(
+        2000, ge=0, description="LLM: open pairs share one request while their records fit this budget"
+    )
+    max_pairs_per_request: int = Field(16, ge=1, description="LLM: pairs judged in one request")
     max_description_chars: int = Field(
         600, ge=80, description="merged descriptions of a canonical entity are compacted"
     )
@@ -103,6 +107,10 @@ class ExtractFactsSettings(Section):
     min_degree: int = Field(2, ge=0, description="entities of at least this graph degree are profiled")
     max_chunks_per_entity: int = Field(12, ge=1, description="linked chunks revisited per entity")
     max_facts_per_entity: int = Field(60, ge=1)
+    pack_tokens: int = Field(
+        3000, ge=0, description="LLM: entities share one request while their linked chunks fit this budget"
+    )
+    max_entities_per_request: int = Field(12, ge=1, description="LLM: entities answered in one request")
 
 
 class AssembleEpisodesSettings(Section):

@@ -25,10 +25,11 @@ from tasks.canonicalize.rules import Decision, rule_decisions
 from tasks.canonicalize.rows import canonical_rows
 from tasks.stage import StageContext, StageOutput
 from schemas.ids import make_id
-from tasks.llm.items import run_structured
+from tasks.llm.grouped import group_by_shared, run_grouped
+from tasks.text import count_tokens
 from tasks.tables.io import as_list
 
-PROMPT_ID = "canonicalize_entities/v1"
+PROMPT_ID = "canonicalize_entities/v2"
 SAMPLE_MENTIONS = 3
 SAMPLE_CONTEXT = 90
 
@@ -113,19 +114,26 @@ def adjudicate(
         if any(raw_id in (a, b) for a, b, _ in undecided)
     }
     document = ctx.document
-    items = [
-        (
-            f"{a}|{b}",
-            {
-                "title": document.title,
-                "language": document.language,
-                "left": described[a],
-                "right": described[b],
-            },
-        )
-        for a, b, _ in undecided
-    ]
-    batch = run_structured(ctx, PROMPT_ID, items, MergeJudgement)
+    settings = ctx.settings.canonicalize_entities
+    pair_ids = {f"{a}|{b}": (a, b) for a, b, _ in undecided}
+    cost = {raw_id: count_tokens(text) for raw_id, text in described.items()}
+    groups = group_by_shared(
+        list(pair_ids.items()), cost, settings.pack_tokens, settings.max_pairs_per_request
+    )
+
+    def render(ids: list[str]) -> dict[str, str]:
+        shown = list(dict.fromkeys(r for i in ids for r in pair_ids[i]))
+        label = {raw_id: f"R{n}" for n, raw_id in enumerate(shown, 1)}
+        return {
+            "title": document.title,
+            "language": document.language,
+            "records": "\n\n".join(f"[{label[r]}]\n{described[r]}" for r in shown),
+            "pairs": "\n".join(
+                f"{n}. {label[pair_ids[i][0]]} and {label[pair_ids[i][1]]}" for n, i in enumerate(ids, 1)
+            ),
+        }
+
+    batch = run_grouped(ctx, PROMPT_ID, groups, render, MergeJudgement, tokens_per_item=120)
     decisions = []
     for a, b, score in undecided:
         reply = batch.values.get(f"{a}|{b}")

@@ -116,7 +116,14 @@ def run(ctx: StageContext) -> StageOutput:
         for entity in profiled_entities(inputs.entities, settings.min_degree)
         if (chunks := linked_chunks(inputs, entity, settings.max_chunks_per_entity))
     ]
-    produced = llm_profiles(ctx, inputs, plan, settings.max_facts_per_entity)
+    produced = llm_profiles(
+        ctx,
+        inputs,
+        plan,
+        settings.max_facts_per_entity,
+        settings.pack_tokens,
+        settings.max_entities_per_request,
+    )
     output: dict[str, Any] = dict(finalize(produced))
     output["llm_calls"], output["failures"] = produced["llm_calls"], produced["failures"]
     if produced["failures"]:

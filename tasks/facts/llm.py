@@ -1,19 +1,22 @@
-"""LLM atomic facts, attributes and profile: one structured request per profiled entity with
-numbered excerpts of its linked chunks. Evidence quotes are located in their excerpt's chunk;
-related names are resolved to canonical ids (unresolved names dropped)."""
+"""LLM atomic facts, attributes and profile: profiled entities grouped (in order of first
+appearance, while the union of their linked chunks fits a token budget), one structured request
+per group with the instructions once, each linked chunk once as a numbered excerpt, and one
+numbered answer per entity. Evidence quotes are located in their excerpt's chunk; related names
+are resolved to canonical ids (unresolved names dropped)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from schemas.responses.narrative import FactsReply
+from tasks.llm.grouped import group_by_shared, run_grouped
 from tasks.stage import StageContext
 from tasks.facts.heuristics import MAX_FACT_CHARS, normal_key
 from schemas.ids import make_id
-from tasks.llm.items import run_structured
 from tasks.narrative.inputs import NarrativeInputs, clip_to_chunk, locate_quote
 
-PROMPT_ID = "extract_facts/v1"
+PROMPT_ID = "extract_facts/v2"
+TOKENS_PER_ENTITY = 700  # reply budget per entity of a group
 METHOD = "llm"
 
 
@@ -39,23 +42,72 @@ def entity_item(
     }
 
 
+def entity_groups(plan: list[tuple[dict[str, Any], list[dict[str, Any]]]], budget: int, max_items: int):
+    """Entity ids grouped in order of first appearance while their chunks' union fits `budget` tokens."""
+    ordered = sorted(plan, key=lambda p: (min(int(c["char_start"]) for c in p[1]), p[0]["entity_id"]))
+    cost = {c["chunk_id"]: int(c["n_tokens"]) for _, chunks in plan for c in chunks}
+    items = [(entity["entity_id"], [c["chunk_id"] for c in chunks]) for entity, chunks in ordered]
+    return group_by_shared(items, cost, budget, max_items)
+
+
+def group_excerpts(chunk_lists: list[list[dict[str, Any]]]) -> list[dict[str, Any]]:
+    """The union of the entities' chunks, in story order: the numbered excerpts of one request."""
+    union = {c["chunk_id"]: c for chunks in chunk_lists for c in chunks}
+    return sorted(union.values(), key=lambda c: int(c["char_start"]))
+
+
+def group_values(
+    inputs: NarrativeInputs, members: list[tuple[dict[str, Any], list[dict[str, Any]]]]
+) -> dict[str, str]:
+    """Prompt values of one group: numbered entity lines and each linked chunk once."""
+    excerpts = group_excerpts([chunks for _, chunks in members])
+    number = {c["chunk_id"]: i for i, c in enumerate(excerpts, 1)}
+    lines = []
+    for position, (entity, chunks) in enumerate(members, 1):
+        values = entity_item(inputs, entity, [])
+        cited = ", ".join(str(number[c["chunk_id"]]) for c in chunks)
+        lines.append(
+            f"{position}. {values['name']} ({values['entity_type']}); other names: {values['aliases']}; "
+            f"known description: {values['description']}; excerpts: {cited}"
+        )
+    headings = dict(zip(inputs.sections["section_id"], inputs.sections["heading"]))
+    return {
+        "entities": "\n".join(lines),
+        "excerpts": "\n\n".join(
+            f"[{i}] ({headings.get(c['section_id'], '')})\n{c['text']}" for i, c in enumerate(excerpts, 1)
+        ),
+    }
+
+
 def llm_profiles(
     ctx: StageContext,
     inputs: NarrativeInputs,
     plan: list[tuple[dict[str, Any], list[dict[str, Any]]]],
     max_facts: int,
+    budget: int = 3000,
+    max_items: int = 12,
 ) -> dict[str, list[dict[str, Any]]]:
     """Facts, attributes and profiles of the planned entities; failed entities become failures rows."""
-    items = [(entity["entity_id"], entity_item(inputs, entity, chunks)) for entity, chunks in plan]
-    batch = run_structured(ctx, PROMPT_ID, items, FactsReply)
+    by_id = {entity["entity_id"]: (entity, chunks) for entity, chunks in plan}
+    groups = entity_groups(plan, budget, max_items)
+    batch = run_grouped(
+        ctx,
+        PROMPT_ID,
+        groups,
+        lambda ids: group_values(inputs, [by_id[i] for i in ids]),
+        FactsReply,
+        tokens_per_item=TOKENS_PER_ENTITY,
+    )
     facts: list[dict[str, Any]] = []
     attributes: list[dict[str, Any]] = []
     profiles: list[dict[str, Any]] = []
-    for entity, chunks in plan:
+    for entity, _ in plan:
         reply = batch.values.get(entity["entity_id"])
         if reply is None:
             continue
-        made = reply_rows(inputs, entity, chunks, reply, max_facts)
+        asked = batch.asked_with[entity["entity_id"]]  # excerpt numbers refer to that request's excerpts
+        excerpts = group_excerpts([by_id[i][1] for i in asked])
+        made = reply_rows(inputs, entity, excerpts, reply, max_facts)
         facts.extend(made["atomic_facts"])
         attributes.extend(made["entity_attributes"])
         profiles.extend(made["entity_profiles"])

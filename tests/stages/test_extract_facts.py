@@ -140,39 +140,69 @@ def test_switch_off_writes_the_three_tables_empty(tmp_path: Path) -> None:
     assert ExtractFactsSettings().enabled is True
 
 
-def facts_responder(body: dict[str, Any]) -> dict[str, Any] | None:
-    prompt = last_user_text(body.get("messages", []))
-    if "Return the facts, attributes and summary" not in prompt:
-        return None
-    name = re.search(r"^Entity: (.+?) \(", prompt, re.MULTILINE).group(1)
-    excerpt = prompt.split("[1] (", 1)[1].split("\n", 1)[1]
-    quote = next(line for line in excerpt.splitlines() if name.split()[0].upper() in line.upper())
+ENTITY_LINE = re.compile(r"^(\d+)\. (.+?) \((\w+)\);.*; excerpts: ([\d, ]+)$", re.MULTILINE)
+
+
+def requested_entities(prompt: str) -> list[tuple[int, str, list[int]]]:
+    """(number, name, cited excerpt numbers) of each entity a batched facts prompt lists."""
+    return [
+        (int(n), name, [int(x) for x in cited.split(",")])
+        for n, name, _, cited in ENTITY_LINE.findall(prompt)
+    ]
+
+
+def excerpt_texts(prompt: str) -> dict[int, str]:
+    parts = re.split(r"^\[(\d+)\] \(.*\)$", prompt.split("Excerpts:", 1)[1], flags=re.MULTILINE)
+    return {int(n): body for n, body in zip(parts[1::2], parts[2::2])}
+
+
+def entity_answer(number: int, name: str, cited: list[int], excerpts: dict[int, str]) -> dict[str, Any]:
+    first = name.split()[0].upper()
+    where, quote = next(
+        (k, line) for k in cited for line in excerpts[k].splitlines() if first in line.upper()
+    )
     return {
+        "number": number,
         "facts": [
             {
                 "text": f"{name} appears here.",
                 "fact_type": "state",
                 "related": ["Nobody Known"],
-                "excerpt": 1,
+                "excerpt": where,
                 "evidence": quote,
             },
             {
                 "text": f"{name}  appears HERE!",
                 "fact_type": "state",
                 "related": [],
-                "excerpt": 1,
+                "excerpt": where,
                 "evidence": quote,
             },
             {
                 "text": f"{name} wants something.",
                 "fact_type": "goal",
                 "related": [],
-                "excerpt": 9,
+                "excerpt": 99,
                 "evidence": "not in any excerpt",
             },
         ],
         "attributes": [{"key": "goal", "value": "something", "fact_numbers": [3, 42]}],
         "summary": f"{name} is profiled.",
+    }
+
+
+def facts_responder(body: dict[str, Any], leave_out: str = "") -> dict[str, Any] | None:
+    """Answers every listed entity from its own excerpts, except `leave_out`, which it skips."""
+    prompt = last_user_text(body.get("messages", []))
+    if "Return the facts, attributes and summary" not in prompt:
+        return None
+    excerpts = excerpt_texts(prompt)
+    return {
+        "items": [
+            entity_answer(number, name, cited, excerpts)
+            for number, name, cited in requested_entities(prompt)
+            if name != leave_out
+        ]
     }
 
 
@@ -187,8 +217,11 @@ def test_llm_path_fills_tables_and_quarantines_a_failed_entity(tmp_path: Path) -
 
         def responder(body: dict[str, Any]) -> Any:
             prompt = last_user_text(body.get("messages", []))
-            if "Return the facts" in prompt and "Entity: Tom Hale" in prompt:
+            listed = [name for _, name, _ in requested_entities(prompt)]
+            if listed == ["Tom Hale"]:  # asked again on his own: a broken reply, twice
                 return "{not json"
+            if "Tom Hale" in listed:  # in a group, his answer is left out
+                return facts_responder(body, leave_out="Tom Hale")
             return original(body) or {"events": [], "interactions": [], "occasions": []}
 
         server.responder = responder
@@ -198,6 +231,10 @@ def test_llm_path_fills_tables_and_quarantines_a_failed_entity(tmp_path: Path) -
     tom = next(e for e, n in names.items() if n == "Tom Hale")
     assert tom in set(failures["item_id"])
     assert json.loads(failures.set_index("item_id").loc[tom, "payload"])["status"] == "invalid"
+    assert len(failures) == 1  # only the left-out entity; the others of its request were answered
+    calls = tables["llm_calls"][tables["llm_calls"]["stage"] == "extract_facts"]
+    assert calls["item_id"].str.contains(r"\+").any()  # entities share requests
+    assert (calls["item_id"] == f"{tom}#again").sum() == 2  # asked again alone (and re-asked once)
     facts = tables["atomic_facts"]
     assert tom not in set(facts["entity_id"]) and tom not in set(tables["entity_profiles"]["entity_id"])
     assert len(facts) == 2 * (len(tables["entity_profiles"]))  # the near-duplicate fact was merged

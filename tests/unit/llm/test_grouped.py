@@ -1,0 +1,94 @@
+"""Several items per request (tasks.llm.grouped): answers mapped back by number, left-out items
+asked again once on their own, failed and truncated requests recorded for exactly their items."""
+
+from __future__ import annotations
+
+import json
+import re
+from types import SimpleNamespace
+from typing import Any
+
+from schemas.config import load_settings
+from schemas.responses.graph import MergeJudgement
+from tasks.llm.client import OpenAICompatibleClient
+from tasks.llm.grouped import group_items, run_grouped
+from tests.fixtures.llm_fixtures import fast_llm_settings
+from tests.fixtures.openai_server import FakeOpenAIServer
+
+PROMPT = "canonicalize_entities/v2"
+
+
+def _ctx(client: OpenAICompatibleClient) -> Any:
+    return SimpleNamespace(
+        llm=client,
+        stage="canonicalize_entities",
+        doc_id="doc-1",
+        document=SimpleNamespace(language="en"),
+        settings=load_settings(),
+    )
+
+
+def _render(ids: list[str]) -> dict[str, str]:
+    return {
+        "title": "T",
+        "language": "en",
+        "records": "-",
+        "pairs": "\n".join(f"{n}. Record A: {i} / Record B: {i}-b" for n, i in enumerate(ids, 1)),
+    }
+
+
+def listed(body: dict[str, Any]) -> list[str]:
+    first = next(m["content"] for m in body["messages"] if m["role"] == "user")  # re-asks come later
+    return re.findall(r"^\d+\. Record A: (\S+) /", first, re.MULTILINE)
+
+
+def answer(numbers: list[int]) -> dict[str, Any]:
+    return {"items": [{"number": n, "decision": "separate", "reason": f"item {n}"} for n in numbers]}
+
+
+def test_group_items_respects_budget_and_count() -> None:
+    assert group_items("abcde", [5, 5, 5, 20, 1], budget=12, max_items=2) == [["a", "b"], ["c"], ["d"], ["e"]]
+
+
+def test_answers_map_back_by_number_and_left_out_items_are_asked_again() -> None:
+    def responder(body: dict[str, Any]) -> dict[str, Any]:
+        ids = listed(body)
+        if ids == ["a", "b", "c"]:
+            return answer([3, 1, 9])  # b left out, an invented number 9, out of order
+        return answer(list(range(1, len(ids) + 1)))
+
+    with FakeOpenAIServer(model_names=("test-model",), responder=responder) as server:
+        with OpenAICompatibleClient(fast_llm_settings(server.url), cache=None) as client:
+            batch = run_grouped(_ctx(client), PROMPT, [["a", "b", "c"], ["d"]], _render, MergeJudgement)
+    assert {k: v.reason for k, v in batch.values.items()} == {
+        "a": "item 1",
+        "c": "item 3",
+        "d": "item 1",
+        "b": "item 1",  # asked again alone, as item 1
+    }
+    assert batch.asked_with["b"] == ("b",) and batch.asked_with["c"] == ("a", "b", "c")
+    assert batch.failures == []
+    assert sorted(c["item_id"] for c in batch.calls) == ["a+2", "b#again", "d"]
+
+
+def test_failed_truncated_and_missing_items_become_their_own_failures() -> None:
+    def responder(body: dict[str, Any]) -> Any:
+        ids = listed(body)
+        if "x" in ids:
+            return "{broken"  # invalid twice (asked, re-asked): every item of the request fails
+        if ids[0] == "m":
+            return answer([n for n, i in enumerate(ids, 1) if i != "m"])  # m left out, every time
+        return answer(list(range(1, len(ids) + 1)))
+
+    with FakeOpenAIServer(model_names=("test-model",), responder=responder) as server:
+        server.queue_faults("length", "length")  # the first request (group p, q) truncated twice
+        settings = fast_llm_settings(server.url, concurrency=1, max_retries=0)
+        with OpenAICompatibleClient(settings, cache=None) as client:
+            batch = run_grouped(
+                _ctx(client), PROMPT, [["p", "q"], ["x", "y"], ["m", "n"]], _render, MergeJudgement
+            )
+    failures = {row["item_id"]: json.loads(row["payload"])["status"] for row in batch.failures}
+    assert failures == {"p": "truncated", "q": "truncated", "x": "invalid", "y": "invalid", "m": "missing"}
+    assert set(batch.values) == {"n"}
+    missing = next(row for row in batch.failures if row["item_id"] == "m")
+    assert missing["error"].startswith("llm missing") and missing["stage"] == "canonicalize_entities"
