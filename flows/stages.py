@@ -143,7 +143,7 @@ STAGES: tuple[Stage, ...] = (
         config="assemble_episodes",
         needs_embedder=True,
         uses_llm=True,
-        prompts=("assemble_episodes/v1",),
+        prompts=("assemble_episodes/v2",),
     ),
     Stage(
         "relate_episodes",
@@ -164,7 +164,7 @@ STAGES: tuple[Stage, ...] = (
         version="1",
         config="break_cycles",
         uses_llm=True,
-        prompts=("break_cycles/v1",),
+        prompts=("break_cycles/v2",),
     ),
     Stage(
         "induce_storylines",

@@ -122,6 +122,10 @@ class AssembleEpisodesSettings(Section):
     max_open_episodes: int = Field(
         8, ge=1, description="recent episodes a unit is scored against: bounds work per unit"
     )
+    pack_tokens: int = Field(
+        2500, ge=0, description="LLM: episodes described in one request while their units fit this budget"
+    )
+    max_per_request: int = Field(12, ge=1, description="LLM: episodes described in one request")
 
 
 class RelateEpisodesSettings(Section):
@@ -136,6 +140,10 @@ class BreakCyclesSettings(Section):
     precedes_weight: float = 0.7
     elaborates_weight: float = 0.35
     max_adjudications: int = Field(200, ge=0, description="shortcut questions sent to the LLM per document")
+    pack_tokens: int = Field(
+        2500, ge=0, description="LLM: questions share one request while their episodes fit this budget"
+    )
+    max_per_request: int = Field(16, ge=1, description="LLM: shortcut questions judged in one request")
     max_path_hops: int = Field(
         3, ge=2, description="longest indirect path (in hops) that can cover a direct edge"
     )

@@ -37,9 +37,10 @@ from tasks.hierarchy.units import (
     load_units,
 )
 from schemas.ids import make_id
-from tasks.llm.items import run_structured
+from tasks.llm.grouped import group_items, run_grouped
+from tasks.text import count_tokens
 
-PROMPT_ID = "assemble_episodes/v1"
+PROMPT_ID = "assemble_episodes/v2"
 WEIGHTS = {
     "participants": 0.30,
     "goal_conflict": 0.15,
@@ -343,6 +344,18 @@ def _llm_values(draft: Draft, names: dict[str, str], document_title: str, langua
     }
 
 
+def _episode_block(number: int, values: dict[str, str], language: str) -> str:
+    if language == "zh":
+        return (
+            f"{number}. 范围：{values['sections']}；参与者：{values['participants']}\n"
+            f"按原文顺序排列的叙事单元：\n{values['units']}"
+        )
+    return (
+        f"{number}. Covers: {values['sections']}; participants: {values['participants']}\n"
+        f"Units, in source order:\n{values['units']}"
+    )
+
+
 def run(ctx: StageContext) -> StageOutput:
     doc = ctx.document
     settings = ctx.settings.assemble_episodes
@@ -376,11 +389,25 @@ def run(ctx: StageContext) -> StageOutput:
     methods = dict.fromkeys(ids, "heuristic")
     output: StageOutput = {}
     if ctx.llm is not None and ordered:
-        batch = run_structured(
+        values = {eid: _llm_values(d, names, doc.title, doc.language) for eid, d in zip(ids, ordered)}
+        groups = group_items(
+            ids,
+            [count_tokens(v["units"]) for v in values.values()],
+            settings.pack_tokens,
+            settings.max_per_request,
+        )
+        batch = run_grouped(
             ctx,
             PROMPT_ID,
-            [(eid, _llm_values(d, names, doc.title, doc.language)) for eid, d in zip(ids, ordered)],
+            groups,
+            lambda group: {
+                "document_title": doc.title,
+                "episodes": "\n\n".join(
+                    _episode_block(n, values[e], doc.language) for n, e in enumerate(group, 1)
+                ),
+            },
             EpisodeDescription,
+            tokens_per_item=300,
         )
         for eid, reply in batch.values.items():
             if reply.title.strip() and reply.summary.strip():  # blank text keeps the composed one

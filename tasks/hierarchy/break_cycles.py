@@ -24,7 +24,9 @@ from tasks.stage import StageContext, StageOutput
 from tasks.hierarchy.text import shorten
 from tasks.hierarchy.units import as_text
 from schemas.ids import make_id
-from tasks.llm.items import LLMBatch, run_structured
+from tasks.llm.grouped import group_by_shared, run_grouped
+from tasks.llm.items import LLMBatch
+from tasks.text import count_tokens
 from tasks.hierarchy.saber import (
     Adjudicator,
     EpisodeEdge,
@@ -37,7 +39,7 @@ from tasks.hierarchy.saber import (
     heuristic_adjudicator,
 )
 
-PROMPT_ID = "break_cycles/v1"
+PROMPT_ID = "break_cycles/v2"
 
 
 class CyclicGraphError(RuntimeError):
@@ -158,38 +160,62 @@ def output_rows(
     return {"episode_relations": relations, "saber_actions": actions}
 
 
-def _question_values(q: ShortcutQuestion, episodes: Mapping[str, Any], document_title: str) -> dict[str, str]:
-    def title(eid: str) -> str:
-        return as_text(episodes[eid].title) if eid in episodes else eid
+def _group_values(
+    questions: list[ShortcutQuestion], episodes: Mapping[str, Any], document_title: str
+) -> dict[str, str]:
+    """Prompt values of several shortcut questions: each episode they name described once."""
 
-    def summary(eid: str) -> str:
-        return shorten(as_text(episodes[eid].summary), 600) if eid in episodes else ""
+    def describe(eid: str) -> str:
+        if eid not in episodes:
+            return eid
+        return f"{as_text(episodes[eid].title)}. {shorten(as_text(episodes[eid].summary), 600)}"
 
-    lines = [f"{i}. {title(eid)}: {summary(eid)}" for i, eid in enumerate(q.indirect_path, start=1)]
-    hops = [f"{i} -[{p.relation_type}]-> {i + 1}" for i, p in enumerate(q.path_edges, start=1)]
+    shown = list(
+        dict.fromkeys(e for q in questions for e in (q.edge.source, *q.indirect_path, q.edge.target))
+    )
+    label = {eid: f"E{n}" for n, eid in enumerate(shown, 1)}
+    lines = []
+    for n, q in enumerate(questions, 1):
+        hops = [label[q.indirect_path[0]]] if q.indirect_path else []
+        for k, step in enumerate(q.indirect_path[1:]):
+            kind = q.path_edges[k].relation_type if k < len(q.path_edges) else "?"
+            hops.append(f"-[{kind}]-> {label[step]}")
+        direct = f"{label[q.edge.source]} -[{q.edge.relation_type}]-> {label[q.edge.target]}"
+        lines.append(f"{n}. {direct}; path: {' '.join(hops)}")
     return {
         "document_title": document_title,
-        "relation_type": q.edge.relation_type,
-        "source_title": title(q.edge.source),
-        "source_summary": summary(q.edge.source),
-        "target_title": title(q.edge.target),
-        "target_summary": summary(q.edge.target),
-        "path": "\n".join(lines + (["Links: " + ", ".join(hops)] if hops else [])),
+        "episodes": "\n".join(f"[{label[e]}] {describe(e)}" for e in shown),
+        "questions": "\n".join(lines),
     }
 
 
 def llm_adjudicator(
     ctx: StageContext, episodes: pd.DataFrame, collected: LLMBatch[ShortcutJudgment]
 ) -> Adjudicator:
-    """An adjudicator asking the LLM about every shortcut question in one batch.
+    """An adjudicator asking the LLM about every shortcut question at once, several per request
+    (episodes shared by the questions of a request are described once).
 
     Failed questions are collected as failures rows and answered "uncertain" (the edge stays).
     """
     by_id = {str(r.episode_id): r for r in episodes.itertuples()}
+    settings = ctx.settings.break_cycles
+    cost = {
+        eid: count_tokens(f"{as_text(r.title)} {shorten(as_text(r.summary), 600)}")
+        for eid, r in by_id.items()
+    }
 
     def judge(questions: list[ShortcutQuestion]) -> list[ShortcutVerdict]:
-        items = [(q.edge.relation_id, _question_values(q, by_id, ctx.document.title)) for q in questions]
-        batch = run_structured(ctx, PROMPT_ID, items, ShortcutJudgment)
+        by_relation = {q.edge.relation_id: q for q in questions}
+        parts = [(rid, (q.edge.source, *q.indirect_path, q.edge.target)) for rid, q in by_relation.items()]
+        groups = group_by_shared(parts, cost, settings.pack_tokens, settings.max_per_request)
+        batch = run_grouped(
+            ctx,
+            PROMPT_ID,
+            groups,
+            lambda ids: _group_values([by_relation[i] for i in ids], by_id, ctx.document.title),
+            ShortcutJudgment,
+            tokens_per_item=80,
+        )
         collected.extend(batch)
         verdicts = []
         for q in questions:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pandas as pd
 
 from schemas.config import AssembleEpisodesSettings, load_settings
@@ -218,10 +220,24 @@ def test_embedder_similarity_enters_the_coherence() -> None:
 
 def test_llm_titles_episodes_and_a_failed_item_keeps_the_composed_text() -> None:
     def answer(prompt: str) -> object:
-        if "paraffin" in prompt:
+        blocks = re.split(r"^(\d+)\. Covers: .*$", prompt, flags=re.MULTILINE)
+        numbered = list(zip(blocks[1::2], blocks[2::2]))
+        if all("paraffin" in block for _, block in numbered):  # asked again on its own: a bad reply
             return "this is not JSON"
-        who = "Ellis" if "gale warning" in prompt else "Margaret"
-        return {"title": f"{who} acts", "summary": f"{who} acts in the story.", "goal": "keep the light"}
+        items = []
+        for number, block in numbered:
+            if "paraffin" in block:  # left out of the batched reply
+                continue
+            who = "Ellis" if "gale warning" in block else "Margaret"
+            items.append(
+                {
+                    "number": int(number),
+                    "title": f"{who} acts",
+                    "summary": f"{who} acts in the story.",
+                    "goal": "keep the light",
+                }
+            )
+        return {"items": items}
 
     frames = tables()
     with llm_client(answer) as (client, server):
@@ -234,6 +250,7 @@ def test_llm_titles_episodes_and_a_failed_item_keeps_the_composed_text() -> None
     assert [f["item_id"] for f in out["failures"]] == [episodes.iloc[2]["episode_id"]]
     assert out["llm_calls"] and all(c["stage"] == "assemble_episodes" for c in out["llm_calls"])
     assert any("Nia confronts Ellis with the hidden warning." in p for p in prompts)
+    assert len(prompts) == 1 + 2  # the three episodes in one request; the left-out one asked again (+ re-ask)
     assert contract_problems("episodes", episodes, frames) == []
 
 
