@@ -64,6 +64,7 @@ LLM_STAGES = (
     "break_cycles",
     "induce_storylines",
 )
+DOWNSTREAM_STAGES = ("judge_continuity", "chain_continuity", "track_character_states")
 
 
 def write_inputs(folder: Path, title: str) -> tuple[Path, str, Path]:
@@ -101,6 +102,9 @@ def stage_items(workspace: Workspace) -> dict[str, int]:
         "relate_episodes": rows("episodes"),
         "break_cycles": rows("episode_links"),
         "induce_storylines": rows("episodes"),
+        "judge_continuity": rows("continuity_candidates"),
+        "chain_continuity": rows("continuity_judgments"),
+        "track_character_states": rows("character_states"),
     }
 
 
@@ -241,21 +245,28 @@ def print_llm(llm: dict, offline: dict, latency: float, concurrency: int) -> Non
         f"{'projected / source':>19}"
     )
     total = projected_total = 0.0
-    for stage in LLM_STAGES:
+    calls_total = 0
+    for stage in LLM_STAGES + DOWNSTREAM_STAGES:
+        if stage == DOWNSTREAM_STAGES[0]:
+            print(
+                f"  {'construction total':<22} {calls_total:>6} {total:>11,.0f} {total / source:>9.2f} "
+                f"{'':>9} {'':>9} {projected_total / source:>19.2f}"
+            )
         group = calls[calls["stage"] == stage]
         prompt = float(group["prompt_tokens"].sum())
         items_llm, items_off = llm["items"].get(stage, 0), offline["items"].get(stage, 0)
         projected = prompt / items_llm * items_off if items_llm else prompt
         total += prompt
         projected_total += projected
+        calls_total += len(group)
         print(
             f"  {stage:<22} {len(group):>6} {prompt:>11,.0f} {prompt / source:>9.2f} "
             f"{items_llm:>9} {items_off:>9} "
             f"{projected / source:>19.2f}"
         )
     print(
-        f"  {'total':<22} {len(calls):>6} {total:>11,.0f} {total / source:>9.2f} {'':>9} {'':>9} "
-        f"{projected_total / source:>19.2f}"
+        f"  {'total with downstream':<22} {len(calls):>6} {total:>11,.0f} {total / source:>9.2f} {'':>9} "
+        f"{'':>9} {projected_total / source:>19.2f}"
     )
     arrivals = llm["arrivals"]
     window = arrivals[-1] + latency - arrivals[0] if arrivals else 0.0

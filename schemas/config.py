@@ -108,9 +108,9 @@ class ExtractFactsSettings(Section):
     max_chunks_per_entity: int = Field(12, ge=1, description="linked chunks revisited per entity")
     max_facts_per_entity: int = Field(60, ge=1)
     pack_tokens: int = Field(
-        3000, ge=0, description="LLM: entities share one request while their linked chunks fit this budget"
+        6000, ge=0, description="LLM: entities share one request while their linked chunks fit this budget"
     )
-    max_entities_per_request: int = Field(12, ge=1, description="LLM: entities answered in one request")
+    max_entities_per_request: int = Field(20, ge=1, description="LLM: entities answered in one request")
 
 
 class AssembleEpisodesSettings(Section):

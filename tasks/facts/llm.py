@@ -84,8 +84,8 @@ def llm_profiles(
     inputs: NarrativeInputs,
     plan: list[tuple[dict[str, Any], list[dict[str, Any]]]],
     max_facts: int,
-    budget: int = 3000,
-    max_items: int = 12,
+    budget: int = 6000,
+    max_items: int = 20,
 ) -> dict[str, list[dict[str, Any]]]:
     """Facts, attributes and profiles of the planned entities; failed entities become failures rows."""
     by_id = {entity["entity_id"]: (entity, chunks) for entity, chunks in plan}

@@ -24,6 +24,7 @@ from schemas.config import LLMSettings
 from schemas.responses.base import LLMCheckReply
 from schemas.responses.agent import ToolStep
 from tasks.llm.cache import LLMCache, cache_key
+from tasks.llm.pool import server_pool
 from tasks.llm.replies import (
     error_summary,
     parse_tool_step,
@@ -163,8 +164,9 @@ class OpenAICompatibleClient:
         self._sleep = sleep
         self._rng = rng or random.Random(0)
         self._rng_lock = threading.Lock()
-        # Shared by every caller of this client, so parallel stages together respect the bound.
-        self._slots = threading.BoundedSemaphore(settings.concurrency)
+        # Shared by every client of this server in the process: documents and stages together
+        # respect one bound, and all of them can keep the server busy.
+        self.pool = server_pool(self.base_url, settings.concurrency)
 
     def __enter__(self) -> "OpenAICompatibleClient":
         return self
@@ -180,7 +182,7 @@ class OpenAICompatibleClient:
     def list_models(self) -> list[str]:
         """Model ids served at the base URL; raises HTTPCallError (with the key scrubbed)."""
         try:
-            with self._slots:
+            with self.pool.slot():
                 return get_models(self._http, self.base_url, self._headers, self.settings.timeout_s)
         except HTTPCallError as exc:
             raise HTTPCallError(exc.kind, self._clean(str(exc)), exc.http_status, exc.retry_after) from None
@@ -283,7 +285,7 @@ class OpenAICompatibleClient:
                 payload["seed"] = request.seed
             started = time.perf_counter()
             try:
-                with self._slots:
+                with self.pool.slot():
                     reply = post_chat(
                         self._http, self.base_url, self._headers, payload, min(s.timeout_s, remaining)
                     )
