@@ -64,6 +64,11 @@ LLM_STAGES = (
     "break_cycles",
     "induce_storylines",
 )
+try:  # prompt tokens counted in the unit of the source tokens (a fixture from before counts words)
+    FakeOpenAIServer(count_tokens=count_tokens)
+    TOKEN_UNIT: dict = {"count_tokens": count_tokens}
+except TypeError:  # pragma: no cover - measuring a tree from before the change
+    TOKEN_UNIT = {}
 DOWNSTREAM_STAGES = ("judge_continuity", "chain_continuity", "track_character_states")
 
 
@@ -110,7 +115,7 @@ def stage_items(workspace: Workspace) -> dict[str, int]:
 
 def llm_build(doc_path: Path, folder: Path, latency: float, concurrency: int, previous: Workspace) -> dict:
     with FakeOpenAIServer(
-        model_names=("bench-model",), responder=pipeline_responder, latency_s=latency
+        model_names=("bench-model",), responder=pipeline_responder, latency_s=latency, **TOKEN_UNIT
     ) as server:
         workspace = Workspace.at(folder / "llm")
         settings = load_settings(

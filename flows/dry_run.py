@@ -13,6 +13,7 @@ from typing import Any
 
 import pandas as pd
 
+from flows.dry_run_built import built_estimate
 from flows.stages import Stage
 from schemas.config import Settings
 from tasks.ingest.scan import scan_inputs
@@ -45,6 +46,8 @@ class Corpus:
     chunk_tokens: int
     built: dict[str, int] | None = None  # item counts of a previous build of these documents, when one exists
     graph_requests: int = 0  # extract_graph requests: consecutive chunks packed up to the token budget
+    narrative_requests: int = 0  # extract_narrative requests, packed the same way
+    doc_ids: tuple[str, ...] = ()
 
 
 def built_counts(workspace: Workspace | None, doc_ids: list[str]) -> dict[str, int] | None:
@@ -64,7 +67,7 @@ def measure_corpus(
     paths: list[str], settings: Settings, workspace: Workspace | None = None
 ) -> tuple[Corpus, list[str]]:
     """Counts after segmentation, computed in memory; and the inputs that could not be read."""
-    sections = chunks = tokens = documents = graph_requests = 0
+    sections = chunks = tokens = documents = graph_requests = narrative_requests = 0
     problems = []
     doc_ids = []
     # One document in memory at a time, whatever the corpus size.
@@ -95,11 +98,14 @@ def measure_corpus(
         sections += len(rows)
         chunks += len(chunk_rows)
         tokens += sum(r["n_tokens"] for r in chunk_rows)
-        graph_requests += packed_requests(
-            [int(r["n_tokens"]) for r in chunk_rows], settings.extract_graph.pack_tokens
-        )
+        sizes = [int(r["n_tokens"]) for r in chunk_rows]
+        graph_requests += packed_requests(sizes, settings.extract_graph.pack_tokens)
+        narrative_requests += packed_requests(sizes, settings.extract_narrative.pack_tokens)
     built = built_counts(workspace, doc_ids)
-    return Corpus(documents, sections, chunks, tokens, built, graph_requests), problems
+    corpus = Corpus(
+        documents, sections, chunks, tokens, built, graph_requests, narrative_requests, tuple(doc_ids)
+    )
+    return corpus, problems
 
 
 def packed_requests(chunk_tokens: list[int], budget: int) -> int:
@@ -121,21 +127,52 @@ def _template_tokens(stage: Stage) -> int:
     return total
 
 
-def estimate_stage(stage: Stage, corpus: Corpus, settings: Settings) -> dict[str, Any]:
-    """(calls, prompt tokens, completion tokens) expected for one LLM stage over the corpus."""
+def estimate_stage(
+    stage: Stage, corpus: Corpus, settings: Settings, workspace: Workspace | None = None
+) -> dict[str, Any]:
+    """(calls, prompt tokens, completion tokens) expected for one LLM stage over the corpus: from a
+    previous build's items where the workspace has one (grouped as the stage groups them), else
+    from the ratios in ASSUMPTIONS."""
     a = ASSUMPTIONS
+    built = (
+        built_estimate(stage.name, workspace, list(corpus.doc_ids), settings, _template_tokens(stage))
+        if corpus.built
+        else None
+    )
+    if built is not None:
+        calls, prompt_tokens = built
+        per_call = prompt_tokens / max(1, calls)
+        return {
+            "stage": stage.name,
+            "calls": calls,
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": int(calls * max(60, per_call * a["completion_per_chunk_token"])),
+            "from": "previous build",
+        }
     chunk = corpus.chunk_tokens / max(1, corpus.chunks)
     entities = corpus.built["entities"] if corpus.built else corpus.chunks * a["entities_per_chunk"]
     episodes = corpus.built["episodes"] if corpus.built else corpus.sections * a["episodes_per_section"]
     per_episode = min(settings.relate_episodes.window, settings.relate_episodes.max_candidates_per_episode)
     pairs = episodes * per_episode
     graph_requests = corpus.graph_requests or corpus.chunks
+    narrative_requests = corpus.narrative_requests or corpus.chunks
+    facts = settings.extract_facts
+    profiled = entities * a["profiled_share_of_entities"]
+    facts_requests = max(
+        profiled / facts.max_entities_per_request,
+        profiled * chunk * min(4, facts.max_chunks_per_entity) / max(1, facts.pack_tokens) / 2,
+    )  # excerpts shared by about two entities of a request
+    open_pairs = entities * a["ambiguous_share_of_entities"]
+    merge = settings.canonicalize_entities
+    merge_requests = max(
+        open_pairs / merge.max_pairs_per_request, open_pairs * 2 * 110 / max(1, merge.pack_tokens)
+    )
     per_call_input = {
         "extract_graph": corpus.chunk_tokens / max(1, graph_requests),
-        "extract_narrative": chunk,
-        "extract_facts": chunk * min(4, settings.extract_facts.max_chunks_per_entity),
-        "canonicalize_entities": 200,
-        "assemble_episodes": 400,
+        "extract_narrative": corpus.chunk_tokens / max(1, narrative_requests) + 120,
+        "extract_facts": corpus.chunk_tokens * 1.5 / max(1, facts_requests),
+        "canonicalize_entities": open_pairs * 120 / max(1, merge_requests),
+        "assemble_episodes": 400 * min(settings.assemble_episodes.max_per_request, 5),
         "relate_episodes": a["episode_description_tokens"] * (1 + per_episode),
         "break_cycles": 400,
         "induce_storylines": 600,
@@ -147,12 +184,10 @@ def estimate_stage(stage: Stage, corpus: Corpus, settings: Settings) -> dict[str
     scene_pairs = corpus.documents * per_document * (per_document - 1) / 2
     calls = {
         "extract_graph": graph_requests * (2 if settings.extract_graph.gleaning else 1),
-        "extract_narrative": corpus.chunks,
-        "canonicalize_entities": entities * a["ambiguous_share_of_entities"]
-        if settings.canonicalize_entities.enabled
-        else 0,
-        "extract_facts": entities * a["profiled_share_of_entities"] if settings.extract_facts.enabled else 0,
-        "assemble_episodes": episodes,
+        "extract_narrative": narrative_requests,
+        "canonicalize_entities": merge_requests if settings.canonicalize_entities.enabled else 0,
+        "extract_facts": facts_requests if facts.enabled else 0,
+        "assemble_episodes": episodes / min(settings.assemble_episodes.max_per_request, 5),
         "relate_episodes": episodes,  # one request per episode with all its candidates
         "break_cycles": min(
             settings.break_cycles.max_adjudications * corpus.documents, pairs * a["shortcut_share_of_pairs"]
@@ -190,7 +225,7 @@ def dry_run(
     """Estimated calls and tokens per LLM stage; entity and episode counts come from a previous
     build in `workspace` when there is one, else from the ratios in ASSUMPTIONS."""
     corpus, problems = measure_corpus(paths, settings, workspace)
-    rows = [estimate_stage(stage, corpus, settings) for stage in stages if stage.uses_llm]
+    rows = [estimate_stage(stage, corpus, settings, workspace) for stage in stages if stage.uses_llm]
     tokens = sum((r["prompt_tokens"] or 0) + (r["completion_tokens"] or 0) for r in rows)
     cost = round(tokens / 1e6 * price_per_million, 4) if price_per_million is not None else None
     return {
@@ -234,6 +269,11 @@ def format_dry_run(report: dict[str, Any]) -> str:
             lines.append(
                 f"cost: {total[1] + total[2]:,} tokens at {report['price_per_million']} per million tokens "
                 f"= {report['cost']:,.2f}"
+            )
+        measured = [row["stage"] for row in report["stages"] if row.get("from") == "previous build"]
+        if measured:
+            lines.append(
+                "from the previous build's items, grouped as the stages group them: " + ", ".join(measured)
             )
         if corpus.get("built"):
             lines.append(

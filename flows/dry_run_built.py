@@ -1,0 +1,217 @@
+"""Dry-run estimates from a previous build of the same documents: the items each LLM stage works
+over (profiled entities and their linked chunks, open merge pairs, episodes and their units,
+shortcut questions, storylines) are read from the workspace and grouped with the functions the
+stages use, so calls and prompt tokens follow the same packing and batching as a real build.
+
+A previous offline build decided open merge pairs as `rule:no_evidence` and shortcut questions
+with the heuristic adjudicator (rules `llm_*`): those are the items an LLM build asks about.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import pandas as pd
+
+from schemas.config import Settings
+from tasks.graph.packing import pack_chunks
+from tasks.llm.grouped import group_by_shared, group_items
+from tasks.tables.io import Workspace, as_list, read_frame
+from tasks.text import count_tokens
+
+ENTITY_LINE_TOKENS = 24  # "n. name (type); other names: ...; known description: ...; excerpts: ..."
+RECORD_TOKENS = 110  # an entity record: name, type, aliases, description, three sample mentions
+PAIR_LINE_TOKENS = 6
+EXCERPT_HEADER_TOKENS = 8
+UNIT_LINE_EXTRA = 10  # "- [event/action, scene 12, night] "
+EPISODE_HEADER_TOKENS = 16
+QUESTION_LINE_TOKENS = 22
+STORYLINE_EXTRA_TOKENS = 260  # key characters, relation partners and their signals
+ENTITY_NAME_EXTRA = 5  # "- name (character; also: ...)"
+MAX_NAMES = 60  # names listed per narrative request
+HEADING_TOKENS = 6
+EPISODE_FIELDS_TOKENS = 20  # label, sections, participants
+CANDIDATE_TOKENS = 90  # candidate summaries are shortened
+
+
+def _frames(workspace: Workspace, doc_ids: list[str], names: tuple[str, ...]) -> dict[str, pd.DataFrame]:
+    frames = {}
+    for name in names:
+        frame = read_frame(workspace, name)
+        frames[name] = frame[frame["doc_id"].isin(doc_ids)] if "doc_id" in frame else frame
+    return frames
+
+
+def _spread(items: list[Any], limit: int) -> list[Any]:
+    """The even spread linked_chunks keeps: first and last included."""
+    if len(items) <= limit:
+        return items
+    if limit == 1:
+        return items[:1]
+    step = (len(items) - 1) / (limit - 1)
+    return [items[round(i * step)] for i in range(limit)]
+
+
+def _facts(f: dict[str, pd.DataFrame], s: Settings, template: int) -> tuple[int, int]:
+    chunks = f["chunks"].sort_values(["doc_id", "char_start"])
+    tokens = dict(zip(chunks["chunk_id"], chunks["n_tokens"].astype(int)))
+    order = {c: i for i, c in enumerate(chunks["chunk_id"])}
+    calls = prompt = 0
+    for _, entities in f["entities"].groupby("doc_id"):
+        plan = []
+        for row in entities[entities["degree"] >= s.extract_facts.min_degree].itertuples():
+            linked = sorted((c for c in as_list(row.chunk_ids) if c in order), key=order.get)
+            linked = _spread(linked, s.extract_facts.max_chunks_per_entity)
+            if linked:
+                plan.append((row.entity_id, linked))
+        plan.sort(key=lambda p: order[p[1][0]])
+        groups = group_by_shared(
+            plan, tokens, s.extract_facts.pack_tokens, s.extract_facts.max_entities_per_request
+        )
+        parts = dict(plan)
+        for group in groups:
+            union = {c for e in group for c in parts[e]}
+            calls += 1
+            prompt += template + len(group) * ENTITY_LINE_TOKENS
+            prompt += sum(tokens[c] + EXCERPT_HEADER_TOKENS for c in union)
+    return calls, prompt
+
+
+def _canonicalize(f: dict[str, pd.DataFrame], s: Settings, template: int) -> tuple[int, int]:
+    decisions = f["merge_decisions"]
+    calls = prompt = 0
+    for _, group in decisions[decisions["method"] == "rule:no_evidence"].groupby("doc_id"):
+        pairs = [(f"{r.left}|{r.right}", (r.left, r.right)) for r in group.itertuples()]
+        records = {r: RECORD_TOKENS for _, both in pairs for r in both}
+        c = s.canonicalize_entities
+        for ids in group_by_shared(pairs, records, c.pack_tokens, c.max_pairs_per_request):
+            shown = {r for i in ids for r in i.split("|")}
+            calls += 1
+            prompt += template + len(shown) * RECORD_TOKENS + len(ids) * PAIR_LINE_TOKENS
+    return calls, prompt
+
+
+def _unit_tokens(f: dict[str, pd.DataFrame]) -> dict[str, int]:
+    found: dict[str, int] = {}
+    for table, key in (
+        ("events", "event_id"),
+        ("interactions", "interaction_id"),
+        ("occasions", "occasion_id"),
+    ):
+        frame = f[table]
+        found.update(zip(frame[key], (count_tokens(str(d)) + UNIT_LINE_EXTRA for d in frame["description"])))
+    return found
+
+
+def _assemble(f: dict[str, pd.DataFrame], s: Settings, template: int) -> tuple[int, int]:
+    units = _unit_tokens(f)
+    calls = prompt = 0
+    for _, episodes in f["episodes"].sort_values("ordinal").groupby("doc_id"):
+        costs = [
+            sum(units.get(u, UNIT_LINE_EXTRA) for u in as_list(row.unit_ids)) + EPISODE_HEADER_TOKENS
+            for row in episodes.itertuples()
+        ]
+        a = s.assemble_episodes
+        groups = group_items(list(episodes["episode_id"]), costs, a.pack_tokens, a.max_per_request)
+        calls += len(groups)
+        prompt += template * len(groups) + sum(costs)
+    return calls, prompt
+
+
+def _episode_tokens(f: dict[str, pd.DataFrame]) -> dict[str, int]:
+    episodes = f["episodes"]
+    return {
+        row.episode_id: count_tokens(f"{row.title}. {str(row.summary)[:600]}")
+        for row in episodes.itertuples()
+    }
+
+
+def _break(f: dict[str, pd.DataFrame], s: Settings, template: int) -> tuple[int, int]:
+    actions = f["saber_actions"]
+    asked = actions[actions["rule"].astype(str).str.startswith("llm_")]
+    episode_tokens = _episode_tokens(f)
+    calls = prompt = 0
+    for _, group in asked.groupby("doc_id"):
+        questions = {}
+        for row in group.itertuples():
+            path = (row.source_episode_id, *as_list(row.indirect_path), row.target_episode_id)
+            questions.setdefault(row.relation_id, path)
+        b = s.break_cycles
+        items = list(questions.items())[: b.max_adjudications]
+        for ids in group_by_shared(items, episode_tokens, b.pack_tokens, b.max_per_request):
+            shown = {e for i in ids for e in questions[i]}
+            calls += 1
+            prompt += template + sum(episode_tokens.get(e, 20) + 2 for e in shown)
+            prompt += len(ids) * QUESTION_LINE_TOKENS
+    return calls, prompt
+
+
+def _induce(f: dict[str, pd.DataFrame], s: Settings, template: int) -> tuple[int, int]:
+    episode_tokens = _episode_tokens(f)
+    calls = prompt = 0
+    for row in f["storylines"].itertuples():
+        calls += 1
+        prompt += template + STORYLINE_EXTRA_TOKENS
+        prompt += sum(episode_tokens.get(e, 40) + 8 for e in as_list(row.episode_ids))
+    return calls, prompt
+
+
+def _narrative(f: dict[str, pd.DataFrame], s: Settings, template: int) -> tuple[int, int]:
+    chunks = f["chunks"].sort_values(["doc_id", "char_start"])
+    named: dict[str, set[str]] = {}
+    for row in f["entities"].itertuples():
+        for chunk_id in as_list(row.chunk_ids):
+            named.setdefault(chunk_id, set()).add(row.entity_id)
+    line = dict(
+        zip(
+            f["entities"]["entity_id"],
+            (count_tokens(str(n)) + ENTITY_NAME_EXTRA for n in f["entities"]["name"]),
+        )
+    )
+    calls = prompt = 0
+    for _, doc_chunks in chunks.groupby("doc_id"):
+        for pack in pack_chunks(list(doc_chunks.itertuples()), "", s.extract_narrative.pack_tokens):
+            shown = set().union(*(named.get(m.chunk_id, set()) for m in pack.members))
+            text = sum(count_tokens(m.text) for m in pack.members)
+            calls += 1
+            prompt += template + text + sum(sorted(line.get(e, 8) for e in shown)[:MAX_NAMES])
+            prompt += HEADING_TOKENS * len(pack.members)
+    return calls, prompt
+
+
+def _relate(f: dict[str, pd.DataFrame], s: Settings, template: int) -> tuple[int, int]:
+    episode_tokens = _episode_tokens(f)
+    per_anchor = min(s.relate_episodes.window, s.relate_episodes.max_candidates_per_episode)
+    calls = prompt = 0
+    for _, episodes in f["episodes"].sort_values("ordinal").groupby("doc_id"):
+        ids = list(episodes["episode_id"])
+        for position, anchor in enumerate(ids[:-1]):
+            listed = ids[position + 1 : position + 1 + per_anchor]
+            calls += 1
+            prompt += template + episode_tokens[anchor] + EPISODE_FIELDS_TOKENS
+            prompt += sum(min(episode_tokens[e], CANDIDATE_TOKENS) + EPISODE_FIELDS_TOKENS for e in listed)
+    return calls, prompt
+
+
+ESTIMATORS: dict[str, tuple[tuple[str, ...], Callable[..., tuple[int, int]]]] = {
+    "extract_narrative": (("chunks", "entities"), _narrative),
+    "extract_facts": (("chunks", "entities"), _facts),
+    "relate_episodes": (("episodes",), _relate),
+    "canonicalize_entities": (("merge_decisions",), _canonicalize),
+    "assemble_episodes": (("episodes", "events", "interactions", "occasions"), _assemble),
+    "break_cycles": (("saber_actions", "episodes"), _break),
+    "induce_storylines": (("storylines", "episodes"), _induce),
+}
+
+
+def built_estimate(
+    stage: str, workspace: Workspace | None, doc_ids: list[str], settings: Settings, template: int
+) -> tuple[int, int] | None:
+    """(calls, prompt tokens) of `stage` from a previous build's items; None without one."""
+    if stage not in ESTIMATORS or workspace is None or not workspace.tables_dir.is_dir():
+        return None
+    tables, estimate = ESTIMATORS[stage]
+    frames = _frames(workspace, doc_ids, tables)
+    if any(frame.empty for frame in frames.values()):
+        return None
+    return estimate(frames, settings, template)
