@@ -144,6 +144,10 @@ def llm_build(doc_path: Path, folder: Path, latency: float, concurrency: int, pr
             )
             wall = time.perf_counter() - started
         arrivals = sorted(r.arrived for r in server.chat_requests())
+        try:  # the same dry run once this build exists: its own items, the rebuild estimate
+            rebuild = dry_run([str(doc_path)], select_stages(), settings, workspace, PRICE_PER_MILLION)
+        except TypeError:  # pragma: no cover - a tree from before the dry run took a workspace
+            rebuild = {"stages": []}
     calls = read_frame(workspace, "llm_calls")
     return {
         "workspace": workspace,
@@ -152,6 +156,7 @@ def llm_build(doc_path: Path, folder: Path, latency: float, concurrency: int, pr
         "calls": calls,
         "arrivals": arrivals,
         "estimate": {row["stage"]: row for row in estimate["stages"]},
+        "rebuild": {row["stage"]: row for row in rebuild["stages"]},
         "cost": estimate.get("cost"),
         "source_tokens": int(read_frame(workspace, "chunks")["n_tokens"].sum()),
         "items": stage_items(workspace),
@@ -310,6 +315,29 @@ def print_llm(llm: dict, offline: dict, latency: float, concurrency: int) -> Non
     print(
         f"  {'total':<22} {totals[0]:>9.0f} {totals[1]:>6.0f} {totals[0] / max(1, totals[1]):>6.2f} "
         f"{totals[2]:>10.0f} {totals[0] / max(1, totals[2]):>6.2f}"
+    )
+    print(
+        "\n[3b] --dry-run over the LLM build's own workspace (its items) vs that build's calls "
+        "and prompt tokens"
+    )
+    print(
+        f"  {'stage':<22} {'est calls':>9} {'calls':>6} {'ratio':>6} {'est prompt':>11} {'prompt':>10} "
+        f"{'ratio':>6}"
+    )
+    sums = [0, 0, 0, 0]
+    for stage in LLM_STAGES + DOWNSTREAM_STAGES:
+        row = llm["rebuild"].get(stage) or {}
+        group = calls[calls["stage"] == stage]
+        est_calls, est_prompt = row.get("calls") or 0, row.get("prompt_tokens") or 0
+        actual_prompt = int(group["prompt_tokens"].sum())
+        sums = [sums[0] + est_calls, sums[1] + len(group), sums[2] + est_prompt, sums[3] + actual_prompt]
+        print(
+            f"  {stage:<22} {est_calls:>9} {len(group):>6} {est_calls / max(1, len(group)):>6.2f} "
+            f"{est_prompt:>11,} {actual_prompt:>10,} {est_prompt / max(1, actual_prompt):>6.2f}"
+        )
+    print(
+        f"  {'total':<22} {sums[0]:>9} {sums[1]:>6} {sums[0] / max(1, sums[1]):>6.2f} "
+        f"{sums[2]:>11,} {sums[3]:>10,} {sums[2] / max(1, sums[3]):>6.2f}"
     )
     if llm.get("cost") is not None:
         actual = int(calls["prompt_tokens"].sum() + calls["completion_tokens"].sum())

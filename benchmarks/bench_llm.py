@@ -4,7 +4,9 @@ tokens per 1k source tokens per stage.
 The server adds a fixed latency per request (default 200 ms) and answers every stage's
 prompt deterministically; the build runs every LLM stage with N requests in flight and
 `--documents` documents at a time (Prefect's thread-pool runner). Achieved concurrency =
-calls x latency / wall time from the first request's arrival to the last reply.
+calls x latency / wall time from the first request's arrival to the last reply; divided by the
+configured limit it is the share of the server's slots kept busy (the client's request pool
+measures the same from its side). Tokens are counted in the project's unit (tasks.text).
 
     python benchmarks/bench_llm.py [PATH ...] [--latency 0.2] [--concurrency 16] [--documents 3]
 """
@@ -28,6 +30,7 @@ from tasks.llm.client import OpenAICompatibleClient  # noqa: E402
 from tasks.tables.io import Workspace, read_frame  # noqa: E402
 from tests.fixtures.openai_server import FakeOpenAIServer  # noqa: E402
 from tests.fixtures.pipeline_llm import pipeline_responder  # noqa: E402
+from tasks.text import count_tokens  # noqa: E402
 
 STAGE_DEV = REPO.parent / "shared" / "data" / "stage" / "documents.jsonl"
 SAMPLE = REPO / "data" / "samples" / "the_lighthouse_key.txt"
@@ -45,7 +48,10 @@ def main() -> None:
     with (
         tempfile.TemporaryDirectory() as folder,
         FakeOpenAIServer(
-            model_names=("bench-model",), responder=pipeline_responder, latency_s=args.latency
+            model_names=("bench-model",),
+            responder=pipeline_responder,
+            latency_s=args.latency,
+            count_tokens=count_tokens,
         ) as server,
     ):
         workspace = Workspace.at(Path(folder) / "ws")
@@ -67,6 +73,7 @@ def main() -> None:
                 paths, workspace, settings, resources=make_resources(settings, llm=client), quiet=True
             )
             wall = time.perf_counter() - started
+            pool = client.pool.achieved()
         calls = read_frame(workspace, "llm_calls")
         chunks = read_frame(workspace, "chunks")
         arrivals = [r.arrived for r in server.chat_requests()]
@@ -82,7 +89,10 @@ def main() -> None:
         f"LLM requests: {len(arrivals)} at {args.latency * 1000:.0f} ms each, {args.concurrency} in flight, "
         f"{args.documents} documents at a time; first request to last reply {llm_window:.1f} s"
     )
-    print(f"achieved concurrency (calls x latency / wall time): {achieved:.1f}")
+    print(
+        f"achieved concurrency (calls x latency / wall time): {achieved:.1f}; achieved / configured "
+        f"{achieved / args.concurrency:.2f} (client pool: {pool:.2f})"
+    )
     print(f"{'stage':<24} {'calls':>6} {'prompt tok / 1k src':>20} {'completion tok / 1k src':>24}")
     for stage, group in calls.groupby("stage", sort=False):
         print(

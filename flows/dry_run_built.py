@@ -26,12 +26,16 @@ EXCERPT_HEADER_TOKENS = 8
 UNIT_LINE_EXTRA = 10  # "- [event/action, scene 12, night] "
 EPISODE_HEADER_TOKENS = 16
 QUESTION_LINE_TOKENS = 22
-STORYLINE_EXTRA_TOKENS = 260  # key characters, relation partners and their signals
+STORYLINE_EXTRA_TOKENS = 420  # key characters, relation partners and their signals
 ENTITY_NAME_EXTRA = 5  # "- name (character; also: ...)"
 MAX_NAMES = 60  # names listed per narrative request
 HEADING_TOKENS = 6
-EPISODE_FIELDS_TOKENS = 20  # label, sections, participants
-CANDIDATE_TOKENS = 90  # candidate summaries are shortened
+EPISODE_FIELDS_TOKENS = 8  # label, sections, participants
+CANDIDATE_TOKENS = 75  # candidate summaries are shortened
+CANDIDATE_PACKET_TOKENS = 500  # two scene packets and the shared evidence, beyond the instructions
+CHAIN_TOKENS = 1200
+SCENE_CHARS = 6000  # a character-state request shows at most this much of its scene
+STATES_LISTING_TOKENS = 60
 
 
 def _frames(workspace: Workspace, doc_ids: list[str], names: tuple[str, ...]) -> dict[str, pd.DataFrame]:
@@ -80,7 +84,8 @@ def _facts(f: dict[str, pd.DataFrame], s: Settings, template: int) -> tuple[int,
 def _canonicalize(f: dict[str, pd.DataFrame], s: Settings, template: int) -> tuple[int, int]:
     decisions = f["merge_decisions"]
     calls = prompt = 0
-    for _, group in decisions[decisions["method"] == "rule:no_evidence"].groupby("doc_id"):
+    asked = decisions[decisions["method"].isin(["rule:no_evidence", "llm"])]  # open pairs
+    for _, group in asked.groupby("doc_id"):
         pairs = [(f"{r.left}|{r.right}", (r.left, r.right)) for r in group.itertuples()]
         records = {r: RECORD_TOKENS for _, both in pairs for r in both}
         c = s.canonicalize_entities
@@ -193,6 +198,28 @@ def _relate(f: dict[str, pd.DataFrame], s: Settings, template: int) -> tuple[int
     return calls, prompt
 
 
+def _judge(f: dict[str, pd.DataFrame], s: Settings, template: int) -> tuple[int, int]:
+    calls = len(f["continuity_candidates"])
+    return calls, calls * (template + CANDIDATE_PACKET_TOKENS)
+
+
+def _chains(f: dict[str, pd.DataFrame], s: Settings, template: int) -> tuple[int, int]:
+    chains = f["continuity_chains"]
+    calls = int((chains["kind"] == "preliminary").sum())
+    return calls, calls * (template + CHAIN_TOKENS)
+
+
+def _states(f: dict[str, pd.DataFrame], s: Settings, template: int) -> tuple[int, int]:
+    sections = f["sections"].set_index("section_id")
+    calls = prompt = 0
+    for section_id, rows in f["character_states"].groupby("section_id"):
+        rounds = int(rows["round"].max())
+        text = str(sections.loc[section_id, "text"])[:SCENE_CHARS] if "text" in sections else ""
+        calls += 2 * rounds  # extract and critic per round
+        prompt += rounds * (template + 2 * count_tokens(text) + STATES_LISTING_TOKENS)
+    return calls, prompt
+
+
 ESTIMATORS: dict[str, tuple[tuple[str, ...], Callable[..., tuple[int, int]]]] = {
     "extract_narrative": (("chunks", "entities"), _narrative),
     "extract_facts": (("chunks", "entities"), _facts),
@@ -201,6 +228,9 @@ ESTIMATORS: dict[str, tuple[tuple[str, ...], Callable[..., tuple[int, int]]]] = 
     "assemble_episodes": (("episodes", "events", "interactions", "occasions"), _assemble),
     "break_cycles": (("saber_actions", "episodes"), _break),
     "induce_storylines": (("storylines", "episodes"), _induce),
+    "judge_continuity": (("continuity_candidates",), _judge),
+    "chain_continuity": (("continuity_chains",), _chains),
+    "track_character_states": (("character_states", "sections"), _states),
 }
 
 
@@ -212,6 +242,6 @@ def built_estimate(
         return None
     tables, estimate = ESTIMATORS[stage]
     frames = _frames(workspace, doc_ids, tables)
-    if any(frame.empty for frame in frames.values()):
+    if any(frame.empty for frame in frames.values()) and stage != "chain_continuity":
         return None
     return estimate(frames, settings, template)
