@@ -173,7 +173,10 @@ def estimate_stage(
         "extract_facts": corpus.chunk_tokens * 1.5 / max(1, facts_requests),
         "canonicalize_entities": open_pairs * 120 / max(1, merge_requests),
         "assemble_episodes": 400 * min(settings.assemble_episodes.max_per_request, 5),
-        "relate_episodes": a["episode_description_tokens"] * (1 + per_episode),
+        "relate_episodes": min(
+            settings.relate_episodes.pack_tokens,
+            a["episode_description_tokens"] * settings.relate_episodes.max_pairs_per_request,
+        ),
         "break_cycles": 400,
         "induce_storylines": 600,
         "judge_continuity": 700,
@@ -188,7 +191,10 @@ def estimate_stage(
         "canonicalize_entities": merge_requests if settings.canonicalize_entities.enabled else 0,
         "extract_facts": facts_requests if facts.enabled else 0,
         "assemble_episodes": episodes / min(settings.assemble_episodes.max_per_request, 5),
-        "relate_episodes": episodes,  # one request per episode with all its candidates
+        "relate_episodes": max(  # pairs grouped while the episodes they name fit the budget
+            pairs / settings.relate_episodes.max_pairs_per_request,
+            episodes * a["episode_description_tokens"] / max(1, settings.relate_episodes.pack_tokens),
+        ),
         "break_cycles": min(
             settings.break_cycles.max_adjudications * corpus.documents, pairs * a["shortcut_share_of_pairs"]
         )

@@ -30,8 +30,8 @@ STORYLINE_EXTRA_TOKENS = 420  # key characters, relation partners and their sign
 ENTITY_NAME_EXTRA = 5  # "- name (character; also: ...)"
 MAX_NAMES = 60  # names listed per narrative request
 HEADING_TOKENS = 6
-EPISODE_FIELDS_TOKENS = 8  # label, sections, participants
-CANDIDATE_TOKENS = 75  # candidate summaries are shortened
+EPISODE_FIELDS_TOKENS = 24  # label, sections, participants
+SUMMARY_CHARS = 500  # episode summaries are shortened in relate requests
 CANDIDATE_PACKET_TOKENS = 500  # two scene packets and the shared evidence, beyond the instructions
 CHAIN_TOKENS = 1200
 SCENE_CHARS = 6000  # a character-state request shows at most this much of its scene
@@ -185,16 +185,25 @@ def _narrative(f: dict[str, pd.DataFrame], s: Settings, template: int) -> tuple[
 
 
 def _relate(f: dict[str, pd.DataFrame], s: Settings, template: int) -> tuple[int, int]:
-    episode_tokens = _episode_tokens(f)
-    per_anchor = min(s.relate_episodes.window, s.relate_episodes.max_candidates_per_episode)
+    described = {
+        row.episode_id: count_tokens(f"{row.title} {str(row.summary)[:SUMMARY_CHARS]} {row.goal}")
+        + EPISODE_FIELDS_TOKENS
+        for row in f["episodes"].itertuples()
+    }
+    r = s.relate_episodes
+    per_anchor = min(r.window, r.max_candidates_per_episode)
     calls = prompt = 0
     for _, episodes in f["episodes"].sort_values("ordinal").groupby("doc_id"):
         ids = list(episodes["episode_id"])
-        for position, anchor in enumerate(ids[:-1]):
-            listed = ids[position + 1 : position + 1 + per_anchor]
+        pairs = [
+            (f"{a}|{b}", (a, b))
+            for position, a in enumerate(ids)
+            for b in ids[position + 1 : position + 1 + per_anchor]
+        ]
+        for group in group_by_shared(pairs, described, r.pack_tokens, r.max_pairs_per_request):
+            shown = {e for i in group for e in i.split("|")}
             calls += 1
-            prompt += template + episode_tokens[anchor] + EPISODE_FIELDS_TOKENS
-            prompt += sum(min(episode_tokens[e], CANDIDATE_TOKENS) + EPISODE_FIELDS_TOKENS for e in listed)
+            prompt += template + sum(described[e] for e in shown) + len(group) * PAIR_LINE_TOKENS
     return calls, prompt
 
 

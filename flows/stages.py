@@ -154,7 +154,7 @@ STAGES: tuple[Stage, ...] = (
         config="relate_episodes",
         needs_embedder=True,
         uses_llm=True,
-        prompts=("relate_episodes/v2",),
+        prompts=("relate_episodes/v3",),
     ),
     Stage(
         "break_cycles",

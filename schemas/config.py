@@ -132,6 +132,10 @@ class RelateEpisodesSettings(Section):
     window: int = Field(6, ge=1, description="later episodes considered by source order for each episode")
     max_candidates_per_episode: int = Field(10, ge=1, description="bounds candidate pairs: never quadratic")
     min_confidence: float = Field(0.3, ge=0, le=1)
+    pack_tokens: int = Field(
+        2500, ge=0, description="LLM: candidate pairs share one request while their episodes fit this budget"
+    )
+    max_pairs_per_request: int = Field(24, ge=1, description="LLM: candidate pairs judged in one request")
 
 
 class BreakCyclesSettings(Section):

@@ -2,8 +2,8 @@
 causes / precedes / elaborates / contrasts, one row per predicted directed link.
 
 Predictions live in `episode_links`; cleaning (SABER) is the next stage, so the raw,
-heuristic and SABER settings all reuse the same predictions. With an LLM each episode gets one
-request judging all its candidate pairs (requests sent as one batch); offline a pair is labelled from
+heuristic and SABER settings all reuse the same predictions. With an LLM, candidate pairs are
+judged several per request (tasks.hierarchy.relate_llm); offline a pair is labelled from
 source order, shared participants and cue words (a flashback cue gives a backward edge).
 """
 
@@ -16,7 +16,6 @@ import numpy as np
 import pandas as pd
 
 from schemas.config import RelateEpisodesSettings
-from schemas.responses.hierarchy import EpisodeRelationBatch
 from tasks.stage import StageContext, StageOutput
 from tasks.hierarchy.episode_candidates import (
     Candidate,
@@ -25,7 +24,7 @@ from tasks.hierarchy.episode_candidates import (
     entity_idf,
     weighted_overlap,
 )
-from tasks.hierarchy.text import shorten, span_label
+from tasks.hierarchy.relate_llm import grouped_links
 from tasks.hierarchy.units import (
     CHARACTER_TYPES,
     STAKE_TYPES,
@@ -36,10 +35,8 @@ from tasks.hierarchy.units import (
     string_list,
 )
 from schemas.ids import make_id
-from tasks.llm.items import run_structured
 from tasks.text import index_terms
 
-PROMPT_ID = "relate_episodes/v2"
 
 
 def episode_infos(episodes: pd.DataFrame, types: dict[str, str], language: str) -> list[EpisodeInfo]:
@@ -198,105 +195,6 @@ def heuristic_links(
     return rows
 
 
-def _describe(r: Any, names: dict[str, str], language: str) -> dict[str, str]:
-    people = ", ".join(names.get(p, p) for p in string_list(r.participant_ids)[:8]) or "-"
-    return {
-        "title": as_text(r.title),
-        "sections": span_label(int(r.first_ordinal), int(r.last_ordinal), language),
-        "participants": people,
-        "summary": shorten(as_text(r.summary), 900),
-        "goal": as_text(r.goal) or "-",
-    }
-
-
-CANDIDATE_SUMMARY_CHARS = 500
-_FIELDS = {
-    "en": (
-        "{label} ({sections}): {title}\nParticipants: {participants}\nGoal or conflict: {goal}\n"
-        "Summary: {summary}"
-    ),
-    "zh": "{label}（{sections}）：{title}\n参与者：{participants}\n目标或冲突：{goal}\n概要：{summary}",
-}
-
-
-def candidate_block(described: list[dict[str, str]], language: str) -> str:
-    """The listed episodes of one request, labelled E1, E2, ... in candidate order."""
-    template = _FIELDS["zh" if language == "zh" else "en"]
-    return "\n\n".join(
-        template.format(label=f"E{i}", **{**d, "summary": shorten(d["summary"], CANDIDATE_SUMMARY_CHARS)})
-        for i, d in enumerate(described, start=1)
-    )
-
-
-def llm_links(
-    ctx: StageContext, infos: list[EpisodeInfo], candidates: list[Candidate], names: dict[str, str]
-) -> StageOutput:
-    """`episode_links` from one LLM request per anchor episode judging all its candidate pairs at
-    once (the instructions and the anchor are sent once, not once per pair), plus failures and
-    llm_calls rows. A pair the reply leaves out is counted in a warning and gets no link."""
-    doc = ctx.document
-    episodes = {str(r.episode_id): r for r in ctx.table("episodes").itertuples()}
-    by_anchor: dict[int, list[Candidate]] = defaultdict(list)
-    for cand in candidates:
-        by_anchor[cand.a].append(cand)
-    items = []
-    for anchor, group in sorted(by_anchor.items()):
-        a = _describe(episodes[infos[anchor].episode_id], names, doc.language)
-        listed = [_describe(episodes[infos[c.b].episode_id], names, doc.language) for c in group]
-        items.append(
-            (
-                infos[anchor].episode_id,
-                {
-                    "document_title": doc.title,
-                    **{f"a_{k}": v for k, v in a.items()},
-                    "candidates": candidate_block(listed, doc.language),
-                },
-            )
-        )
-    batch = run_structured(ctx, PROMPT_ID, items, EpisodeRelationBatch)
-    rows, unanswered = [], 0
-    for anchor, group in sorted(by_anchor.items()):
-        a_id = infos[anchor].episode_id
-        reply = batch.values.get(a_id)
-        if reply is None:
-            continue
-        judged: dict[str, Any] = {}
-        for judgment in reply.judgments:
-            judged.setdefault(judgment.other.strip().upper(), judgment)
-        for position, cand in enumerate(group, start=1):
-            b_id = infos[cand.b].episode_id
-            judgment = judged.get(f"E{position}")
-            if judgment is None:
-                unanswered += 1
-                continue
-            if (
-                judgment.relation_type == "none"
-                or judgment.confidence < ctx.settings.relate_episodes.min_confidence
-            ):
-                continue
-            source, target = (a_id, b_id) if judgment.direction == "A_to_B" else (b_id, a_id)
-            rows.append(
-                link_row(
-                    doc.doc_id,
-                    (
-                        judgment.relation_type,
-                        source,
-                        target,
-                        round(judgment.confidence, 4),
-                        shorten(judgment.reason, 500),
-                    ),
-                    "llm",
-                )
-            )
-    warnings = [f"{unanswered} candidate pair(s) left unjudged by the LLM reply"] if unanswered else []
-    return {
-        "episode_links": rows,
-        "failures": batch.failures,
-        "llm_calls": batch.calls,
-        "_warnings": warnings,
-    }
-
-
 def run(ctx: StageContext) -> StageOutput:
     doc = ctx.document
     settings = ctx.settings.relate_episodes
@@ -310,7 +208,7 @@ def run(ctx: StageContext) -> StageOutput:
         infos, graph_neighbours(relations), settings.window, settings.max_candidates_per_episode, vectors
     )
     if ctx.llm is not None and candidates:
-        output = llm_links(ctx, infos, candidates, entity_names(entities))
+        output = grouped_links(ctx, infos, candidates, entity_names(entities), link_row)
     else:
         flashbacks = flashback_episodes(episodes, ctx.table("sections"))
         output = {

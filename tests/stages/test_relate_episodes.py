@@ -172,44 +172,38 @@ def test_offline_stage_on_the_mini_story() -> None:
     assert relate_episodes.run(context("relate_episodes", frames, strict))["episode_links"] == []
 
 
-def _listed(prompt: str) -> dict[str, str]:
-    """Label -> listed block of a relate_episodes request."""
-    block = prompt.split("Later-told episodes to judge against A:", 1)[1]
-    parts = re.split(r"^(E\d+) ", block, flags=re.MULTILINE)
-    return dict(zip(parts[1::2], parts[2::2]))
+def _asked(prompt: str) -> list[tuple[int, str, str]]:
+    """(number, title of A, title of B) of each pair a relate_episodes request lists."""
+    titles = dict(re.findall(r"^\[(E\d+)\] \(.*?\) (.+)$", prompt, re.MULTILINE))
+    pairs = re.findall(r"^(\d+)\. (E\d+) and (E\d+)$", prompt, re.MULTILINE)
+    return [(int(n), titles[a], titles[b]) for n, a, b in pairs]
 
 
-def test_llm_judges_all_candidates_of_an_episode_in_one_request_with_direction_and_failures() -> None:
+def _judgment(number: int, relation: str, direction: str, confidence: float, reason: str) -> dict:
+    return {
+        "number": number,
+        "relation_type": relation,
+        "direction": direction,
+        "confidence": confidence,
+        "reason": reason,
+    }
+
+
+def test_llm_judges_several_pairs_per_request_with_direction_and_failures() -> None:
     frames = with_episodes(tables())
     titles = list(frames["episodes"]["title"])
 
     def answer(prompt: str) -> object:
-        anchor = prompt.split("Later-told episodes to judge against A:", 1)[0]
-        if titles[0] not in anchor:
-            return "not json at all"
-        judgments = []
-        for label, block in _listed(prompt).items():
-            if titles[1] in block:
-                judgments.append(
-                    {
-                        "other": label,
-                        "relation_type": "contrasts",
-                        "direction": "A_to_B",
-                        "confidence": 0.7,
-                        "reason": "two stakes",
-                    }
-                )
-            if titles[2] in block:
-                judgments.append(
-                    {
-                        "other": label,
-                        "relation_type": "causes",
-                        "direction": "B_to_A",
-                        "confidence": 0.8,
-                        "reason": "the lamp",
-                    }
-                )
-        return {"judgments": judgments}
+        asked = _asked(prompt)
+        if [(a, b) for _, a, b in asked] == [(titles[1], titles[2])]:
+            return "not json at all"  # the pair left out below, asked again alone: a broken reply
+        items = []
+        for number, a, b in asked:
+            if (a, b) == (titles[0], titles[1]):
+                items.append(_judgment(number, "contrasts", "A_to_B", 0.7, "two stakes"))
+            if (a, b) == (titles[0], titles[2]):
+                items.append(_judgment(number, "causes", "B_to_A", 0.8, "the lamp"))
+        return {"items": items}  # the pair (1, 2) is left out
 
     with llm_client(answer) as (client, server):
         out = relate_episodes.run(context("relate_episodes", frames, llm=client))
@@ -220,34 +214,23 @@ def test_llm_judges_all_candidates_of_an_episode_in_one_request_with_direction_a
         for l in out["episode_links"]
     }
     assert got == {(ids[0], ids[1], "contrasts", "llm"), (ids[2], ids[0], "causes", "llm")}
-    assert [f["item_id"] for f in out["failures"]] == [ids[1]]  # the second episode's request failed
-    first = next(p for p in prompts if titles[0] in p.split("Later-told", 1)[0])
-    assert len(_listed(first)) == 2 and first.count("Episode A") == 1  # both candidates, one anchor
+    assert [f["item_id"] for f in out["failures"]] == [f"{ids[1]}|{ids[2]}"]
+    first = prompts[0]
+    assert len(_asked(first)) == 3  # every candidate pair in one request
+    assert all(first.count(title) == 1 for title in titles)  # each episode described once
     assert contract_problems("episode_links", out["episode_links"], frames) == []
 
 
-def test_a_candidate_left_out_of_the_reply_is_a_warning_not_a_link() -> None:
+def test_a_pair_left_out_twice_is_a_failure_not_a_link() -> None:
     frames = with_episodes(tables())
 
     def answer(prompt: str) -> object:
-        first = next(iter(_listed(prompt)))
-        return {
-            "judgments": [
-                {
-                    "other": first,
-                    "relation_type": "precedes",
-                    "direction": "A_to_B",
-                    "confidence": 0.9,
-                    "reason": "next",
-                }
-            ]
-        }
+        return {"items": [_judgment(1, "precedes", "A_to_B", 0.9, "next")]}  # only the first pair
 
     with llm_client(answer) as (client, _):
         out = relate_episodes.run(context("relate_episodes", frames, llm=client))
-    assert len(out["episode_links"]) == 2 and out["_warnings"] == [
-        "1 candidate pair(s) left unjudged by the LLM reply"
-    ]
+    assert len(out["episode_links"]) == 2  # asked with 3 pairs, then the two left out: one each time
+    assert len(out["failures"]) == 1 and out["failures"][0]["error"].startswith("llm missing")
 
 
 def test_none_and_low_confidence_judgments_are_not_links() -> None:
@@ -255,19 +238,13 @@ def test_none_and_low_confidence_judgments_are_not_links() -> None:
 
     def answer(prompt: str) -> object:
         return {
-            "judgments": [
-                {
-                    "other": label,
-                    "relation_type": "none" if "Daniel" in block else "precedes",
-                    "direction": "A_to_B",
-                    "confidence": 0.1,
-                    "reason": "weak",
-                }
-                for label, block in _listed(prompt).items()
+            "items": [
+                _judgment(n, "none" if "Daniel" in b else "precedes", "A_to_B", 0.1, "weak")
+                for n, _, b in _asked(prompt)
             ]
         }
 
     with llm_client(answer) as (client, _):
         out = relate_episodes.run(context("relate_episodes", frames, llm=client))
     assert RelateEpisodesSettings().min_confidence > 0.1  # the premise: 0.1 is below the bar
-    assert out["episode_links"] == [] and out["failures"] == [] and len(out["llm_calls"]) == 2
+    assert out["episode_links"] == [] and out["failures"] == [] and len(out["llm_calls"]) == 1
