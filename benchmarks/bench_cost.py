@@ -287,6 +287,15 @@ def print_llm(llm: dict, offline: dict, latency: float, concurrency: int) -> Non
         f"last reply {window:.1f} s; achieved {achieved:.1f} / configured {concurrency} = "
         f"{achieved / concurrency:.2f}"
     )
+    idle, busy_until = 0.0, None
+    for arrived in arrivals:
+        if busy_until is not None and arrived > busy_until:
+            idle += arrived - busy_until
+        busy_until = max(busy_until or arrived, arrived + latency)
+    print(
+        f"  server idle (no request in flight) {idle:.1f} s of the window; while busy "
+        f"{len(arrivals) * latency / max(1e-9, window - idle):.1f} in flight on average"
+    )
     print(
         "\n[3] --dry-run estimate vs actual, per stage (calls; prompt tokens); "
         "'at offline counts' scales the "

@@ -36,6 +36,16 @@ STAGE_DEV = REPO.parent / "shared" / "data" / "stage" / "documents.jsonl"
 SAMPLE = REPO / "data" / "samples" / "the_lighthouse_key.txt"
 
 
+def idle_seconds(arrivals: list[float], latency: float) -> float:
+    """Seconds between the first arrival and the last reply with no request at the server."""
+    idle, busy_until = 0.0, None
+    for arrived in sorted(arrivals):
+        if busy_until is not None and arrived > busy_until:
+            idle += arrived - busy_until
+        busy_until = max(busy_until or arrived, arrived + latency)
+    return idle
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("paths", nargs="*")
@@ -92,6 +102,11 @@ def main() -> None:
     print(
         f"achieved concurrency (calls x latency / wall time): {achieved:.1f}; achieved / configured "
         f"{achieved / args.concurrency:.2f} (client pool: {pool:.2f})"
+    )
+    idle = idle_seconds(arrivals, args.latency)
+    print(
+        f"server idle (no request in flight) {idle:.1f} s of the {llm_window:.1f} s window; "
+        f"while busy, {len(arrivals) * args.latency / max(1e-9, llm_window - idle):.1f} in flight on average"
     )
     print(f"{'stage':<24} {'calls':>6} {'prompt tok / 1k src':>20} {'completion tok / 1k src':>24}")
     for stage, group in calls.groupby("stage", sort=False):

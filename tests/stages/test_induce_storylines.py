@@ -301,7 +301,7 @@ def test_whole_chain_through_the_test_server(tmp_path) -> None:
     assert {"assemble_episodes", "relate_episodes", "break_cycles", "induce_storylines"} <= set(
         calls["stage"]
     )
-    assert asked >= len(t["episodes"]) + len(t["episode_links"])
+    assert 0 < asked < len(t["episodes"]) + len(t["episode_links"])  # several items per request
 
 
 def test_whole_chain_survives_llm_faults_with_failure_rows(tmp_path) -> None:
