@@ -17,6 +17,7 @@ from schemas.config import Settings
 from tasks.graph.packing import pack_chunks
 from tasks.llm.grouped import group_by_shared, group_items
 from tasks.tables.io import Workspace, as_list, read_frame
+from tasks.tables.manifest import load_manifest
 from tasks.text import count_tokens
 
 ENTITY_LINE_TOKENS = 24  # "n. name (type); other names: ...; known description: ...; excerpts: ..."
@@ -184,7 +185,9 @@ def _narrative(f: dict[str, pd.DataFrame], s: Settings, template: int) -> tuple[
     return calls, prompt
 
 
-def _relate(f: dict[str, pd.DataFrame], s: Settings, template: int) -> tuple[int, int]:
+def _relate(
+    f: dict[str, pd.DataFrame], s: Settings, template: int, known: dict[str, int] | None = None
+) -> tuple[int, int]:
     described = {
         row.episode_id: count_tokens(f"{row.title} {str(row.summary)[:SUMMARY_CHARS]} {row.goal}")
         + EPISODE_FIELDS_TOKENS
@@ -193,13 +196,16 @@ def _relate(f: dict[str, pd.DataFrame], s: Settings, template: int) -> tuple[int
     r = s.relate_episodes
     per_anchor = min(r.window, r.max_candidates_per_episode)
     calls = prompt = 0
-    for _, episodes in f["episodes"].sort_values("ordinal").groupby("doc_id"):
+    for doc_id, episodes in f["episodes"].sort_values("ordinal").groupby("doc_id"):
         ids = list(episodes["episode_id"])
         pairs = [
             (f"{a}|{b}", (a, b))
             for position, a in enumerate(ids)
             for b in ids[position + 1 : position + 1 + per_anchor]
         ]
+        wanted = (known or {}).get(str(doc_id))
+        if wanted is not None and 0 < wanted < len(pairs):  # the previous build's candidate count
+            pairs = [pairs[round(k * len(pairs) / wanted)] for k in range(wanted)]
         for group in group_by_shared(pairs, described, r.pack_tokens, r.max_pairs_per_request):
             shown = {e for i in group for e in i.split("|")}
             calls += 1
@@ -253,4 +259,11 @@ def built_estimate(
     frames = _frames(workspace, doc_ids, tables)
     if any(frame.empty for frame in frames.values()) and stage != "chain_continuity":
         return None
+    if stage == "relate_episodes":  # candidate pairs are counted in the previous build's manifest
+        known = {}
+        for doc_id in doc_ids:
+            record = load_manifest(workspace, doc_id).stages.get(stage)
+            if record is not None and record.details.get("candidate_pairs") is not None:
+                known[doc_id] = int(record.details["candidate_pairs"])
+        return _relate(frames, settings, template, known)
     return estimate(frames, settings, template)
