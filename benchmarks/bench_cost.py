@@ -12,6 +12,7 @@
 6. `nkw ask` start-up (process wall time minus the answer's own latency).
 
     python benchmarks/bench_cost.py [--doc-title "Birthday Girl"] [--latency 0.2] [--concurrency 16]
+                                    [--offline-only]
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import traceback
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -149,17 +151,39 @@ def llm_build(doc_path: Path, folder: Path, latency: float, concurrency: int, pr
     }
 
 
+class CountingEmbedder:
+    """The model embedder, counting texts, tokens and seconds per calling build module."""
+
+    def __init__(self, inner) -> None:
+        self.inner, self.name = inner, inner.name
+        self.by_caller: dict[str, list[float]] = {}
+
+    def embed(self, texts):
+        caller = "?"
+        for frame in traceback.extract_stack():
+            if f"{os.sep}tasks{os.sep}" in frame.filename and "vector_store" not in frame.filename:
+                caller = Path(frame.filename).stem
+        started = time.perf_counter()
+        vectors = self.inner.embed(texts)
+        entry = self.by_caller.setdefault(caller, [0, 0, 0.0])
+        entry[0] += len(texts)
+        entry[1] += sum(count_tokens(t) for t in texts)
+        entry[2] += time.perf_counter() - started
+        return vectors
+
+
 def offline_build(doc_path: Path, folder: Path) -> dict:
     settings = load_settings()
     embedder = build_embedder(settings.embed_texts)
     embedder.embed(["load the model"])  # model load is paid before either timing
+    counting = CountingEmbedder(embedder)
     workspace = Workspace.at(folder / "offline")
     started = time.perf_counter()
     report = build(
         [str(doc_path)],
         workspace,
         settings,
-        resources=make_resources(settings, embedder_factory=lambda: embedder),
+        resources=make_resources(settings, embedder_factory=lambda: counting),
         quiet=True,
     )
     wall = time.perf_counter() - started
@@ -179,6 +203,7 @@ def offline_build(doc_path: Path, folder: Path) -> dict:
         "sentences": len(sentences),
         "floor_tokens": sum(count_tokens(s) for s in sentences),
         "stage_seconds": stage_seconds,
+        "embedded": counting.by_caller,
         "items": stage_items(workspace),
         "settings": settings,
     }
@@ -317,22 +342,31 @@ def main() -> None:
     parser.add_argument("--doc-title", default="Birthday Girl")
     parser.add_argument("--latency", type=float, default=0.2)
     parser.add_argument("--concurrency", type=int, default=16)
+    parser.add_argument(
+        "--offline-only", action="store_true", help="rows 4-6 only (no test-server build; rows 1-3 skipped)"
+    )
     args = parser.parse_args()
     if not (STAGE / "documents.jsonl").exists():
         sys.exit(f"the STAGE dev set is not beside the clone ({STAGE.relative_to(REPO.parent)})")
     os.environ.setdefault("DO_NOT_TRACK", "1")
     bench_started = time.perf_counter()
+    load_before = os.getloadavg()
     with tempfile.TemporaryDirectory() as name:
         folder = Path(name)
         doc_path, doc_id, questions_path = write_inputs(folder, args.doc_title)
         offline = offline_build(doc_path, folder)
-        llm = llm_build(doc_path, folder, args.latency, args.concurrency, offline["workspace"])
+        llm = (
+            None
+            if args.offline_only
+            else llm_build(doc_path, folder, args.latency, args.concurrency, offline["workspace"])
+        )
         latencies = query_latencies(offline["workspace"], questions_path, offline["settings"])
         first_question = load_questions(questions_path)[0].question
         ask_wall, ask_answer, ask_split = ask_startup(offline["workspace"], doc_id, first_question)
     threads = os.environ.get("OMP_WAIT_POLICY", "(unset)")
     print(f"document: {args.doc_title} ({doc_id}); OMP_WAIT_POLICY={threads}; cores {os.cpu_count()}")
-    print_llm(llm, offline, args.latency, args.concurrency)
+    if llm is not None:
+        print_llm(llm, offline, args.latency, args.concurrency)
     print(
         f"\n[4] offline build (MiniLM, no Prefect, model loaded): {offline['wall']:.1f} s, "
         f"ok={offline['ok']}; embedding "
@@ -342,6 +376,8 @@ def main() -> None:
     )
     slow = sorted(offline["stage_seconds"].items(), key=lambda kv: -kv[1])[:6]
     print("  slowest stages: " + ", ".join(f"{k} {v:.1f} s" for k, v in slow))
+    for caller, (texts, tokens, seconds) in sorted(offline["embedded"].items(), key=lambda kv: -kv[1][2]):
+        print(f"  embedded by {caller}: {texts:,.0f} texts, {tokens:,.0f} tokens, {seconds:.1f} s")
     print(f"\n[5] offline answer latency over {len(latencies['nkw'])} questions (model and bundle loaded)")
     for system, values in latencies.items():
         array = np.array(values)
@@ -353,7 +389,11 @@ def main() -> None:
         f"+ answer {ask_answer:.2f} s"
     )
     print(f"  a second, plain `nkw ask` reports: {ask_split or '(no start-up line)'}")
-    print(f"\nbenchmark wall time {time.perf_counter() - bench_started:.0f} s")
+    load_after = os.getloadavg()
+    print(
+        f"\nbenchmark wall time {time.perf_counter() - bench_started:.0f} s; load average (1 min) "
+        f"{load_before[0]:.1f} at start, {load_after[0]:.1f} at end"
+    )
 
 
 if __name__ == "__main__":
