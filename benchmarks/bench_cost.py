@@ -210,12 +210,14 @@ def offline_build(doc_path: Path, folder: Path) -> dict:
 
 
 def query_latencies(workspace: Workspace, questions_path: Path, settings) -> dict[str, list[float]]:
-    engine = QueryEngine(workspace, settings)
+    """Per-question latency of each system, each in its own session (so neither system is served
+    the other's query vectors)."""
     questions = load_questions(questions_path)
-    for doc_id in {q.doc_id for q in questions}:
-        warm_up(engine, doc_id)
     found: dict[str, list[float]] = {}
     for system in ("nkw", "hybrid"):
+        engine = QueryEngine(workspace, settings)
+        for doc_id in {q.doc_id for q in questions}:
+            warm_up(engine, doc_id)
         engine.ask(
             questions[0].doc_id, questions[0].question, questions[0].options, system
         )  # first-call lookups
