@@ -16,10 +16,14 @@ import tempfile
 import time
 from pathlib import Path
 
-import numpy as np
-
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
+
+from flows.runtime import configure_process  # noqa: E402
+
+configure_process()  # the thread settings `nkw` applies at start, before numpy or torch load
+
+import numpy as np  # noqa: E402
 
 from flows.answer_questions import QueryEngine, warm_up  # noqa: E402
 from flows.evaluation import load_questions  # noqa: E402
