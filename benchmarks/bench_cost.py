@@ -12,6 +12,7 @@
 6. `nkw ask` start-up (process wall time minus the answer's own latency).
 
     python benchmarks/bench_cost.py [--doc-title "Birthday Girl"] [--latency 0.2] [--concurrency 16]
+                                    [--offline-only]
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import traceback
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -163,17 +165,39 @@ def llm_build(doc_path: Path, folder: Path, latency: float, concurrency: int, pr
     }
 
 
+class CountingEmbedder:
+    """The model embedder, counting texts, tokens and seconds per calling build module."""
+
+    def __init__(self, inner) -> None:
+        self.inner, self.name = inner, inner.name
+        self.by_caller: dict[str, list[float]] = {}
+
+    def embed(self, texts):
+        caller = "?"
+        for frame in traceback.extract_stack():
+            if f"{os.sep}tasks{os.sep}" in frame.filename and "vector_store" not in frame.filename:
+                caller = Path(frame.filename).stem
+        started = time.perf_counter()
+        vectors = self.inner.embed(texts)
+        entry = self.by_caller.setdefault(caller, [0, 0, 0.0])
+        entry[0] += len(texts)
+        entry[1] += sum(count_tokens(t) for t in texts)
+        entry[2] += time.perf_counter() - started
+        return vectors
+
+
 def offline_build(doc_path: Path, folder: Path, embeddings: str | None = None) -> dict:
     settings = load_settings(overrides={"embed_texts": {"backend": embeddings}} if embeddings else None)
     embedder = build_embedder(settings.embed_texts)
     embedder.embed(["load the model"])  # model load is paid before either timing
+    counting = CountingEmbedder(embedder)
     workspace = Workspace.at(folder / "offline")
     started = time.perf_counter()
     report = build(
         [str(doc_path)],
         workspace,
         settings,
-        resources=make_resources(settings, embedder_factory=lambda: embedder),
+        resources=make_resources(settings, embedder_factory=lambda: counting),
         quiet=True,
     )
     wall = time.perf_counter() - started
@@ -193,31 +217,36 @@ def offline_build(doc_path: Path, folder: Path, embeddings: str | None = None) -
         "sentences": len(sentences),
         "floor_tokens": sum(count_tokens(s) for s in sentences),
         "stage_seconds": stage_seconds,
+        "embedded": counting.by_caller,
         "items": stage_items(workspace),
         "settings": settings,
     }
 
 
 def query_latencies(workspace: Workspace, questions_path: Path, settings) -> dict[str, list[float]]:
-    engine = QueryEngine(workspace, settings)
+    """Per-question latency of each system, each in its own session (so neither system is served
+    the other's query vectors)."""
     questions = load_questions(questions_path)
-    for doc_id in {q.doc_id for q in questions}:
-        warm_up(engine, doc_id)
     found: dict[str, list[float]] = {}
     for system in ("nkw", "hybrid"):
+        engine = QueryEngine(workspace, settings)
+        for doc_id in {q.doc_id for q in questions}:
+            warm_up(engine, doc_id)
         engine.ask(
             questions[0].doc_id, questions[0].question, questions[0].options, system
         )  # first-call lookups
-        found[system] = []
+        found[system], found[f"{system} cpu"] = [], []
         for question in questions:
-            started = time.perf_counter()
+            started, cpu_started = time.perf_counter(), time.process_time()
             engine.ask(question.doc_id, question.question, question.options, system)
             found[system].append((time.perf_counter() - started) * 1000)
+            found[f"{system} cpu"].append((time.process_time() - cpu_started) * 1000)
     return found
 
 
-def ask_startup(workspace: Workspace, doc_id: str, question: str) -> tuple[float, float]:
-    """(process wall seconds, answer latency seconds) of one `nkw ask --json`."""
+def ask_startup(workspace: Workspace, doc_id: str, question: str) -> tuple[float, float, str]:
+    """(process wall seconds, answer latency seconds, the command's own start-up line) of one
+    `nkw ask --json`, then of one plain `nkw ask` (which prints its start-up split on stderr)."""
     started = time.perf_counter()
     process = subprocess.run(
         [
@@ -240,7 +269,15 @@ def ask_startup(workspace: Workspace, doc_id: str, question: str) -> tuple[float
     wall = time.perf_counter() - started
     if process.returncode != 0:
         sys.exit(f"nkw ask failed: {process.stderr[-800:]}")
-    return wall, json.loads(process.stdout).get("latency_ms", 0.0) / 1000
+    plain = subprocess.run(
+        [sys.executable, "-m", "flows.cli", "ask", "-w", str(workspace.root), "--doc", doc_id, question],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
+    split = next((line for line in plain.stderr.splitlines() if line.startswith("start-up")), "")
+    return wall, json.loads(process.stdout).get("latency_ms", 0.0) / 1000, split
 
 
 def print_llm(llm: dict, offline: dict, latency: float, concurrency: int) -> None:
@@ -365,26 +402,35 @@ def main() -> None:
         "--embeddings", default=None, help="embedding backend of the offline build (e.g. hashing: fast)"
     )
     parser.add_argument("--llm-only", action="store_true", help="rows 1-3 only (no query or ask timings)")
+    parser.add_argument(
+        "--offline-only", action="store_true", help="rows 4-6 only (no test-server build; rows 1-3 skipped)"
+    )
     args = parser.parse_args()
     if not (STAGE / "documents.jsonl").exists():
         sys.exit(f"the STAGE dev set is not beside the clone ({STAGE.relative_to(REPO.parent)})")
     os.environ.setdefault("DO_NOT_TRACK", "1")
     bench_started = time.perf_counter()
+    load_before = os.getloadavg()
     with tempfile.TemporaryDirectory() as name:
         folder = Path(name)
         doc_path, doc_id, questions_path = write_inputs(folder, args.doc_title)
         offline = offline_build(doc_path, folder, args.embeddings)
-        llm = llm_build(doc_path, folder, args.latency, args.concurrency, offline["workspace"])
-        if args.llm_only:
+        llm = (
+            None
+            if args.offline_only
+            else llm_build(doc_path, folder, args.latency, args.concurrency, offline["workspace"])
+        )
+        if args.llm_only and llm is not None:
             print(f"document: {args.doc_title} ({doc_id}); offline embeddings {args.embeddings or 'default'}")
             print_llm(llm, offline, args.latency, args.concurrency)
             return
         latencies = query_latencies(offline["workspace"], questions_path, offline["settings"])
         first_question = load_questions(questions_path)[0].question
-        ask_wall, ask_answer = ask_startup(offline["workspace"], doc_id, first_question)
+        ask_wall, ask_answer, ask_split = ask_startup(offline["workspace"], doc_id, first_question)
     threads = os.environ.get("OMP_WAIT_POLICY", "(unset)")
     print(f"document: {args.doc_title} ({doc_id}); OMP_WAIT_POLICY={threads}; cores {os.cpu_count()}")
-    print_llm(llm, offline, args.latency, args.concurrency)
+    if llm is not None:
+        print_llm(llm, offline, args.latency, args.concurrency)
     print(
         f"\n[4] offline build (MiniLM, no Prefect, model loaded): {offline['wall']:.1f} s, "
         f"ok={offline['ok']}; embedding "
@@ -394,17 +440,25 @@ def main() -> None:
     )
     slow = sorted(offline["stage_seconds"].items(), key=lambda kv: -kv[1])[:6]
     print("  slowest stages: " + ", ".join(f"{k} {v:.1f} s" for k, v in slow))
+    for caller, (texts, tokens, seconds) in sorted(offline["embedded"].items(), key=lambda kv: -kv[1][2]):
+        print(f"  embedded by {caller}: {texts:,.0f} texts, {tokens:,.0f} tokens, {seconds:.1f} s")
     print(f"\n[5] offline answer latency over {len(latencies['nkw'])} questions (model and bundle loaded)")
-    for system, values in latencies.items():
-        array = np.array(values)
+    for system in ("nkw", "hybrid"):
+        array, cpu = np.array(latencies[system]), np.array(latencies[f"{system} cpu"])
         print(
             f"  {system:<7} p50 {np.percentile(array, 50):7.1f} ms   p95 {np.percentile(array, 95):7.1f} ms"
+            f"   process CPU time p50 {np.percentile(cpu, 50):7.1f} ms"
         )
     print(
         f"\n[6] nkw ask: process {ask_wall:.2f} s = start-up {ask_wall - ask_answer:.2f} s "
         f"+ answer {ask_answer:.2f} s"
     )
-    print(f"\nbenchmark wall time {time.perf_counter() - bench_started:.0f} s")
+    print(f"  a second, plain `nkw ask` reports: {ask_split or '(no start-up line)'}")
+    load_after = os.getloadavg()
+    print(
+        f"\nbenchmark wall time {time.perf_counter() - bench_started:.0f} s; load average (1 min) "
+        f"{load_before[0]:.1f} at start, {load_after[0]:.1f} at end"
+    )
 
 
 if __name__ == "__main__":

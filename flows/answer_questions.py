@@ -50,18 +50,26 @@ class QueryEngine:
         self._stores: dict[str, NarrativeStore] = {}
         self._embedders: dict[str | None, Embedder | None] = {}
         self._envs: dict[str, ToolEnv] = {}
+        # Seconds spent loading, by part ("model": embedding model incl. torch, "bundle": tables and
+        # indexes), so a command can report its start-up apart from answer time.
+        self.load_seconds: dict[str, float] = {"model": 0.0, "bundle": 0.0}
         self._embedder_factory = embedder_factory or (
             lambda identity: embedder_for_identity(identity, settings.embed_texts)
         )
 
     def index(self, doc_id: str) -> DocumentIndex:
         if doc_id not in self._indexes:
+            started = time.perf_counter()
             self._indexes[doc_id] = DocumentIndex.load(self.workspace, doc_id)
+            self.load_seconds["bundle"] += time.perf_counter() - started
         return self._indexes[doc_id]
 
     def store(self, doc_id: str) -> NarrativeStore:
         if doc_id not in self._stores:
-            self._stores[doc_id] = NarrativeStore.load(self.workspace, doc_id, self.index(doc_id))
+            index = self.index(doc_id)
+            started = time.perf_counter()
+            self._stores[doc_id] = NarrativeStore.load(self.workspace, doc_id, index)
+            self.load_seconds["bundle"] += time.perf_counter() - started
         return self._stores[doc_id]
 
     def tool_env(self, doc_id: str, embed: Callable | None) -> ToolEnv:
@@ -81,11 +89,13 @@ class QueryEngine:
         """The embedder matching the document's stored vectors, loaded once per session (the load
         is paid here, not inside the first answer's latency)."""
         if identity not in self._embedders:
+            started = time.perf_counter()
             # Query vectors come from the build's vector store when the text was embedded there.
             embedder = caching(self._embedder_factory(identity), self.workspace.cache_dir / "vectors")
             if embedder is not None:
                 embedder.embed(["warm up"])
             self._embedders[identity] = embedder
+            self.load_seconds["model"] += time.perf_counter() - started
         return self._embedders[identity]
 
     def ask(

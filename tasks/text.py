@@ -36,6 +36,7 @@ def detect_language(text: str, sample: int = 20000) -> str:
     return "zh" if cjk > 0 and cjk >= 0.3 * (cjk + latin / 4) else "en"
 
 
+@lru_cache(maxsize=16384)
 def count_tokens(text: str) -> int:
     """Approximate LLM tokens: words, symbols and single CJK characters."""
     return len(TOKEN.findall(text))
@@ -68,9 +69,15 @@ def _stem(word: str) -> str:
 
 def index_terms(text: str, language: str) -> list[str]:
     """Terms for the BM25 index: stemmed non-stopword words (en); characters and bigrams (zh)."""
+    return list(_cached_terms(text, language))
+
+
+@lru_cache(maxsize=16384)
+def _cached_terms(text: str, language: str) -> tuple[str, ...]:
+    """Query time reads the same sentences and questions again and again: tokenise each once."""
     if language == "zh" or CJK_CHAR.search(text):
-        return _zh_terms(text)
-    return [_stem(w) for w in (m.lower() for m in WORD.findall(text)) if w not in STOPWORDS_EN]
+        return tuple(_zh_terms(text))
+    return tuple(_stem(w) for w in (m.lower() for m in WORD.findall(text)) if w not in STOPWORDS_EN)
 
 
 def _zh_terms(text: str) -> list[str]:
@@ -89,7 +96,7 @@ def _zh_terms(text: str) -> list[str]:
 
 def content_words(text: str) -> set[str]:
     """Distinct index terms: the unit of lexical overlap between question, options and evidence."""
-    return set(index_terms(text, "en"))
+    return set(_cached_terms(text, "en"))
 
 
 def normalize_text(text: str) -> str:

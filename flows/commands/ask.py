@@ -77,8 +77,11 @@ def run(args: argparse.Namespace) -> int:
             if batch is None and not args.json:
                 # Fixed start-up (imports, embedding model, bundle load) apart from the answer's own latency.
                 startup = time.perf_counter() - args.started - answer.latency_ms / 1000
+                model, bundle = engine.load_seconds["model"], engine.load_seconds["bundle"]
                 print(
-                    f"start-up {startup:.2f} s (imports, model, bundle); answer {answer.latency_ms:.0f} ms",
+                    f"start-up {startup:.2f} s (imports and set-up {startup - model - bundle:.2f} s, "
+                    f"embedding model {model:.2f} s, bundle {bundle:.2f} s); "
+                    f"answer {answer.latency_ms:.0f} ms",
                     file=sys.stderr,
                 )
     finally:

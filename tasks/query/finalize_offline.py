@@ -29,14 +29,12 @@ from tasks.query.tools.env import ToolEnv
 
 def passage_sentences(env: ToolEnv, board: EvidenceBoard) -> list[tuple[int, str]]:
     """(sentence position, passage chunk id) for every sentence inside a chosen passage."""
-    sentences = env.store.source.sentences
-    chunk_ids = sentences["chunk_id"].to_numpy()
-    starts = sentences["char_start"].to_numpy()
-    ends = sentences["char_end"].to_numpy()
+    starts, ends = env.store.source.sentence_spans
     found: list[tuple[int, str]] = []
     for passage in board.passages:
-        mask = (chunk_ids == passage.chunk_id) & (starts >= passage.char_start) & (ends <= passage.char_end)
-        found.extend((int(p), passage.chunk_id) for p in np.flatnonzero(mask))
+        positions = env.store.sentences_of_chunk.get(passage.chunk_id, np.zeros(0, dtype=np.int64))
+        inside = (starts[positions] >= passage.char_start) & (ends[positions] <= passage.char_end)
+        found.extend((int(p), passage.chunk_id) for p in positions[inside])
     return found
 
 
@@ -75,7 +73,7 @@ def rank_sentences(
     question_terms = content_words(question)
     scores = []
     for index, (position, chunk_id) in enumerate(candidates):
-        text = source.sentences.iloc[position]["text"]
+        text = source.sentence_rows[position]["text"]
         terms = content_words(text)
         backed = len(terms & structured.get(chunk_id, set()) - question_terms) / max(1, len(terms))
         short = 0.15 if len(text.split()) < 3 and not any("\u4e00" <= c <= "\u9fff" for c in text) else 0.0
@@ -142,23 +140,22 @@ PRONOUN_START = re.compile(r"^\W*(?:he|she|they)\b", re.IGNORECASE)
 
 def _context_terms(env: ToolEnv, position: int, window: int = 2) -> set[str]:
     """Terms of a sentence, its neighbours in the same section and the section heading."""
-    sentences = env.store.source.sentences
-    section_id = sentences.iloc[position]["section_id"]
-    lo, hi = max(0, position - window), min(len(sentences), position + window + 1)
-    near = sentences.iloc[lo:hi]
-    texts = near.loc[near["section_id"] == section_id, "text"].tolist()
+    rows = env.store.source.sentence_rows
+    section_id = rows[position]["section_id"]
+    lo, hi = max(0, position - window), min(len(rows), position + window + 1)
+    texts = [row["text"] for row in rows[lo:hi] if row["section_id"] == section_id]
     heading, _ = env.store.section_heading(section_id)
     return content_words(" ".join([*texts, heading or ""]))
 
 
 def _actor(env: ToolEnv, position: int, find: EntityFinder | None) -> str | None:
     """The character a sentence-initial pronoun stands for: the last one named before it in the scene."""
-    sentences = env.store.source.sentences
-    if find is None or not PRONOUN_START.match(str(sentences.iloc[position]["text"])):
+    rows = env.store.source.sentence_rows
+    if find is None or not PRONOUN_START.match(str(rows[position]["text"])):
         return None
-    section_id = sentences.iloc[position]["section_id"]
+    section_id = rows[position]["section_id"]
     for back in range(position - 1, max(-1, position - 6), -1):
-        row = sentences.iloc[back]
+        row = rows[back]
         if row["section_id"] != section_id:
             break
         characters = [f for f in find(str(row["text"])) if f[3] == "character"]
@@ -172,7 +169,7 @@ def short_candidates(
 ) -> list[Candidate]:
     """The best sentences for a short answer: answer score plus how much of the question their scene
     context (neighbours and heading) covers, best first."""
-    sentences = env.store.source.sentences
+    rows = env.store.source.sentence_rows
     keys = content_words(question)
     pool = []
     for position, score in ranked[: 4 * SHORT_CANDIDATES]:
@@ -181,7 +178,7 @@ def short_candidates(
     pool.sort(key=lambda item: (-item[1], item[0]))
     found = []
     for position, score in pool[:SHORT_CANDIDATES]:
-        row = sentences.iloc[position]
+        row = rows[position]
         section = env.store.sections_by_id.get(row["section_id"], {})
         text = lambda value: value if isinstance(value, str) and value.strip() else None  # noqa: E731
         found.append(
@@ -250,7 +247,8 @@ def offline_finalizer(
 ) -> FinalAnswer:
     ranked = rank_sentences(env, question, intents, board)
     sentences = env.store.source.sentences
-    quotes = [(sentences.iloc[p]["section_id"], sentences.iloc[p]["text"]) for p, _ in ranked[:2]]
+    rows = env.store.source.sentence_rows
+    quotes = [(rows[p]["section_id"], rows[p]["text"]) for p, _ in ranked[:2]]
     notes = ["offline: extractive answer from the evidence board (no LLM)"]
     if not options:
         find = entity_finder(env.store)

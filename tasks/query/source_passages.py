@@ -36,14 +36,13 @@ def excerpt(
     chunk = store.chunks_by_id[chunk_id]
     if chunk["n_tokens"] <= max_tokens:
         return int(chunk["char_start"]), int(chunk["char_end"]), chunk["text"], int(chunk["n_tokens"])
-    sentences = store.source.sentences
     positions = store.sentences_of_chunk.get(chunk_id, np.zeros(0, dtype=np.int64))
     if positions.size == 0:
         text = chunk["text"]
         return int(chunk["char_start"]), int(chunk["char_end"]), text, count_tokens(text)
     scores = _sentence_scores(store, positions, question, query_vector)
-    starts = sentences["char_start"].to_numpy()[positions]
-    ends = sentences["char_end"].to_numpy()[positions]
+    all_starts, all_ends = store.source.sentence_spans
+    starts, ends = all_starts[positions], all_ends[positions]
     for span_start, span_end in focus or []:
         scores = scores + 0.3 * ((starts < span_end) & (span_start < ends))
     tokens = store.sentence_tokens[positions]

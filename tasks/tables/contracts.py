@@ -38,10 +38,13 @@ def check_contracts(name: str, rows: pa.Table, resolve: Callable[[str], pa.Table
             ).fetchall()[0][0]
             if duplicates:
                 problems.append(f"{name}: {duplicates} duplicate key(s) on ({', '.join(table_spec.key)})")
-        for column in table_spec.not_null:
-            nulls = con.execute(f"SELECT count(*) FROM t WHERE {_quote(column)} IS NULL").fetchall()[0][0]
-            if nulls:
-                problems.append(f"{name}: {nulls} null value(s) in {column}")
+        if table_spec.not_null:
+            # Every not-null column counted in one scan (one query per column cost ~1 s per build).
+            counts = ", ".join(f"count(*) FILTER (WHERE {_quote(c)} IS NULL)" for c in table_spec.not_null)
+            found = con.execute(f"SELECT {counts} FROM t").fetchall()[0]
+            for column, nulls in zip(table_spec.not_null, found):
+                if nulls:
+                    problems.append(f"{name}: {nulls} null value(s) in {column}")
         for column, accepted in table_spec.accepted_values.items():
             placeholders = ", ".join("?" for _ in accepted)
             bad = con.execute(

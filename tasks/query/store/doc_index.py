@@ -1,16 +1,19 @@
-"""Everything query time needs about one document, loaded once from its Parquet partitions:
-sections, chunks, sentences, their vectors and the BM25 indexes."""
+"""Everything query time needs about one document, loaded once through DuckDB queries over the
+workspace views (`tasks.query.store.reader`): sections, chunks, sentences, their vectors and the
+BM25 indexes."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 import pandas as pd
 import pyarrow.compute as pc
 
 from tasks.query.store.bm25 import Bm25Index
-from tasks.tables.io import Workspace, read_frame, read_table
+from tasks.query.store.reader import document_reader
+from tasks.tables.io import Workspace
 from tasks.tables.manifest import load_manifest
 
 
@@ -35,9 +38,8 @@ class DocumentIndex:
 
     @classmethod
     def load(cls, workspace: Workspace, doc_id: str) -> "DocumentIndex":
-        documents = read_frame(
-            workspace, "documents", doc_id, columns=["doc_id", "title", "language", "kind"]
-        )
+        reader = document_reader(workspace, doc_id)
+        documents = reader.frame("documents", columns=["doc_id", "title", "language", "kind"])
         if documents.empty:
             raise DocumentNotBuilt(
                 f"document {doc_id!r} is not in workspace {workspace.root.name!r} (see `nkw inspect`)"
@@ -48,15 +50,15 @@ class DocumentIndex:
                 f"document {doc_id!r} is not served: {ingest.error}; fix the input and build again"
             )
         info = documents.iloc[0]
-        sections = read_frame(workspace, "sections", doc_id).sort_values("ordinal").reset_index(drop=True)
-        chunks = read_frame(workspace, "chunks", doc_id).sort_values("ordinal").reset_index(drop=True)
-        sentences = read_frame(workspace, "sentences", doc_id).sort_values("ordinal").reset_index(drop=True)
+        sections = reader.frame("sections").sort_values("ordinal").reset_index(drop=True)
+        chunks = reader.frame("chunks").sort_values("ordinal").reset_index(drop=True)
+        sentences = reader.frame("sentences").sort_values("ordinal").reset_index(drop=True)
         if chunks.empty:
             raise DocumentNotBuilt(f"document {doc_id!r} has no chunks yet; run `nkw build` again")
-        embeddings = read_frame(workspace, "embeddings", doc_id)  # every vector of the document: convert once
+        embeddings = reader.frame("embeddings")  # every vector of the document: convert once
         chunk_vectors, model = _vectors(embeddings, "chunk", chunks["chunk_id"].tolist())
         sentence_vectors, _ = _vectors(embeddings, "sentence", sentences["sentence_id"].tolist())
-        postings = read_table(workspace, "term_postings", doc_id)
+        postings = reader.table("term_postings")
         chunk_postings = postings.filter(pc.equal(postings["unit_kind"], "chunk"))
         sentence_postings = postings.filter(pc.equal(postings["unit_kind"], "sentence"))
         language = str(info["language"])
@@ -76,6 +78,31 @@ class DocumentIndex:
                 sentence_postings, sentences["sentence_id"].tolist(), language
             ),
         )
+
+    @cached_property
+    def sentence_rows(self) -> list[dict]:
+        """The sentences as row dicts by position: tools read single rows without pandas indexing."""
+        return self.sentences.to_dict("records")
+
+    @cached_property
+    def section_rows(self) -> list[dict]:
+        return self.sections.to_dict("records")
+
+    @cached_property
+    def sentence_spans(self) -> tuple[np.ndarray, np.ndarray]:
+        """(char_start, char_end) of every sentence, by position."""
+        return self.sentences["char_start"].to_numpy(), self.sentences["char_end"].to_numpy()
+
+    @cached_property
+    def chunk_rows(self) -> list[dict]:
+        return self.chunks.to_dict("records")
+
+    @cached_property
+    def chunk_ids_of_section(self) -> dict[str, list[str]]:
+        found: dict[str, list[str]] = {}
+        for chunk_id, section_id in zip(self.chunks["chunk_id"], self.chunks["section_id"]):
+            found.setdefault(section_id, []).append(chunk_id)
+        return found
 
 
 def _vectors(embeddings: pd.DataFrame, unit_kind: str, unit_ids: list[str]) -> tuple[np.ndarray, str | None]:

@@ -13,10 +13,12 @@ import duckdb
 import networkx as nx
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 from tasks.query.store.asset_index import AssetIndex
 from tasks.query.store.doc_index import DocumentIndex
-from tasks.tables.io import Workspace, as_list, read_frame
+from tasks.query.store.reader import document_reader
+from tasks.tables.io import Workspace, as_list
 from tasks.text import count_tokens
 
 ASSET_TABLES = (
@@ -46,8 +48,9 @@ class NarrativeStore:
     @classmethod
     def load(cls, workspace: Workspace, doc_id: str, source: DocumentIndex | None = None) -> "NarrativeStore":
         source = source or DocumentIndex.load(workspace, doc_id)
-        tables = {name: read_frame(workspace, name, doc_id) for name in ASSET_TABLES}
-        embeddings = read_frame(workspace, "asset_embeddings", doc_id)
+        reader = document_reader(workspace, doc_id)
+        tables = {name: reader.frame(name) for name in ASSET_TABLES}
+        embeddings = reader.frame("asset_embeddings")
         assets = (
             {kind: AssetIndex.build(kind, embeddings, source.language) for kind in ASSET_KINDS}
             if len(embeddings)
@@ -71,6 +74,7 @@ class NarrativeStore:
             "attributes_by_entity",
             "profile_by_entity",
             "relations_by_id",
+            "relations_of_entity",
             "_sql",
             "episodes_by_id",
             "storylines_by_id",
@@ -80,6 +84,8 @@ class NarrativeStore:
             "sentence_tokens",
         ):
             getattr(self, name)
+        for name in ("sentence_rows", "chunk_rows", "chunk_ids_of_section", "section_rows", "sentence_spans"):
+            getattr(self.source, name)
         return self
 
     @property
@@ -242,16 +248,30 @@ class NarrativeStore:
         return np.array([count_tokens(t) for t in self.source.sentences["text"]], dtype=np.int64)
 
     @cached_property
+    def relations_of_entity(self) -> dict[str, list[str]]:
+        """Relation ids touching each entity (as source or target)."""
+        found: dict[str, list[str]] = {}
+        relations = self.tables["relations"]
+        for relation_id, source, target in zip(
+            relations["relation_id"], relations["source_entity_id"], relations["target_entity_id"]
+        ):
+            found.setdefault(source, []).append(relation_id)
+            if target != source:
+                found.setdefault(target, []).append(relation_id)
+        return found
+
+    @cached_property
     def relations_by_id(self) -> dict[str, dict]:
         return {row["relation_id"]: row for row in self.tables["relations"].to_dict("records")}
 
     @cached_property
     def _sql(self) -> tuple[duckdb.DuckDBPyConnection, threading.Lock]:
         con = duckdb.connect(":memory:")
+        # Arrow copies, converted once: DuckDB scans them without re-reading pandas objects per query.
         for name in ("events", "interactions", "occasions", "mentions", "entities"):
-            con.register(name, self.tables[name])
-        con.register("sentences", self.source.sentences)
-        con.register("sections", self.source.sections)
+            con.register(name, pa.Table.from_pandas(self.tables[name], preserve_index=False))
+        con.register("sentences", pa.Table.from_pandas(self.source.sentences, preserve_index=False))
+        con.register("sections", pa.Table.from_pandas(self.source.sections, preserve_index=False))
         return con, threading.Lock()
 
     def sql(self, statement: str, params: dict) -> tuple[list[str], list[tuple]]:

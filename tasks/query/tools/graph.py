@@ -134,8 +134,8 @@ def relation_search(
     index = env.store.asset("relation")
     allowed = None
     if entity_ids:
-        mask = relations["source_entity_id"].isin(entity_ids) | relations["target_entity_id"].isin(entity_ids)
-        allowed = set(relations.loc[mask, "relation_id"])
+        touching = env.store.relations_of_entity
+        allowed = {relation_id for entity_id in entity_ids for relation_id in touching.get(entity_id, ())}
         if not allowed:
             return []
     if index is not None:

@@ -10,7 +10,7 @@ from tasks.query.tools.types import ToolRow, provenance
 
 
 def _chunk_row(env: ToolEnv, position: int, score: float, channel: str = "text") -> ToolRow:
-    chunk = env.store.source.chunks.iloc[position]
+    chunk = env.store.source.chunk_rows[position]
     return ToolRow(
         "chunk",
         chunk["chunk_id"],
@@ -45,7 +45,7 @@ def vdb_search_sentences(env: ToolEnv, query: str, top_k: int = 8) -> list[ToolR
         scores = source.sentence_vectors @ vector
     rows = []
     for position in top_positions(scores, top_k):
-        sentence = source.sentences.iloc[position]
+        sentence = source.sentence_rows[position]
         speaker = sentence["speaker"]
         text = f"{speaker}: {sentence['text']}" if isinstance(speaker, str) and speaker else sentence["text"]
         rows.append(
@@ -79,7 +79,7 @@ def section_search(
         probe = (heading or query).lower()
         words = [w for w in probe.split() if len(w) > 2]
         scored = []
-        for row in sections.to_dict("records"):
+        for row in env.store.source.section_rows:
             title = f"{row['heading']} {row['location'] or ''}".lower()
             hits = sum(1 for w in words if w in title)
             if hits:
@@ -93,9 +93,7 @@ def section_search(
         scored.sort(key=lambda item: (-item[1], item[0]["ordinal"]))
     rows = []
     for row, score in scored[:top_k]:
-        chunk_ids = env.store.source.chunks.loc[
-            env.store.source.chunks["section_id"] == row["section_id"], "chunk_id"
-        ].tolist()
+        chunk_ids = list(env.store.source.chunk_ids_of_section.get(row["section_id"], []))
         rows.append(
             ToolRow(
                 "section",

