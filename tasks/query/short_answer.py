@@ -16,6 +16,7 @@ from typing import Callable, Sequence
 
 from tasks.query.options.rules import term_key
 from tasks.query.question_form import QuestionForm
+from tasks.query.short_clauses import event_answer, read_event_question
 from tasks.text import CJK_CHAR, STOPWORDS_EN, content_words
 
 # (start, end, canonical name, entity type) of every entity named in a text
@@ -82,6 +83,8 @@ class Candidate:
     actor: str | None = (
         None  # who a leading pronoun stands for (the last character named before it in the scene)
     )
+    before: str | None = None  # the sentence before it in the same section
+    after: str | None = None  # the sentence after it in the same section
 
 
 @dataclass(frozen=True)
@@ -338,6 +341,13 @@ def short_answer(
         )
         return ShortAnswer(best.text, "sentence", False, best.text, best.section_id, reason)
     keys = _question_keys(question) | {term_key(w) for w in content_words(question)}
+    event = read_event_question(question)
+    if event is not None:
+        found = event_answer(event, [(c.text, c.before, c.after) for c in candidates], keys)
+        if found:
+            phrase, index, method = found
+            kind = "action" if event.acts else "outcome"
+            return ShortAnswer(phrase, kind, True, candidates[index].text, candidates[index].section_id, method)
     for candidate in candidates:
         if candidate.score < best.score - SPAN_MARGIN:
             break

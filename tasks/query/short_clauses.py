@@ -1,0 +1,136 @@
+"""Clause-level short answers for questions about events (offline, no LLM).
+
+A question like "What did X do when Y?", "What happened after Y?" or "What will X do after Y?"
+names an event Y; the answer is what the text says next. The event is located as the clause of the
+supporting sentences that shares most of Y's words, and the answer is the clause that follows it
+(the main clause after "When Y, ..." or the next sentence when Y ends its sentence), or the clause
+before it for "before Y". "What did X do?" without an event takes X's verb phrase. Surface English
+cues only (clause punctuation, subordinators, pronouns): no tagger, nothing fitted to a data set.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from tasks.query.options.rules import term_key
+from tasks.text import STOPWORDS_EN
+
+MAX_WORDS = 16
+# Clause boundaries: punctuation, and a coordinator or subordinator that opens a new clause.
+CLAUSE_BREAK = re.compile(
+    r"\s*[;:!?\u2014]\s*|\s*,\s*|\s+(?=(?:and then|but|so that|while|until|whereupon)\b)|"
+    r"\s+(?=and\s+(?:he|she|they|it|I|we)\b)",
+    re.IGNORECASE,
+)
+EVENT_QUESTION = re.compile(
+    r"^\W*what\s+(?:(?P<aux>did|does|do|will|would|had|has|could|should|was|were|is|are)\s+"
+    r"(?P<subject>.+?)\s+(?:do|doing|plan to do|want to do|decide to do|try to do)"
+    r"|(?P<happen>(?:will\s+|would\s+|had\s+|has\s+)?happen(?:s|ed)?)(?:\s+to\s+(?P<patient>.+?))?)"
+    r"(?:\s+(?P<cue>when|after|before|as soon as|once|while|if|because|since|during|at the end of|"
+    r"at the end|in the end|next)\b(?P<event>.*?))?\s*\??\s*$",
+    re.IGNORECASE,
+)
+SUBJECT_LEAD = re.compile(r"^(?:and|but|then|so|and then|he|she|they|it|who|which)\s+", re.IGNORECASE)
+SUBORDINATE = re.compile(r"^(?:when|after|as soon as|once|as|while|if|because|since|before)\b", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class EventQuestion:
+    subject: str | None  # X in "what did X do" or "what happened to X"
+    acts: bool  # "what did X do" (the answer is X's verb phrase), not "what happened"
+    cue: str | None  # when / after / before / ... (None: no event named)
+    event: str  # Y, the event the answer follows (may be empty)
+    future: bool  # "what will ..." (a prediction)
+
+
+def read_event_question(question: str) -> EventQuestion | None:
+    match = EVENT_QUESTION.match(question.strip())
+    if not match:
+        return None
+    cue = (match.group("cue") or "").lower() or None
+    future = bool(re.match(r"\W*what\s+(?:will|would)\b", question, re.IGNORECASE))
+    subject = match.group("subject") or match.group("patient")
+    acts = match.group("subject") is not None
+    return EventQuestion(subject, acts, cue, (match.group("event") or "").strip(), future)
+
+
+def keys_of(text: str) -> set[str]:
+    return {term_key(w) for w in re.findall(r"[A-Za-z][A-Za-z'’-]*", text) if w.lower() not in STOPWORDS_EN}
+
+
+def clauses(text: str) -> list[str]:
+    return [c.strip(" \"'“”‘’()") for c in CLAUSE_BREAK.split(text) if c and c.strip(" \"'“”‘’()")]
+
+
+def _words(clause: str) -> int:
+    return len(clause.split())
+
+
+def _novel(clause: str, keys: set[str]) -> float:
+    own = keys_of(clause)
+    return len(own - keys) / len(own) if own else 0.0
+
+
+def _gather(parts: list[str], keys: set[str], limit: int = MAX_WORDS) -> str:
+    """Clauses joined from the first novel one until the word budget is spent."""
+    taken: list[str] = []
+    for part in parts:
+        if not taken and (_novel(part, keys) < 0.5 or _words(part) < 2):
+            continue
+        if taken and (_words(" ".join(taken)) + _words(part) > limit or _novel(part, keys) < 0.34):
+            break
+        taken.append(part)
+    return " ".join(" ".join(taken).split()[:limit])
+
+
+def strip_subject(phrase: str) -> str:
+    """The verb phrase: a leading connective or pronoun subject dropped ("and then he ran" -> "ran")."""
+    previous = None
+    while previous != phrase:
+        previous, phrase = phrase, SUBJECT_LEAD.sub("", phrase)
+    return phrase
+
+
+def _anchor(sentence: str, event_keys: set[str]) -> tuple[int, float]:
+    """The clause of a sentence sharing most of the event's words: (index, share of the event's words)."""
+    parts = clauses(sentence)
+    best = (-1, 0.0)
+    for index, part in enumerate(parts):
+        share = len(keys_of(part) & event_keys) / len(event_keys) if event_keys else 0.0
+        if share > best[1]:
+            best = (index, share)
+    return best
+
+
+def event_answer(
+    form: EventQuestion, texts: list[tuple[str, str | None, str | None]], question_keys: set[str]
+) -> tuple[str, int, str] | None:
+    """(phrase, index of the supporting text, method) for an event question, from (sentence, previous
+    sentence, next sentence) triples best first; None when no clause carries the event."""
+    event_keys = keys_of(form.event) - (keys_of(form.subject or "") if form.event else set())
+    if not form.cue or not event_keys:
+        return None
+    ranked = []
+    for index, (sentence, _, _) in enumerate(texts):
+        clause, share = _anchor(sentence, event_keys)
+        if share >= 0.5:
+            ranked.append((-share, index, clause))
+    if not ranked:
+        return None
+    _, index, clause = min(ranked)
+    sentence, previous, following = texts[index]
+    parts = clauses(sentence)
+    if form.cue == "before":
+        before = parts[:clause] or clauses(previous or "")[-2:]
+        phrase = _gather(list(reversed(before)), question_keys)
+        method = "the clause before the question's event"
+    else:
+        after = parts[clause + 1 :]
+        if not after or (SUBORDINATE.match(parts[clause]) is None and clause == len(parts) - 1):
+            after = after + clauses(following or "")
+        phrase = _gather(after, question_keys)
+        method = "the clause that follows the question's event"
+    if form.acts:
+        phrase = strip_subject(phrase)
+    return (phrase, index, method) if _words(phrase) >= 2 else None
