@@ -170,7 +170,9 @@ def _actor(env: ToolEnv, position: int, find: EntityFinder | None) -> str | None
 def _neighbour(sentences, position: int, step: int) -> str | None:
     """The text of the sentence `step` away when it is in the same section."""
     other = position + step
-    if not 0 <= other < len(sentences) or sentences.iloc[other]["section_id"] != sentences.iloc[position]["section_id"]:
+    if not 0 <= other < len(sentences):
+        return None
+    if sentences.iloc[other]["section_id"] != sentences.iloc[position]["section_id"]:
         return None
     return str(sentences.iloc[other]["text"])
 

@@ -16,6 +16,7 @@ from typing import Callable, Sequence
 
 from tasks.query.options.rules import term_key
 from tasks.query.question_form import QuestionForm
+from tasks.query.short_causes import cause_answer
 from tasks.query.short_clauses import event_answer, read_event_question
 from tasks.text import CJK_CHAR, STOPWORDS_EN, content_words
 
@@ -347,7 +348,14 @@ def short_answer(
         if found:
             phrase, index, method = found
             kind = "action" if event.acts else "outcome"
-            return ShortAnswer(phrase, kind, True, candidates[index].text, candidates[index].section_id, method)
+            support = candidates[index]
+            return ShortAnswer(phrase, kind, True, support.text, support.section_id, method)
+    if form.wh == "why" or re.match(r"what (?:made|caused|led|prompted)\b", question.lower().strip()):
+        found = cause_answer(question, [(c.text, c.before, c.after) for c in candidates])
+        if found:
+            phrase, index, method = found
+            support = candidates[index]
+            return ShortAnswer(phrase, "why", True, support.text, support.section_id, method)
     for candidate in candidates:
         if candidate.score < best.score - SPAN_MARGIN:
             break

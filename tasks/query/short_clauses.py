@@ -60,28 +60,53 @@ def keys_of(text: str) -> set[str]:
 
 
 def clauses(text: str) -> list[str]:
-    return [c.strip(" \"'“”‘’()") for c in CLAUSE_BREAK.split(text) if c and c.strip(" \"'“”‘’()")]
+    """A sentence's clauses; a fragment of one or two words ("The cat,", "however,") joins the next."""
+    parts = [c.strip(" \"'“”‘’()") for c in CLAUSE_BREAK.split(text) if c and c.strip(" \"'“”‘’()")]
+    merged: list[str] = []
+    carry = ""
+    for part in parts:
+        part = f"{carry} {part}".strip() if carry else part
+        if len(part.split()) < 3:
+            carry = part
+            continue
+        merged.append(part)
+        carry = ""
+    if carry:
+        merged.append(carry) if not merged else merged.__setitem__(-1, f"{merged[-1]} {carry}")
+    return merged
 
 
 def _words(clause: str) -> int:
     return len(clause.split())
 
 
-def _novel(clause: str, keys: set[str]) -> float:
+def novelty(clause: str, keys: set[str]) -> float:
     own = keys_of(clause)
     return len(own - keys) / len(own) if own else 0.0
 
 
-def _gather(parts: list[str], keys: set[str], limit: int = MAX_WORDS) -> str:
+def gather(parts: list[str], keys: set[str], limit: int = MAX_WORDS) -> str:
     """Clauses joined from the first novel one until the word budget is spent."""
     taken: list[str] = []
     for part in parts:
-        if not taken and (_novel(part, keys) < 0.5 or _words(part) < 2):
+        if not taken and (novelty(part, keys) < 0.5 or _words(part) < 2):
             continue
-        if taken and (_words(" ".join(taken)) + _words(part) > limit or _novel(part, keys) < 0.34):
+        if taken and (_words(" ".join(taken)) + _words(part) > limit or novelty(part, keys) < 0.34):
             break
         taken.append(part)
     return " ".join(" ".join(taken).split()[:limit])
+
+
+def gather_back(parts: list[str], keys: set[str], limit: int = MAX_WORDS) -> str:
+    """Like `gather` read backwards from the last clause, returned in the text's order."""
+    taken: list[str] = []
+    for part in reversed(parts):
+        if not taken and (novelty(part, keys) < 0.5 or _words(part) < 2):
+            continue
+        if taken and (_words(" ".join(taken)) + _words(part) > limit or novelty(part, keys) < 0.34):
+            break
+        taken.insert(0, part)
+    return " ".join(" ".join(taken).split()[-limit:])
 
 
 def strip_subject(phrase: str) -> str:
@@ -122,15 +147,41 @@ def event_answer(
     sentence, previous, following = texts[index]
     parts = clauses(sentence)
     if form.cue == "before":
-        before = parts[:clause] or clauses(previous or "")[-2:]
-        phrase = _gather(list(reversed(before)), question_keys)
+        before = parts[:clause] or clauses(previous or "")
+        phrase = gather_back(before, question_keys)
         method = "the clause before the question's event"
     else:
         after = parts[clause + 1 :]
         if not after or (SUBORDINATE.match(parts[clause]) is None and clause == len(parts) - 1):
             after = after + clauses(following or "")
-        phrase = _gather(after, question_keys)
+        phrase = gather(after, question_keys)
         method = "the clause that follows the question's event"
     if form.acts:
         phrase = strip_subject(phrase)
     return (phrase, index, method) if _words(phrase) >= 2 else None
+
+
+QUESTION_SUBJECT = re.compile(
+    r"^\W*(?i:why|what|how|when|where|who|whom)\s+(?:\w+\s+)??(?i:did|does|do|was|were|is|are|had|has|would|"
+    r"could|will|can|should)(?:n't|\s+not)?\s+(?P<subject>(?:(?:the|a|an|his|her|their)\s+)?(?:[a-z]+\s+)?"
+    r"[A-Z][\w'’-]*(?:\s+(?:[A-Z][\w'’-]*|of|the))*?(?:\s+[A-Z][\w'’-]*)?|(?:the|a|an|his|her|their)\s+"
+    r"[a-z]+|[a-z]+)\b"
+)
+
+
+def predicate_keys(question: str) -> set[str]:
+    """The question's words other than its wh-word, auxiliary and grammatical subject: what the
+    supporting clause must say (for "Why did the Giant build a wall?": build, wall)."""
+    match = QUESTION_SUBJECT.match(question.strip())
+    rest = question[match.end() :] if match else question
+    return keys_of(rest) - {"why", "what", "how"}
+
+
+def anchor_sentence(texts: list[str], keys: set[str], minimum: float = 0.5) -> tuple[int, int, float] | None:
+    """(text index, clause index, share) of the clause sharing most of `keys`, best ranked first on ties."""
+    best = None
+    for index, text in enumerate(texts):
+        clause, share = _anchor(text, keys)
+        if share >= minimum and (best is None or share > best[2]):
+            best = (index, clause, share)
+    return best
