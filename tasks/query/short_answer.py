@@ -17,6 +17,7 @@ from typing import Callable, Sequence
 from tasks.query.options.rules import term_key
 from tasks.query.question_form import QuestionForm
 from tasks.query.short_causes import cause_answer
+from tasks.query.short_objects import object_answer
 from tasks.query.short_clauses import event_answer, read_event_question
 from tasks.text import CJK_CHAR, STOPWORDS_EN, content_words
 
@@ -309,6 +310,29 @@ def _span(
     return None
 
 
+def _clause_answer(
+    question: str, form: QuestionForm, candidates: Sequence[Candidate], keys: set[str], objects: bool
+) -> ShortAnswer | None:
+    """A clause read around the question's event, cause or verb (tasks.query.short_clauses,
+    short_causes, short_objects), or None."""
+    lowered = question.lower().strip()
+    triples = [(c.text, c.before, c.after) for c in candidates]
+    found, kind = None, ""
+    event = read_event_question(question)
+    if event is not None:
+        found, kind = event_answer(event, triples, keys), "action" if event.acts else "outcome"
+    if not found and (form.wh == "why" or re.match(r"what (?:made|caused|led|prompted)\b", lowered)):
+        found, kind = cause_answer(question, triples), "why"
+    if not found and objects:
+        found, kind = object_answer(question, [c.text for c in candidates], keys), form.wh
+    if not found:
+        return None
+    phrase, index, method = found
+    support = candidates[index]
+    kind = "what" if kind == "which" else kind
+    return ShortAnswer(phrase, kind, True, support.text, support.section_id, method)
+
+
 def short_answer(
     question: str,
     form: QuestionForm,
@@ -342,27 +366,21 @@ def short_answer(
         )
         return ShortAnswer(best.text, "sentence", False, best.text, best.section_id, reason)
     keys = _question_keys(question) | {term_key(w) for w in content_words(question)}
-    event = read_event_question(question)
-    if event is not None:
-        found = event_answer(event, [(c.text, c.before, c.after) for c in candidates], keys)
-        if found:
-            phrase, index, method = found
-            kind = "action" if event.acts else "outcome"
-            support = candidates[index]
-            return ShortAnswer(phrase, kind, True, support.text, support.section_id, method)
-    if form.wh == "why" or re.match(r"what (?:made|caused|led|prompted)\b", question.lower().strip()):
-        found = cause_answer(question, [(c.text, c.before, c.after) for c in candidates])
-        if found:
-            phrase, index, method = found
-            support = candidates[index]
-            return ShortAnswer(phrase, "why", True, support.text, support.section_id, method)
+    lowered = question.lower().strip()
+    found = _clause_answer(question, form, candidates, keys, objects=form.wh in ("what", "which"))
+    if found:
+        return found
     for candidate in candidates:
         if candidate.score < best.score - SPAN_MARGIN:
             break
-        found = _span(question, form, candidate, keys, find)
-        if found:
-            phrase, kind, method = found
+        span = _span(question, form, candidate, keys, find)
+        if span:
+            phrase, kind, method = span
             return ShortAnswer(phrase, kind, True, candidate.text, candidate.section_id, method)
+    if form.wh == "how" and not re.match(r"how (?:many|much|long|old|far|often|did .+ feel)\b", lowered):
+        found = _clause_answer(question, form, candidates, keys, objects=True)
+        if found:
+            return found
     return ShortAnswer(
         best.text, "sentence", False, best.text, best.section_id, f"no {form.wh} span in the best sentences"
     )

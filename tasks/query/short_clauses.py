@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from tasks.query.options.claims import BASE_VERBS, IRREGULAR_PAST
 from tasks.query.options.rules import term_key
 from tasks.text import STOPWORDS_EN
 
@@ -169,11 +170,60 @@ QUESTION_SUBJECT = re.compile(
 )
 
 
+AUXILIARY = re.compile(
+    r"^\W*(?i:why|what|how|when|where|who|whom)\s+(?:\w+\s+)??(?i:did|does|do|was|were|is|are|had|has|"
+    r"would|could|will|can|should)(?:n't|\s+not)?\s+"
+)
+PAST_BASE = {past: base for base, past in IRREGULAR_PAST.items()}
+# Common verbs of narrative the shared verb lexicon lacks.
+VERBS = BASE_VERBS | frozenset(
+    """support fetch assume despise defeat beg bid reward whisper seize weave bake sew chop blame praise
+recognise sigh nod wave bow kneel pray wander trade borrow forbid""".split()
+)
+
+
+def verb_base(word: str) -> str | None:
+    """The base form of a known verb form ("gave" -> "give", "despised" -> None if unknown)."""
+    word = word.lower()
+    for candidate in (
+        word,
+        PAST_BASE.get(word, ""),
+        re.sub(r"(?:ed|es|s|ing)$", "", word),
+        re.sub(r"(?:d|s)$", "", word),
+        re.sub(r"ied$|ies$", "y", word),
+        re.sub(r"(.)\1(?:ed|ing)$", r"\1", word),
+        re.sub(r"ing$", "e", word),
+    ):
+        if candidate in VERBS:
+            return candidate
+    return None
+
+
+def split_question(question: str) -> tuple[str, str, str] | None:
+    """(subject, main verb, the rest) of "Wh- <aux> <subject> <verb> <rest>?": the verb is the first
+    word after the subject's first word that the verb lexicon knows or that ends in "-ed", else the
+    word after the subject's phrase (determiner and capitalised name)."""
+    text = question.strip()
+    aux = AUXILIARY.match(text)
+    if not aux:
+        return None
+    words = text[aux.end() :].strip(" ?").split()
+    for index, word in enumerate(words[1:], start=1):  # a verb the lexicon knows or a past-tense ending
+        word = word.strip(",;")
+        if verb_base(word) is not None or re.fullmatch(r"[a-z]+ed", word):
+            return " ".join(words[:index]), word.lower(), " ".join(words[index + 1 :])
+    match = QUESTION_SUBJECT.match(text)
+    if not match:
+        return None
+    rest = text[match.end() :].strip(" ?").split()
+    return (match.group("subject"), rest[0].lower(), " ".join(rest[1:])) if rest else None
+
+
 def predicate_keys(question: str) -> set[str]:
     """The question's words other than its wh-word, auxiliary and grammatical subject: what the
     supporting clause must say (for "Why did the Giant build a wall?": build, wall)."""
-    match = QUESTION_SUBJECT.match(question.strip())
-    rest = question[match.end() :] if match else question
+    parts = split_question(question)
+    rest = f"{parts[1]} {parts[2]}" if parts else question
     return keys_of(rest) - {"why", "what", "how"}
 
 

@@ -1,0 +1,93 @@
+"""What follows the question's verb, offline: "What did X give Y?" -> what X gave; "What did X ask Y
+to do?" -> the infinitive after the verb; "How did X escape?" -> how the escape is told.
+
+The question's main verb is the word after its grammatical subject; the supporting sentence is the
+best-ranked one that uses a form of that verb (base, -s, -ed, -ing or the irregular past) together
+with most of the question's other words, and the answer is the rest of that clause after the verb,
+without the words the question already says. Surface English cues only.
+"""
+
+from __future__ import annotations
+
+import re
+
+from tasks.query.options.claims import IRREGULAR_PAST
+from tasks.query.short_clauses import clauses, gather, keys_of, novelty, split_question, verb_base
+from tasks.text import STOPWORDS_EN
+
+OBJECT_QUESTION = re.compile(r"^\W*(?:what|how|which|whom)\b", re.IGNORECASE)
+LIGHT_VERBS = frozenset("do be have happen feel look seem".split())
+OBJECT_PRONOUN = re.compile(r"^(?:him|her|them|it|me|us|you|himself|herself|themselves)\s+", re.IGNORECASE)
+
+
+def verb_forms(verb: str) -> set[str]:
+    base = verb.lower()
+    forms = {base, base + "s", base + "es", base + "ed", base + "d", base + "ing"}
+    if base.endswith("e"):
+        forms |= {base[:-1] + "ing", base + "d"}
+    if base.endswith("y"):
+        forms |= {base[:-1] + "ied", base[:-1] + "ies"}
+    if re.search(r"[^aeiou][aeiou][bdgmnprt]$", base):
+        forms |= {base + base[-1] + "ed", base + base[-1] + "ing"}
+    if base in IRREGULAR_PAST:
+        forms.add(IRREGULAR_PAST[base])
+    return forms
+
+
+def drop_said(tail: str, keys: set[str]) -> str:
+    """The tail without its leading words up to the last one the question already says ("the tin by
+    prising the lid" for "How did Tom open the tin?" -> "by prising the lid")."""
+    words = tail.split()
+    cut = 0
+    for index, word in enumerate(words[:6]):
+        if word.lower() not in STOPWORDS_EN and keys_of(word) and keys_of(word) <= keys:
+            cut = index + 1
+        elif word.lower() not in STOPWORDS_EN:
+            break
+    return " ".join(words[cut:])
+
+
+def question_verb(question: str) -> tuple[str, str] | None:
+    """(main verb, the words after it) of "What/How did <subject> <verb> ...?"."""
+    if not OBJECT_QUESTION.match(question):
+        return None
+    parts = split_question(question)
+    if parts is None:
+        return None
+    _, verb, rest = parts
+    base = verb_base(verb) or verb
+    if base in LIGHT_VERBS or verb in STOPWORDS_EN:
+        return None
+    return base, rest
+
+
+def object_answer(question: str, texts: list[str], question_keys: set[str]) -> tuple[str, int, str] | None:
+    """(phrase, index of the supporting text, method): the clause after the question's verb."""
+    found = question_verb(question)
+    if found is None:
+        return None
+    verb, rest = found
+    forms = verb_forms(verb)
+    rest_keys = keys_of(rest)
+    pattern = re.compile(r"\b(?:%s)\b" % "|".join(sorted(map(re.escape, forms))), re.IGNORECASE)
+    wants_infinitive = bool(re.search(r"\bto do\b", rest))
+    for index, text in enumerate(texts):
+        parts = clauses(text)
+        for number, part in enumerate(parts):
+            match = pattern.search(part)
+            if not match:
+                continue
+            tail = part[match.end() :]
+            context = keys_of(" ".join(parts[max(0, number - 1) : number + 2]))
+            if rest_keys and len(rest_keys & context) / len(rest_keys) < 0.5:
+                continue
+            if wants_infinitive:
+                to = re.search(r"\bto\s+", tail)
+                if not to:
+                    continue
+                tail = tail[to.end() :]
+            tail = drop_said(OBJECT_PRONOUN.sub("", tail.strip(" ,")), question_keys)
+            phrase = gather([tail, *parts[number + 1 :]], question_keys)
+            if len(phrase.split()) >= 2 and novelty(phrase, question_keys) >= 0.5:
+                return phrase, index, f'what follows the question\'s verb ("{match.group(0)}")'
+    return None
