@@ -17,6 +17,7 @@ from typing import Callable, Sequence
 from tasks.query.options.rules import term_key
 from tasks.query.question_form import QuestionForm
 from tasks.query.short_causes import cause_answer
+from tasks.query.short_feelings import feeling_answer
 from tasks.query.short_objects import object_answer
 from tasks.query.short_clauses import event_answer, read_event_question
 from tasks.text import CJK_CHAR, STOPWORDS_EN, content_words
@@ -318,8 +319,10 @@ def _clause_answer(
     lowered = question.lower().strip()
     triples = [(c.text, c.before, c.after) for c in candidates]
     found, kind = None, ""
+    if form.wh == "how" and re.search(r"\bfeel|\bfelt\b", lowered):
+        found, kind = feeling_answer(question, triples), "feeling"
     event = read_event_question(question)
-    if event is not None:
+    if not found and event is not None:
         found, kind = event_answer(event, triples, keys), "action" if event.acts else "outcome"
     if not found and (form.wh == "why" or re.match(r"what (?:made|caused|led|prompted)\b", lowered)):
         found, kind = cause_answer(question, triples), "why"
