@@ -18,7 +18,7 @@ from tasks.query.options.rules import term_key
 from tasks.query.question_form import QuestionForm
 from tasks.query.short_causes import cause_answer
 from tasks.query.short_feelings import feeling_answer
-from tasks.query.short_objects import object_answer
+from tasks.query.short_objects import PLACE_PHRASE, object_answer, place_answer
 from tasks.query.short_clauses import event_answer, read_event_question
 from tasks.text import CJK_CHAR, STOPWORDS_EN, content_words
 
@@ -60,11 +60,6 @@ TIME_EXPRESSION = re.compile(
     rf"|(?:at|in|on|during|by|before|after|until|one|that|the|next|every|each|all)\s+(?:the\s+)?"
     rf"(?:next|following|same|first|last|very|early|late|whole)?\s*(?:{TIME_WORDS})\b"
     rf"|\d{{1,2}}(?::\d\d)?\s*(?:a\.?m\.?|p\.?m\.?|o'clock)|(?:when|after|before|until|while)\s+[^,.;!?]+)",
-    re.IGNORECASE,
-)
-PLACE = re.compile(
-    r"\b(?:in|at|on|into|inside|under|behind|near|beside|by|across|through|over|onto|to|from|outside|"
-    r"within|beneath|towards?)\s+(?:the|a|an|his|her|their|its|my|our)?\s*[^,.;:!?]+",
     re.IGNORECASE,
 )
 CLAUSE_END = re.compile(r"[.;:!?]|,\s*(?:and|but|or|so|while|when|then|which|who)\b|\s(?:but|and then)\s")
@@ -167,7 +162,7 @@ def _where(
     for start, _, name, kind in sorted(find(candidate.text) if find is not None else []):
         if kind == "location" and name.lower() not in lowered_q:
             return name, "a location entity in the supporting sentence"
-    for match in PLACE.finditer(candidate.text):
+    for match in PLACE_PHRASE.finditer(candidate.text):
         phrase = _clip(match.group(0), 9)
         if len(phrase.split()) >= 2 and _novel(phrase, keys) >= 0.5:
             return phrase, "a place phrase in the supporting sentence"
@@ -326,6 +321,8 @@ def _clause_answer(
         found, kind = event_answer(event, triples, keys), "action" if event.acts else "outcome"
     if not found and (form.wh == "why" or re.match(r"what (?:made|caused|led|prompted)\b", lowered)):
         found, kind = cause_answer(question, triples), "why"
+    if not found and form.wh == "where":
+        found, kind = place_answer(question, [c.text for c in candidates], keys), "where"
     if not found and objects:
         found, kind = object_answer(question, [c.text for c in candidates], keys), form.wh
     if not found:

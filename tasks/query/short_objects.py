@@ -15,7 +15,7 @@ from tasks.query.options.claims import IRREGULAR_PAST
 from tasks.query.short_clauses import clauses, gather, keys_of, novelty, split_question, verb_base
 from tasks.text import STOPWORDS_EN
 
-OBJECT_QUESTION = re.compile(r"^\W*(?:what|how|which|whom)\b", re.IGNORECASE)
+OBJECT_QUESTION = re.compile(r"^\W*(?:what|how|which|whom|where)\b", re.IGNORECASE)
 LIGHT_VERBS = frozenset("do be have happen feel look seem".split())
 OBJECT_PRONOUN = re.compile(r"^(?:him|her|them|it|me|us|you|himself|herself|themselves)\s+", re.IGNORECASE)
 
@@ -59,6 +59,50 @@ def question_verb(question: str) -> tuple[str, str] | None:
     if base in LIGHT_VERBS or verb in STOPWORDS_EN:
         return None
     return base, rest
+
+
+PLACE_PHRASE = re.compile(
+    r"\b(?:in|at|on|into|inside|under|behind|near|beside|by|across|through|over|onto|to|from|outside|"
+    r"within|beneath|towards?|up|down)\s+(?:(?:the|a|an|his|her|their|its|my|our|this|that)\s+|(?=[A-Z]))"
+    r"[^,.;:!?]+"
+)
+PLACE_END = re.compile(
+    r"\s+(?:to|and|but|where|when|while|who|which|that|as|until|for|with)\s", re.IGNORECASE
+)
+
+
+def place_answer(question: str, texts: list[str], question_keys: set[str]) -> tuple[str, int, str] | None:
+    """(place phrase, index of the supporting text, method): the first place phrase (a preposition and
+    a noun phrase) after the question's verb in the clause that uses it."""
+    found = verb_tails(question, texts)
+    for index, tail, verb in found:
+        for match in PLACE_PHRASE.finditer(tail):
+            phrase = PLACE_END.split(match.group(0), maxsplit=1)[0].strip()
+            phrase = " ".join(phrase.split()[:8])
+            if novelty(phrase, question_keys) >= 0.5:
+                return phrase, index, f'the place phrase after the question\'s verb ("{verb}")'
+    return None
+
+
+def verb_tails(question: str, texts: list[str]) -> list[tuple[int, str, str]]:
+    """(text index, the clause's words after the question's verb and the next clause, the verb form)
+    for each clause using the question's verb with most of the question's other words, best first."""
+    found = question_verb(question)
+    if found is None:
+        return []
+    verb, rest = found
+    rest_keys = keys_of(rest)
+    pattern = re.compile(r"\b(?:%s)\b" % "|".join(sorted(map(re.escape, verb_forms(verb)))), re.IGNORECASE)
+    tails = []
+    for index, text in enumerate(texts):
+        parts = clauses(text)
+        for number, part in enumerate(parts):
+            match = pattern.search(part)
+            context = keys_of(" ".join(parts[max(0, number - 1) : number + 2]))
+            if match and (not rest_keys or len(rest_keys & context) / len(rest_keys) >= 0.5):
+                tail = ", ".join([part[match.end() :], *parts[number + 1 : number + 2]])
+                tails.append((index, tail, match.group(0)))
+    return tails
 
 
 def object_answer(question: str, texts: list[str], question_keys: set[str]) -> tuple[str, int, str] | None:
