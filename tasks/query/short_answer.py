@@ -18,7 +18,7 @@ from tasks.query.options.rules import term_key
 from tasks.query.question_form import QuestionForm
 from tasks.query.short_causes import cause_answer
 from tasks.query.short_feelings import feeling_answer
-from tasks.query.short_objects import PLACE_PHRASE, object_answer, place_answer
+from tasks.query.short_objects import PLACE_PHRASE, object_answer, place_answer, subject_answer
 from tasks.query.short_clauses import event_answer, read_event_question
 from tasks.text import CJK_CHAR, STOPWORDS_EN, content_words
 
@@ -307,7 +307,12 @@ def _span(
 
 
 def _clause_answer(
-    question: str, form: QuestionForm, candidates: Sequence[Candidate], keys: set[str], objects: bool
+    question: str,
+    form: QuestionForm,
+    candidates: Sequence[Candidate],
+    keys: set[str],
+    objects: bool,
+    find: EntityFinder | None = None,
 ) -> ShortAnswer | None:
     """A clause read around the question's event, cause or verb (tasks.query.short_clauses,
     short_causes, short_objects), or None."""
@@ -321,6 +326,13 @@ def _clause_answer(
         found, kind = event_answer(event, triples, keys), "action" if event.acts else "outcome"
     if not found and (form.wh == "why" or re.match(r"what (?:made|caused|led|prompted)\b", lowered)):
         found, kind = cause_answer(question, triples), "why"
+    if not found and form.wh == "who":
+        actors = [c.actor for c in candidates]
+        found, kind = subject_answer(question, [c.text for c in candidates], actors, keys), "who"
+        bare = found and re.fullmatch(r"[A-Z][\w'’-]*(?:\s+[A-Z][\w'’-]*)*", found[0])
+        named = [f for f in (find(found[0]) if bare and find is not None else []) if f[3] != "location"]
+        if found and named:  # the subject is a name: the entity's canonical name
+            found = (named[0][2], found[1], found[2] + " (canonical name from the graph)")
     if not found and form.wh == "where":
         found, kind = place_answer(question, [c.text for c in candidates], keys), "where"
     if not found and objects:
@@ -367,7 +379,7 @@ def short_answer(
         return ShortAnswer(best.text, "sentence", False, best.text, best.section_id, reason)
     keys = _question_keys(question) | {term_key(w) for w in content_words(question)}
     lowered = question.lower().strip()
-    found = _clause_answer(question, form, candidates, keys, objects=form.wh in ("what", "which"))
+    found = _clause_answer(question, form, candidates, keys, form.wh in ("what", "which"), find)
     if found:
         return found
     for candidate in candidates:

@@ -135,3 +135,64 @@ def object_answer(question: str, texts: list[str], question_keys: set[str]) -> t
             if len(phrase.split()) >= 2 and novelty(phrase, question_keys) >= 0.5:
                 return phrase, index, f'what follows the question\'s verb ("{match.group(0)}")'
     return None
+
+
+WHO_QUESTION = re.compile(r"^\W*who\s+(?P<verb>[a-z]+)\b(?P<rest>.*?)\??\s*$", re.IGNORECASE)
+NOUN_PHRASE = re.compile(
+    r"(?:\b(?:the|a|an|his|her|their|its|my|our|this|that|some|two|three)\s+(?:[\w'’-]+\s+){0,3}[\w'’-]+"
+    r"|\b[A-Z][\w'’-]*(?:\s+(?:of\s+)?[A-Z][\w'’-]*)*)\s*,?\s*$"
+)
+RELATIVE = re.compile(r",?\s*\b(?:who|that|which)\s*$", re.IGNORECASE)
+PRONOUN = re.compile(r"\b(?:he|she|they|it)\s*$", re.IGNORECASE)
+
+
+DETERMINERS = frozenset("the a an his her their its my our this that some".split())
+LEADING_ADVERBS = frozenset("now then so but and when once there here yet still".split())
+
+
+def _trim_phrase(phrase: str) -> str:
+    """A noun phrase from its last determiner on, or after its last other function word ("the
+    cowhouse to young Denis" -> "young Denis"), without a leading adverb ("Now Aziliez" -> "Aziliez")."""
+    words = phrase.strip(" ,").split()
+    for index in range(len(words) - 1, 0, -1):
+        word = words[index].lower()
+        if word in DETERMINERS:
+            words = words[index:]
+            break
+        if word in STOPWORDS_EN and word != "of":
+            words = words[index + 1 :]
+            break
+    while words and words[0].lower() in LEADING_ADVERBS:
+        words = words[1:]
+    return " ".join(words)
+
+
+def subject_answer(
+    question: str, texts: list[str], actors: list[str | None], question_keys: set[str]
+) -> tuple[str, int, str] | None:
+    """(subject, index of the supporting text, method) for "Who <verb> ...?": the noun phrase before
+    the question's verb in the clause that says the rest of the question (a relative "who" reads the
+    phrase before it; a pronoun reads the character it stands for, when known)."""
+    match = WHO_QUESTION.match(question.strip())
+    if not match:
+        return None
+    verb = match.group("verb").lower()
+    forms = verb_forms(verb_base(verb) or verb) | {verb}
+    rest_keys = keys_of(match.group("rest"))
+    pattern = re.compile(r"\b(?:%s)\b" % "|".join(sorted(map(re.escape, forms))), re.IGNORECASE)
+    for index, text in enumerate(texts):
+        for found in pattern.finditer(text):
+            after = keys_of(text[found.end() : found.end() + 120])
+            if rest_keys and len(rest_keys & after) / len(rest_keys) < 0.5:
+                continue
+            before = re.split(r"[;:!?\"“”]|\.\s", text[: found.start()])[-1].rstrip()
+            if PRONOUN.search(before):
+                if actors[index]:
+                    return actors[index], index, "the character the pronoun before the verb stands for"
+                continue
+            before = RELATIVE.sub("", before)
+            phrase = NOUN_PHRASE.search(before)
+            subject = _trim_phrase(phrase.group(0)) if phrase else ""
+            if subject and novelty(subject, question_keys) >= 0.5:
+                return subject, index, "the noun phrase before the question's verb"
+    return None
