@@ -19,7 +19,7 @@ from tasks.query.question_form import QuestionForm
 from tasks.query.short_causes import cause_answer
 from tasks.query.short_feelings import feeling_answer
 from tasks.query.short_objects import PLACE_PHRASE, object_answer, place_answer, subject_answer
-from tasks.query.short_clauses import event_answer, read_event_question
+from tasks.query.short_clauses import anchor_sentence, event_answer, predicate_keys, read_event_question
 from tasks.text import CJK_CHAR, STOPWORDS_EN, content_words
 
 # (start, end, canonical name, entity type) of every entity named in a text
@@ -393,6 +393,12 @@ def short_answer(
         found = _clause_answer(question, form, candidates, keys, objects=True)
         if found:
             return found
+    predicate = predicate_keys(question)
+    anchored = anchor_sentence([c.text for c in candidates], predicate, 0.34) if predicate else None
+    if anchored is not None:  # the sentence that says most of the question's predicate
+        support = candidates[anchored[0]]
+        reason = f"no {form.wh} span in the best sentences; the sentence stating the question's predicate"
+        return ShortAnswer(support.text, "sentence", False, support.text, support.section_id, reason)
     return ShortAnswer(
         best.text, "sentence", False, best.text, best.section_id, f"no {form.wh} span in the best sentences"
     )
