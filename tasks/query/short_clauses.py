@@ -33,6 +33,7 @@ EVENT_QUESTION = re.compile(
     re.IGNORECASE,
 )
 SUBJECT_LEAD = re.compile(r"^(?:and|but|then|so|and then|he|she|they|it|who|which)\s+", re.IGNORECASE)
+EXPLAINS = re.compile(r"^(?:because|for|since|as)\b", re.IGNORECASE)
 SUBORDINATE = re.compile(r"^(?:when|after|as soon as|once|as|while|if|because|since|before)\b", re.IGNORECASE)
 
 
@@ -152,7 +153,8 @@ def event_answer(
         phrase = gather_back(before, question_keys)
         method = "the clause before the question's event"
     else:
-        after = parts[clause + 1 :]
+        # what follows, without the clauses that explain the event ("because ...", "for ...")
+        after = [p for p in parts[clause + 1 :] if not EXPLAINS.match(p)]
         if not after or (SUBORDINATE.match(parts[clause]) is None and clause == len(parts) - 1):
             after = after + clauses(following or "")
         phrase = gather(after, question_keys)
