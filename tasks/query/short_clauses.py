@@ -111,6 +111,14 @@ def gather_back(parts: list[str], keys: set[str], limit: int = MAX_WORDS) -> str
     return " ".join(" ".join(taken).split()[-limit:])
 
 
+def _opens_with(clause: str, subject: str) -> bool:
+    """Whether a clause starts (after a connective) with the subject's last word or a pronoun."""
+    head = re.escape(subject.split()[-1])
+    return bool(
+        re.match(rf"^(?:and |but |then |so |and then )?(?:the |a )?(?:{head}|he|she|they)\b", clause, re.I)
+    )
+
+
 def strip_subject(phrase: str) -> str:
     """The verb phrase: a leading connective or pronoun subject dropped ("and then he ran" -> "ran")."""
     previous = None
@@ -157,6 +165,9 @@ def event_answer(
         after = [p for p in parts[clause + 1 :] if not EXPLAINS.match(p)]
         if not after or (SUBORDINATE.match(parts[clause]) is None and clause == len(parts) - 1):
             after = after + clauses(following or "")
+        if form.acts and form.subject:  # X's own clause: the first one X (or a pronoun) opens
+            own = [i for i, p in enumerate(after) if _opens_with(p, form.subject)]
+            after = after[own[0] :] if own else after
         phrase = gather(after, question_keys)
         method = "the clause that follows the question's event"
     if form.acts:
