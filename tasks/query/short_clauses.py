@@ -96,7 +96,7 @@ def gather(parts: list[str], keys: set[str], limit: int = MAX_WORDS) -> str:
         if taken and (_words(" ".join(taken)) + _words(part) > limit or novelty(part, keys) < 0.34):
             break
         taken.append(part)
-    return " ".join(" ".join(taken).split()[:limit])
+    return _tidy(" ".join(", ".join(taken).split()[:limit]))
 
 
 def gather_back(parts: list[str], keys: set[str], limit: int = MAX_WORDS) -> str:
@@ -108,7 +108,12 @@ def gather_back(parts: list[str], keys: set[str], limit: int = MAX_WORDS) -> str
         if taken and (_words(" ".join(taken)) + _words(part) > limit or novelty(part, keys) < 0.34):
             break
         taken.insert(0, part)
-    return " ".join(" ".join(taken).split()[-limit:])
+    return _tidy(" ".join(", ".join(taken).split()[-limit:]))
+
+
+def _tidy(phrase: str) -> str:
+    """A phrase without a leading connective or a dangling comma."""
+    return re.sub(r"^(?:and|but|or|so|then)\s+", "", phrase.strip(" ,"), flags=re.IGNORECASE)
 
 
 def _opens_with(clause: str, subject: str) -> bool:

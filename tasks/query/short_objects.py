@@ -139,7 +139,7 @@ def object_answer(question: str, texts: list[str], question_keys: set[str]) -> t
 
 WHO_QUESTION = re.compile(r"^\W*who\s+(?P<verb>[a-z]+)\b(?P<rest>.*?)\??\s*$", re.IGNORECASE)
 NOUN_PHRASE = re.compile(
-    r"(?:\b(?:the|a|an|his|her|their|its|my|our|this|that|some|two|three)\s+(?:[\w'’-]+\s+){0,3}[\w'’-]+"
+    r"(?:\b(?i:the|a|an|his|her|their|its|my|our|this|that|some|two|three)\s+(?:[\w'’-]+\s+){0,3}[\w'’-]+"
     r"|\b[A-Z][\w'’-]*(?:\s+(?:of\s+)?[A-Z][\w'’-]*)*)\s*,?\s*$"
 )
 RELATIVE = re.compile(r",?\s*\b(?:who|that|which)\s*$", re.IGNORECASE)
