@@ -1,11 +1,15 @@
 """Short answers of the asked type, cut from the best evidence sentences (offline, no LLM).
 
+First a clause read around the question's own words (tasks.query.short_clauses and its siblings):
+what follows the question's event ("What did X do when Y?", "What happened after Y?"); the cause
+beside the clause stating a why-question's predicate; a feeling named beside the event (or shown
+by a reaction, said so); the noun phrase before a who-question's verb; what follows a what- or
+how-question's verb; the place phrase after a where-question's verb. Otherwise, per sentence:
 who -> an entity's canonical name (graph names in the sentence, else its speaker or a capitalised
 name); where -> a location entity or a place phrase, else the scene's location; when -> a time
-expression, else the scene's time of day; why -> the clause that carries the cause ("because",
-"so that", "to ..."); how -> the means ("by ...") or the feeling named; what did X do -> X's
-action clause; other what-questions -> the part of the sentence the question does not already
-say. When no typed span is found the answer is the whole sentence, and the result says so.
+expression, else the scene's time of day; why -> a causal clause; how -> the means ("by ...") or
+the feeling named; what did X do -> X's action clause. When no typed span is found the answer is
+the sentence stating the question's predicate (else the best sentence), and the result says so.
 """
 
 from __future__ import annotations

@@ -67,14 +67,17 @@ def clauses(text: str) -> list[str]:
     merged: list[str] = []
     carry = ""
     for part in parts:
-        part = f"{carry} {part}".strip() if carry else part
+        whole = f"{carry}, {part}" if carry else part
         if len(part.split()) < 3:
-            carry = part
+            carry = whole
             continue
-        merged.append(part)
+        merged.append(whole)
         carry = ""
     if carry:
-        merged.append(carry) if not merged else merged.__setitem__(-1, f"{merged[-1]} {carry}")
+        if merged:
+            merged[-1] = f"{merged[-1]}, {carry}"
+        else:
+            merged.append(carry)
     return merged
 
 
@@ -124,11 +127,14 @@ def _opens_with(clause: str, subject: str) -> bool:
     )
 
 
-def strip_subject(phrase: str) -> str:
-    """The verb phrase: a leading connective or pronoun subject dropped ("and then he ran" -> "ran")."""
+def strip_subject(phrase: str, subject: str = "") -> str:
+    """The verb phrase: a leading connective and the subject (a pronoun or the question's own words for
+    it) dropped ("and then he ran" -> "ran", "the fisherman put it back" -> "put it back")."""
+    own = re.compile(rf"^(?:the\s+|a\s+)?{re.escape(subject.strip())}\s+", re.IGNORECASE) if subject else None
     previous = None
     while previous != phrase:
         previous, phrase = phrase, SUBJECT_LEAD.sub("", phrase)
+        phrase = own.sub("", phrase) if own else phrase
     return phrase
 
 
@@ -176,7 +182,7 @@ def event_answer(
         phrase = gather(after, question_keys)
         method = "the clause that follows the question's event"
     if form.acts:
-        phrase = strip_subject(phrase)
+        phrase = strip_subject(phrase, re.sub(r"^(?:the|a|an)\s+", "", form.subject or "", flags=re.I))
     return (phrase, index, method) if _words(phrase) >= 2 else None
 
 
