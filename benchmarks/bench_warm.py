@@ -129,7 +129,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as folder:
         if args.workspace:
             workspace = Path(args.workspace)
-            paths = [Path(q) for q in args.questions]
+            paths = [Path(q) for q in args.questions or []] or sorted(SAMPLES.glob("*.questions.jsonl"))
         else:
             workspace = Path(folder) / "ws"
             subprocess.run(

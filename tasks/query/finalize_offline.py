@@ -164,6 +164,16 @@ def _actor(env: ToolEnv, position: int, find: EntityFinder | None) -> str | None
     return None
 
 
+def _neighbour(sentences, position: int, step: int) -> str | None:
+    """The text of the sentence `step` away when it is in the same section."""
+    other = position + step
+    if not 0 <= other < len(sentences):
+        return None
+    if sentences.iloc[other]["section_id"] != sentences.iloc[position]["section_id"]:
+        return None
+    return str(sentences.iloc[other]["text"])
+
+
 def short_candidates(
     env: ToolEnv, question: str, ranked: list[tuple[int, float]], find: EntityFinder | None
 ) -> list[Candidate]:
@@ -190,6 +200,8 @@ def short_candidates(
                 text(section.get("location")),
                 text(section.get("time_of_day")),
                 _actor(env, position, find),
+                _neighbour(sentences, position, -1),
+                _neighbour(sentences, position, 1),
             )
         )
     return found

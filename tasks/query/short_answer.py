@@ -1,11 +1,15 @@
 """Short answers of the asked type, cut from the best evidence sentences (offline, no LLM).
 
+First a clause read around the question's own words (tasks.query.short_clauses and its siblings):
+what follows the question's event ("What did X do when Y?", "What happened after Y?"); the cause
+beside the clause stating a why-question's predicate; a feeling named beside the event (or shown
+by a reaction, said so); the noun phrase before a who-question's verb; what follows a what- or
+how-question's verb; the place phrase after a where-question's verb. Otherwise, per sentence:
 who -> an entity's canonical name (graph names in the sentence, else its speaker or a capitalised
 name); where -> a location entity or a place phrase, else the scene's location; when -> a time
-expression, else the scene's time of day; why -> the clause that carries the cause ("because",
-"so that", "to ..."); how -> the means ("by ...") or the feeling named; what did X do -> X's
-action clause; other what-questions -> the part of the sentence the question does not already
-say. When no typed span is found the answer is the whole sentence, and the result says so.
+expression, else the scene's time of day; why -> a causal clause; how -> the means ("by ...") or
+the feeling named; what did X do -> X's action clause. When no typed span is found the answer is
+the sentence stating the question's predicate (else the best sentence), and the result says so.
 """
 
 from __future__ import annotations
@@ -16,6 +20,10 @@ from typing import Callable, Sequence
 
 from tasks.query.options.rules import term_key
 from tasks.query.question_form import QuestionForm
+from tasks.query.short_causes import cause_answer
+from tasks.query.short_feelings import feeling_answer
+from tasks.query.short_objects import PLACE_PHRASE, object_answer, place_answer, subject_answer
+from tasks.query.short_clauses import anchor_sentence, event_answer, predicate_keys, read_event_question
 from tasks.text import CJK_CHAR, STOPWORDS_EN, content_words
 
 # (start, end, canonical name, entity type) of every entity named in a text
@@ -58,11 +66,6 @@ TIME_EXPRESSION = re.compile(
     rf"|\d{{1,2}}(?::\d\d)?\s*(?:a\.?m\.?|p\.?m\.?|o'clock)|(?:when|after|before|until|while)\s+[^,.;!?]+)",
     re.IGNORECASE,
 )
-PLACE = re.compile(
-    r"\b(?:in|at|on|into|inside|under|behind|near|beside|by|across|through|over|onto|to|from|outside|"
-    r"within|beneath|towards?)\s+(?:the|a|an|his|her|their|its|my|our)?\s*[^,.;:!?]+",
-    re.IGNORECASE,
-)
 CLAUSE_END = re.compile(r"[.;:!?]|,\s*(?:and|but|or|so|while|when|then|which|who)\b|\s(?:but|and then)\s")
 SPEECH = re.compile(
     r"\b(?:say|says|said|tell|tells|told|ask|asks|asked|reply|replied|shout|shouted|call|called)\b"
@@ -82,6 +85,8 @@ class Candidate:
     actor: str | None = (
         None  # who a leading pronoun stands for (the last character named before it in the scene)
     )
+    before: str | None = None  # the sentence before it in the same section
+    after: str | None = None  # the sentence after it in the same section
 
 
 @dataclass(frozen=True)
@@ -161,7 +166,7 @@ def _where(
     for start, _, name, kind in sorted(find(candidate.text) if find is not None else []):
         if kind == "location" and name.lower() not in lowered_q:
             return name, "a location entity in the supporting sentence"
-    for match in PLACE.finditer(candidate.text):
+    for match in PLACE_PHRASE.finditer(candidate.text):
         phrase = _clip(match.group(0), 9)
         if len(phrase.split()) >= 2 and _novel(phrase, keys) >= 0.5:
             return phrase, "a place phrase in the supporting sentence"
@@ -305,6 +310,45 @@ def _span(
     return None
 
 
+def _clause_answer(
+    question: str,
+    form: QuestionForm,
+    candidates: Sequence[Candidate],
+    keys: set[str],
+    objects: bool,
+    find: EntityFinder | None = None,
+) -> ShortAnswer | None:
+    """A clause read around the question's event, cause or verb (tasks.query.short_clauses,
+    short_causes, short_objects), or None."""
+    lowered = question.lower().strip()
+    triples = [(c.text, c.before, c.after) for c in candidates]
+    found, kind = None, ""
+    if form.wh == "how" and re.search(r"\bfeel|\bfelt\b", lowered):
+        found, kind = feeling_answer(question, triples), "feeling"
+    event = read_event_question(question)
+    if not found and event is not None:
+        found, kind = event_answer(event, triples, keys), "action" if event.acts else "outcome"
+    if not found and (form.wh == "why" or re.match(r"what (?:made|caused|led|prompted)\b", lowered)):
+        found, kind = cause_answer(question, triples), "why"
+    if not found and form.wh == "who":
+        actors = [c.actor for c in candidates]
+        found, kind = subject_answer(question, [c.text for c in candidates], actors, keys), "who"
+        bare = found and re.fullmatch(r"[A-Z][\w'’-]*(?:\s+[A-Z][\w'’-]*)*", found[0])
+        named = [f for f in (find(found[0]) if bare and find is not None else []) if f[3] != "location"]
+        if found and named:  # the subject is a name: the entity's canonical name
+            found = (named[0][2], found[1], found[2] + " (canonical name from the graph)")
+    if not found and form.wh == "where":
+        found, kind = place_answer(question, [c.text for c in candidates], keys), "where"
+    if not found and objects:
+        found, kind = object_answer(question, [c.text for c in candidates], keys), form.wh
+    if not found:
+        return None
+    phrase, index, method = found
+    support = candidates[index]
+    kind = "what" if kind == "which" else kind
+    return ShortAnswer(phrase, kind, True, support.text, support.section_id, method)
+
+
 def short_answer(
     question: str,
     form: QuestionForm,
@@ -338,13 +382,27 @@ def short_answer(
         )
         return ShortAnswer(best.text, "sentence", False, best.text, best.section_id, reason)
     keys = _question_keys(question) | {term_key(w) for w in content_words(question)}
+    lowered = question.lower().strip()
+    found = _clause_answer(question, form, candidates, keys, form.wh in ("what", "which"), find)
+    if found:
+        return found
     for candidate in candidates:
         if candidate.score < best.score - SPAN_MARGIN:
             break
-        found = _span(question, form, candidate, keys, find)
-        if found:
-            phrase, kind, method = found
+        span = _span(question, form, candidate, keys, find)
+        if span:
+            phrase, kind, method = span
             return ShortAnswer(phrase, kind, True, candidate.text, candidate.section_id, method)
+    if form.wh == "how" and not re.match(r"how (?:many|much|long|old|far|often|did .+ feel)\b", lowered):
+        found = _clause_answer(question, form, candidates, keys, objects=True)
+        if found:
+            return found
+    predicate = predicate_keys(question)
+    anchored = anchor_sentence([c.text for c in candidates], predicate, 0.34) if predicate else None
+    if anchored is not None:  # the sentence that says most of the question's predicate
+        support = candidates[anchored[0]]
+        reason = f"no {form.wh} span in the best sentences; the sentence stating the question's predicate"
+        return ShortAnswer(support.text, "sentence", False, support.text, support.section_id, reason)
     return ShortAnswer(
         best.text, "sentence", False, best.text, best.section_id, f"no {form.wh} span in the best sentences"
     )
