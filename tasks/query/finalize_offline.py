@@ -164,14 +164,14 @@ def _actor(env: ToolEnv, position: int, find: EntityFinder | None) -> str | None
     return None
 
 
-def _neighbour(sentences, position: int, step: int) -> str | None:
+def _neighbour(rows: list[dict], position: int, step: int) -> str | None:
     """The text of the sentence `step` away when it is in the same section."""
     other = position + step
-    if not 0 <= other < len(sentences):
+    if not 0 <= other < len(rows):
         return None
-    if sentences.iloc[other]["section_id"] != sentences.iloc[position]["section_id"]:
+    if rows[other]["section_id"] != rows[position]["section_id"]:
         return None
-    return str(sentences.iloc[other]["text"])
+    return str(rows[other]["text"])
 
 
 def short_candidates(
@@ -200,8 +200,8 @@ def short_candidates(
                 text(section.get("location")),
                 text(section.get("time_of_day")),
                 _actor(env, position, find),
-                _neighbour(sentences, position, -1),
-                _neighbour(sentences, position, 1),
+                _neighbour(rows, position, -1),
+                _neighbour(rows, position, 1),
             )
         )
     return found
