@@ -27,6 +27,7 @@ from tasks.evaluate.protocol import correctness, protocol_metric_rows, summarize
 from schemas.ids import sha256_bytes, stable_hash
 from tasks.tables.io import Workspace, read_frame, write_table
 from flows.answer_journal import AnswerJournal
+from flows.question_budget import question_budget
 from flows.question_checks import build_gaps, describe_problems, read_lines, validate_questions
 
 
@@ -109,7 +110,7 @@ def document_questions(path: Path, sha256: str, doc_id: str, limit: int | None) 
     """The questions of one document, read by a task from the questions file it was given by reference."""
     if sha256_bytes(path.read_bytes()) != sha256:
         raise QuestionFileError(f"{path} changed while it was being evaluated")
-    return [q for q in load_questions(path)[: limit or None] if q.doc_id == doc_id]
+    return [q for q in question_budget(load_questions(path), limit) if q.doc_id == doc_id]
 
 
 @dataclass(frozen=True)
@@ -315,7 +316,7 @@ def evaluate(
     unless `fresh`. Every answer is journaled as it is produced, so an interrupted run loses none."""
     if limit is not None and limit < 1:
         raise QuestionFileError(f"--limit must be at least 1 (got {limit})")
-    questions = load_questions(questions_path)[:limit]
+    questions = question_budget(load_questions(questions_path), limit)
     check_documents(workspace, questions)
     benchmark = benchmark or benchmark_name(questions_path)
     run_id = evaluation_run_id(questions_path, system, settings, limit, samples)
