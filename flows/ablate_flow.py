@@ -137,6 +137,19 @@ def build_variant(workspace: str, name: str, settings: dict[str, Any]) -> tuple[
     return str(variant.root), stats
 
 
+def same_configuration(plans: dict[str, tuple[str, dict[str, Any]]]) -> dict[str, str]:
+    """Each setting whose workspace and settings equal an earlier setting's, mapped to that one."""
+    first: dict[str, str] = {}
+    same: dict[str, str] = {}
+    for name, (root, payload) in plans.items():
+        key = stable_hash("plan", root, payload)
+        if key in first:
+            same[name] = first[key]
+        else:
+            first[key] = name
+    return same
+
+
 @task(name="prepare_variant", cache_policy=NO_CACHE, persist_result=False)
 def prepare_variant_task(workspace: str, name: str, settings: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     return build_variant(workspace, name, settings)
@@ -204,19 +217,25 @@ def _run(
             plans[name] = (root, payload)
         else:
             plans[name] = (workspace, payload)
+    # A setting equal to one before it (follow_up_2 and saber_saber on the default full system) is
+    # the same run: it is answered once, never twice at the same time under one run id.
+    same_as = same_configuration(plans)
+    todo = {name: plan for name, plan in plans.items() if name not in same_as}
     if prefect:
         futures = {
             name: answer_setting_task.with_options(task_run_name=f"answer[{name}]").submit(
                 job, name, root, payload
             )
-            for name, (root, payload) in plans.items()
+            for name, (root, payload) in todo.items()
         }
         results = {name: future.result() for name, future in futures.items()}
     else:
-        results = {name: answer_setting(job, name, root, payload) for name, (root, payload) in plans.items()}
+        results = {name: answer_setting(job, name, root, payload) for name, (root, payload) in todo.items()}
+    for name, first in same_as.items():
+        results[name] = [{**row, "setting": name} for row in results[first]]
     rows = [row for name in names for row in results[name]]
     write_table(Workspace.at(workspace), "ablation_results", rows, ablation_id)
-    notes = []
+    notes = [f"{name} is the same configuration as {first}: answered once" for name, first in same_as.items()]
     if all(r["offline"] for r in rows):
         notes.append(
             "offline: answers are extractive (no LLM); free-form Overall needs the LLM judge (—), "
