@@ -9,6 +9,7 @@ import shutil
 import pytest
 
 from flows.cli import main
+from flows.report import load_report_data
 from tasks.tables.io import Workspace, read_frame
 from tests.conftest import SAMPLES
 from tests.fixtures.eval_llm import eval_responder
@@ -70,3 +71,9 @@ def test_ablate_with_llm_answerer_and_judge(sample_workspace, servers, tmp_path,
         votes = read_frame(where, "judgments", row["run_id"])
         assert set(votes["judge_model"]) == {"judge-model"} and set(votes["vote"]) == set(range(5))
     assert judge.chat_requests() and answerer.chat_requests()
+
+    # The report reads the answering runs' llm_calls although its DuckDB connection opens no file.
+    out = tmp_path / "report.html"
+    assert main(["report", "-w", str(root), "--out", str(out)]) == 0, capsys.readouterr().err
+    tokens = load_report_data(workspace).frames["report_latency_tokens"]
+    assert (tokens["llm_tokens_per_question"] > 0).all()
