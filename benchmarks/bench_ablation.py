@@ -96,7 +96,8 @@ def check_eval(workspace: Workspace, report: dict) -> str:
     alpha = krippendorff.alpha(reliability_data=data, level_of_measurement="nominal")
     protocol = report["protocol"]
     return (
-        f"nkw eval --samples 5 ({report['benchmark']}, {report['n_questions']} questions): "
+        f"nkw eval --samples 5 ({report['benchmark']}, {answers['qid'].nunique()} questions, "
+        f"{free['qid'].nunique()} free-form): "
         f"samples per question {sorted(set(answers.groupby('qid')['sample'].nunique()))}, "
         f"distinct free-form answers per question min {distinct.min()} max {distinct.max()}, "
         f"votes {len(votes)} ({sorted(set(per_sample))} per sample); Overall {protocol.get('overall')}, "
@@ -119,6 +120,7 @@ def main() -> None:
     parser.add_argument("--latency", type=float, default=0.0, help="seconds per request (--llm)")
     parser.add_argument("--samples", type=int, help="answers per question (default 5 with --llm, else 1)")
     parser.add_argument("--report", help="HTML report to write (default: W/report.html)")
+    parser.add_argument("--fresh", action="store_true", help="answer and judge again (stored runs ignored)")
     args = parser.parse_args()
     data = Path(args.data)
     documents = [str(data / b / "documents.jsonl") for b in BENCHMARKS]
@@ -132,7 +134,7 @@ def main() -> None:
         judge = FakeOpenAIServer(("judge-model",), eval_responder(args.disagree), args.latency).start()
         common += ["--llm-url", server.url, "--model", "eval-model"]
     judged = ["--judge-url", judge.url, "--judge-model", "judge-model"] if judge else []
-    budget = ["--limit", str(args.limit)] if args.limit else []
+    budget = (["--limit", str(args.limit)] if args.limit else []) + (["--fresh"] if args.fresh else [])
     times: dict[str, float] = {}
     try:
         if not workspace.exists() or not any(workspace.manifest_dir.glob("*.json")):

@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from flows.corpus import build, make_resources
-from flows.evaluation import EvalReport
+from flows.evaluation import EvalReport, answering_identity
 from schemas.config import Settings
 from schemas.ids import sha256_bytes, stable_hash
 from schemas.tables import TABLES
@@ -234,7 +234,10 @@ def ablation_id_for(
     questions: list[Path], settings: Settings, names: list[str], limit: int | None, samples: int, system: str
 ) -> str:
     contents = [sha256_bytes(p.read_bytes()) for p in questions]
-    key = stable_hash("ablate", contents, settings.model_dump(mode="json"), names, limit, samples, system)
+    judging = settings.evaluate.model_dump(mode="json", exclude={"judge_url"})
+    judging["judged"] = bool(settings.evaluate.judge_url or settings.llm.url)
+    identity = (answering_identity(settings), judging)
+    key = stable_hash("ablate", contents, identity, names, limit, samples, system)
     return f"abl_{key}"
 
 

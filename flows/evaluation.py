@@ -31,6 +31,7 @@ from flows.question_budget import question_budget
 from flows.question_checks import build_gaps, describe_problems, read_lines, validate_questions
 
 
+SERVING_FIELDS = {"url", "timeout_s", "deadline_s", "max_retries", "backoff_s", "concurrency"}
 JUDGING_FIELDS = {
     "judge_votes",
     "judge_temperature",
@@ -293,8 +294,16 @@ def evaluation_run_id(
 ) -> str:
     content = sha256_bytes(questions_path.read_bytes())
     # The judge and the run's concurrency do not change the answers: they are not part of the run id.
-    answering = settings.model_dump(mode="json", exclude={"evaluate": JUDGING_FIELDS})
+    answering = answering_identity(settings)
     return f"run_{stable_hash('eval', content, system, answering, limit, samples)}"
+
+
+def answering_identity(settings: Settings) -> dict[str, Any]:
+    """The settings that decide the answers: what the model is asked with, not where it is served
+    (a server restarted on another port resumes the same run) nor how it is judged."""
+    answering = settings.model_dump(mode="json", exclude={"evaluate": JUDGING_FIELDS, "llm": SERVING_FIELDS})
+    answering["llm"]["served"] = settings.llm.url is not None  # offline and LLM answers differ
+    return answering
 
 
 def evaluate(
