@@ -450,10 +450,11 @@ def format_report(report: EvalReport, verbose: bool = False) -> str:
         cells = " ".join(f"{'—' if metrics[m] is None else format(metrics[m], '.4g'):>15}" for m in METRICS)
         return f"{name[:34]:<34} {n:>4} {cells}"
 
-    answered = report.rows[report.rows["status"] == "answered"]
-    lines.append(row("ALL", report.metrics, len(answered)))
+    answered = report.rows[report.rows["status"] == "answered"]  # n counts questions, not samples
+    lines.append(row("ALL", report.metrics, answered["qid"].nunique()))
     for qtype, metrics in sorted(report.by_qtype.items()):
-        lines.append(row(qtype, metrics, int((answered["qtype"].fillna("(none)") == qtype).sum())))
+        same = answered["qtype"].fillna("(none)") == qtype
+        lines.append(row(qtype, metrics, answered[same]["qid"].nunique()))
     if report.protocol:
         p = report.protocol
         fmt = lambda v: "—" if v is None else format(v, ".4g")  # noqa: E731
