@@ -1,12 +1,19 @@
 """`nkw ablate`: the ablation grid as a Prefect flow. Build-time variants are prepared first (each
 re-runs only what its switch changes), then every setting answers the same questions in parallel
-task runs; one `ablation_results` partition per grid run lands in the base workspace."""
+task runs; one `ablation_results` partition per grid run lands in the base workspace.
+
+The flow and its tasks take references only: workspace and questions-file paths (with each file's
+content hash), setting names, the settings as plain data (the LLM and judge as URL and model
+names; the API key comes from the environment) and the run's options. Each task builds its own
+LLM and judge clients and closes them; the embedding model is loaded once per process."""
 
 from __future__ import annotations
 
+import dataclasses
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import pandas as pd
 from prefect import flow, task
@@ -15,6 +22,7 @@ from prefect.task_runners import ThreadPoolTaskRunner
 
 from flows.ablation import (
     ABLATIONS,
+    AblationError,
     ablation_id_for,
     is_noop,
     llm_tokens,
@@ -25,9 +33,16 @@ from flows.ablation import (
 )
 from flows.answer_questions import QueryEngine
 from flows.evaluation import evaluate
+from flows.judging import judge_client
+from flows.sessions import api_key, settings_payload
 from schemas.config import Settings
+from schemas.ids import sha256_bytes, stable_hash
 from tasks.embeddings import build_embedder
+from tasks.llm.client import build_llm_client
 from tasks.tables.io import Workspace, write_table
+
+_EMBEDDERS: dict[str, Callable] = {}
+_LOCK = threading.Lock()
 
 
 @dataclass
@@ -38,49 +53,113 @@ class AblationReport:
     notes: list[str] = field(default_factory=list)
 
 
-def answer_setting(
-    name: str,
-    workspace: Workspace,
-    settings: Settings,
-    questions: list[Path],
-    ablation_id: str,
-    limit: int | None,
-    samples: int,
-    system: str,
-    llm: Any,
-    judge: Any,
-    fresh: bool,
-    embedder_factory: Any,
-) -> list[dict[str, Any]]:
-    """One setting over every questions file (offline answers unless `llm`)."""
-    engine = QueryEngine(workspace, settings, embedder_factory=embedder_factory, llm=llm)
-    rows = []
-    for path in questions:
-        report = evaluate(
-            workspace,
-            path,
-            settings,
-            system=system,
-            limit=limit,
-            samples=samples,
-            engine=engine,
-            judge=judge,
-            fresh=fresh,
+@dataclass(frozen=True)
+class GridJob:
+    """One grid run by reference: what the flow and its tasks get instead of objects."""
+
+    workspace: str
+    questions: list[str]
+    questions_sha256: list[str]
+    ablation_id: str
+    limit: int | None
+    samples: int
+    system: str
+    fresh: bool
+
+
+def embedder_factory_for(settings: Settings) -> Callable:
+    """The process's embedder factory for these embedding settings (each model loads once)."""
+    key = stable_hash("embedders", settings.embed_texts.model_dump(mode="json"))
+    with _LOCK:
+        if key not in _EMBEDDERS:
+            _EMBEDDERS[key] = shared_embedder_factory(settings)
+        return _EMBEDDERS[key]
+
+
+def _clients(settings: Settings, workspace: Workspace) -> tuple[Any, Any]:
+    """The answering LLM client (None offline) and the judge (its own server/model, else the LLM)."""
+    llm = build_llm_client(settings.llm, api_key(), workspace.cache_dir / "llm")
+    return llm, judge_client(settings, api_key(), workspace) or llm
+
+
+def _close(*clients: Any) -> None:
+    for client in {id(c): c for c in clients if c is not None}.values():
+        client.close()
+
+
+def _question_paths(job: GridJob) -> list[Path]:
+    paths = [Path(p) for p in job.questions]
+    for path, sha256 in zip(paths, job.questions_sha256):
+        if not path.is_file() or sha256_bytes(path.read_bytes()) != sha256:
+            raise AblationError(f"{path} changed or disappeared while the grid was running")
+    return paths
+
+
+def answer_setting(job: dict[str, Any], name: str, workspace: str, settings: dict[str, Any]) -> list[dict]:
+    """One setting over every questions file (offline answers unless the settings name an LLM)."""
+    grid = GridJob(**job)
+    parsed = Settings.model_validate(settings)
+    target = Workspace.at(workspace)
+    llm, judge = _clients(parsed, target)
+    try:
+        engine = QueryEngine(target, parsed, embedder_factory=embedder_factory_for(parsed), llm=llm)
+        rows = []
+        for path in _question_paths(grid):
+            report = evaluate(
+                target,
+                path,
+                parsed,
+                system=grid.system,
+                limit=grid.limit,
+                samples=grid.samples,
+                engine=engine,
+                judge=judge,
+                fresh=grid.fresh,
+            )
+            tokens = llm_tokens(target, report.run_id)
+            rows += result_rows(grid.ablation_id, name, report, target, grid.samples, tokens)
+        return rows
+    finally:
+        _close(llm, judge)
+
+
+def build_variant(workspace: str, name: str, settings: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """The variant workspace of build-time setting `name` (its root) and its build figures."""
+    parsed = Settings.model_validate(settings)
+    base = Workspace.at(workspace)
+    llm = build_llm_client(parsed.llm, api_key(), base.cache_dir / "llm")
+    try:
+        variant, stats = prepare_variant(
+            base, ABLATIONS[name], parsed, llm, lambda: build_embedder(parsed.embed_texts, api_key())
         )
-        rows += result_rows(
-            ablation_id, name, report, workspace, samples, llm_tokens(workspace, report.run_id)
-        )
-    return rows
+    finally:
+        _close(llm)
+    return str(variant.root), stats
+
+
+def same_configuration(plans: dict[str, tuple[str, dict[str, Any]]]) -> dict[str, str]:
+    """Each setting whose workspace and settings equal an earlier setting's, mapped to that one."""
+    first: dict[str, str] = {}
+    same: dict[str, str] = {}
+    for name, (root, payload) in plans.items():
+        key = stable_hash("plan", root, payload)
+        if key in first:
+            same[name] = first[key]
+        else:
+            first[key] = name
+    return same
 
 
 @task(name="prepare_variant", cache_policy=NO_CACHE, persist_result=False)
-def prepare_variant_task(base: Workspace, name: str, settings: Settings, llm: Any) -> tuple[Workspace, dict]:
-    return prepare_variant(base, ABLATIONS[name], settings, llm, lambda: build_embedder(settings.embed_texts))
+def prepare_variant_task(workspace: str, name: str, settings: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    return build_variant(workspace, name, settings)
 
 
 @task(name="answer_setting", cache_policy=NO_CACHE, persist_result=False)
-def answer_setting_task(*args: Any) -> list[dict[str, Any]]:
-    return answer_setting(*args)
+def answer_setting_task(
+    job: dict[str, Any], name: str, workspace: str, settings: dict[str, Any]
+) -> list[dict[str, Any]]:
+    return answer_setting(job, name, workspace, settings)
 
 
 def run_ablation(
@@ -92,69 +171,71 @@ def run_ablation(
     limit: int | None = None,
     samples: int = 1,
     system: str = "nkw",
-    llm: Any = None,
-    judge: Any = None,
     fresh: bool = False,
     use_prefect: bool = True,
     parallel: int = 2,
 ) -> AblationReport:
+    """Run the grid; the LLM and judge are the ones `base` names (none: offline)."""
+    resolved = [str(Path(q).resolve()) for q in questions]
+    hashes = [sha256_bytes(Path(q).read_bytes()) for q in resolved]
+    arguments = (str(workspace.root), resolved, hashes, settings_payload(base), names, limit, samples, system)
     if use_prefect:
         runner = ablate_flow.with_options(task_runner=ThreadPoolTaskRunner(max_workers=parallel))
-        return runner(workspace, questions, base, names, limit, samples, system, llm, judge, fresh)
-    return _run(workspace, questions, base, names, limit, samples, system, llm, judge, fresh, prefect=False)
+        return runner(*arguments, fresh)
+    return _run(*arguments, fresh, prefect=False)
 
 
 def _run(
-    workspace, questions, base, names, limit, samples, system, llm, judge, fresh, prefect: bool
+    workspace: str,
+    questions: list[str],
+    questions_sha256: list[str],
+    settings: dict[str, Any],
+    names: list[str],
+    limit: int | None,
+    samples: int,
+    system: str,
+    fresh: bool,
+    prefect: bool,
 ) -> AblationReport:
-    ablation_id = ablation_id_for(questions, base, names, limit, samples, system)
-    embedder_factory = shared_embedder_factory(base)
-    plans: dict[str, tuple[Workspace, Settings]] = {}
+    base = Settings.model_validate(settings)
+    ablation_id = ablation_id_for([Path(q) for q in questions], base, names, limit, samples, system)
+    job = dataclasses.asdict(
+        GridJob(workspace, questions, questions_sha256, ablation_id, limit, samples, system, fresh)
+    )
+    plans: dict[str, tuple[str, dict[str, Any]]] = {}
     variants: dict[str, dict[str, Any]] = {}
     for name in names:  # build variants one at a time: building is CPU-bound
         ablation = ABLATIONS[name]
-        settings = variant_settings(base, ablation)
+        payload = settings_payload(variant_settings(base, ablation))
         if ablation.kind == "build" and not is_noop(base, ablation):
             if prefect:
-                ws, stats = prepare_variant_task.with_options(task_run_name=f"variant[{name}]")(
-                    workspace, name, settings, llm
-                )
+                prepare = prepare_variant_task.with_options(task_run_name=f"variant[{name}]")
+                root, stats = prepare(workspace, name, payload)
             else:
-                ws, stats = prepare_variant(
-                    workspace, ablation, settings, llm, lambda: build_embedder(settings.embed_texts)
-                )
+                root, stats = build_variant(workspace, name, payload)
             variants[name] = stats
-            plans[name] = (ws, settings)
+            plans[name] = (root, payload)
         else:
-            plans[name] = (workspace, settings)
-    args = {
-        name: (
-            name,
-            ws,
-            settings,
-            questions,
-            ablation_id,
-            limit,
-            samples,
-            system,
-            llm,
-            judge,
-            fresh,
-            embedder_factory,
-        )
-        for name, (ws, settings) in plans.items()
-    }
+            plans[name] = (workspace, payload)
+    # A setting equal to one before it (follow_up_2 and saber_saber on the default full system) is
+    # the same run: it is answered once, never twice at the same time under one run id.
+    same_as = same_configuration(plans)
+    todo = {name: plan for name, plan in plans.items() if name not in same_as}
     if prefect:
         futures = {
-            name: answer_setting_task.with_options(task_run_name=f"answer[{name}]").submit(*a)
-            for name, a in args.items()
+            name: answer_setting_task.with_options(task_run_name=f"answer[{name}]").submit(
+                job, name, root, payload
+            )
+            for name, (root, payload) in todo.items()
         }
         results = {name: future.result() for name, future in futures.items()}
     else:
-        results = {name: answer_setting(*a) for name, a in args.items()}
+        results = {name: answer_setting(job, name, root, payload) for name, (root, payload) in todo.items()}
+    for name, first in same_as.items():
+        results[name] = [{**row, "setting": name} for row in results[first]]
     rows = [row for name in names for row in results[name]]
-    write_table(workspace, "ablation_results", rows, ablation_id)
-    notes = []
+    write_table(Workspace.at(workspace), "ablation_results", rows, ablation_id)
+    notes = [f"{name} is the same configuration as {first}: answered once" for name, first in same_as.items()]
     if all(r["offline"] for r in rows):
         notes.append(
             "offline: answers are extractive (no LLM); free-form Overall needs the LLM judge (—), "
@@ -165,18 +246,19 @@ def _run(
 
 @flow(name="ablate", persist_result=False, validate_parameters=False)
 def ablate_flow(
-    workspace: Workspace,
-    questions: list[Path],
-    base: Settings,
+    workspace: str,
+    questions: list[str],
+    questions_sha256: list[str],
+    settings: dict[str, Any],
     names: list[str],
     limit: int | None,
     samples: int,
     system: str,
-    llm: Any,
-    judge: Any,
     fresh: bool,
 ) -> AblationReport:
-    return _run(workspace, questions, base, names, limit, samples, system, llm, judge, fresh, prefect=True)
+    return _run(
+        workspace, questions, questions_sha256, settings, names, limit, samples, system, fresh, prefect=True
+    )
 
 
 def _fmt(value: Any, digits: int = 4) -> str:

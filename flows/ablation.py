@@ -20,12 +20,12 @@ import numpy as np
 import pandas as pd
 
 from flows.corpus import build, make_resources
-from flows.evaluation import EvalReport
+from flows.evaluation import EvalReport, answering_identity
 from schemas.config import Settings
 from schemas.ids import sha256_bytes, stable_hash
 from schemas.tables import TABLES
 from tasks.embeddings import embedder_for_identity
-from tasks.tables.io import Workspace
+from tasks.tables.io import Workspace, atomic_write_text
 from tasks.tables.manifest import list_manifests
 
 
@@ -130,6 +130,12 @@ def link_base(base: Workspace, variant: Workspace) -> int:
     return linked
 
 
+def base_digest(base: Workspace) -> str:
+    """What the base build is: the hash of its manifests (they change whenever a stage is rebuilt)."""
+    manifests = sorted(base.manifest_dir.glob("*.json"))
+    return stable_hash("base", [(p.name, sha256_bytes(p.read_bytes())) for p in manifests])
+
+
 def prepare_variant(
     base: Workspace,
     ablation: Ablation,
@@ -137,9 +143,16 @@ def prepare_variant(
     llm: Any = None,
     embedder_factory: Callable | None = None,
 ) -> tuple[Workspace, dict[str, Any]]:
-    """The variant's workspace, built by re-running only the stages the switch changes."""
+    """The variant's workspace, built by re-running only the stages the switch changes. A variant
+    built before from the same base build is kept (its build then skips what is up to date), so a
+    rerun of the grid does not redo its variants."""
     variant = Workspace.at(base.root / "variants" / ablation.name)
-    linked = link_base(base, variant)
+    marker = variant.cache_dir / "ablation_base.sha256"
+    digest = base_digest(base)
+    same_base = marker.is_file() and marker.read_text(encoding="utf-8") == digest
+    if not same_base:
+        marker.unlink(missing_ok=True)
+    linked = 0 if same_base else link_base(base, variant)
     documents = {
         m.doc_id for m in list_manifests(base)
     }  # the base's documents, not every record of its inputs
@@ -153,6 +166,7 @@ def prepare_variant(
     )
     if not report.ok:
         raise AblationError(f"building the {ablation.name} variant failed: {report.summary()}")
+    atomic_write_text(marker, digest)
     rebuilt = sorted({o.stage for d in report.documents for o in d.outcomes if o.status == "built"})
     return variant, {
         "linked_files": linked,
@@ -220,7 +234,10 @@ def ablation_id_for(
     questions: list[Path], settings: Settings, names: list[str], limit: int | None, samples: int, system: str
 ) -> str:
     contents = [sha256_bytes(p.read_bytes()) for p in questions]
-    key = stable_hash("ablate", contents, settings.model_dump(mode="json"), names, limit, samples, system)
+    judging = settings.evaluate.model_dump(mode="json", exclude={"judge_url"})
+    judging["judged"] = bool(settings.evaluate.judge_url or settings.llm.url)
+    identity = (answering_identity(settings), judging)
+    key = stable_hash("ablate", contents, identity, names, limit, samples, system)
     return f"abl_{key}"
 
 

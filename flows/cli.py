@@ -160,7 +160,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--system", default="nkw", choices=["nkw", "hybrid"], help="answering system (default nkw)"
     )
     _ablations(evaluate)
-    evaluate.add_argument("--limit", type=int, help="only the first N questions")
+    evaluate.add_argument(
+        "--limit", type=int, help="only N questions, taken in turn from each document (file order)"
+    )
     evaluate.add_argument("--samples", type=int, default=1, help="answers sampled per question (Pass@N)")
     evaluate.add_argument("--benchmark", help="benchmark name in reports (default: from the file path)")
     evaluate.add_argument(
@@ -203,7 +205,9 @@ def build_parser() -> argparse.ArgumentParser:
         "depths 0/1 and SABER raw/heuristic); see flows/ablation.py",
     )
     ablate.add_argument("--system", default="nkw", choices=["nkw", "hybrid"])
-    ablate.add_argument("--limit", type=int, help="the fixed question budget: first N questions of each file")
+    ablate.add_argument(
+        "--limit", type=int, help="the fixed question budget: N questions of each file, in turn per document"
+    )
     ablate.add_argument(
         "--samples", type=int, default=1, help="answers sampled per question (Pass@N; LLM only)"
     )

@@ -27,9 +27,11 @@ from tasks.evaluate.protocol import correctness, protocol_metric_rows, summarize
 from schemas.ids import sha256_bytes, stable_hash
 from tasks.tables.io import Workspace, read_frame, write_table
 from flows.answer_journal import AnswerJournal
+from flows.question_budget import question_budget
 from flows.question_checks import build_gaps, describe_problems, read_lines, validate_questions
 
 
+SERVING_FIELDS = {"url", "timeout_s", "deadline_s", "max_retries", "backoff_s", "concurrency"}
 JUDGING_FIELDS = {
     "judge_votes",
     "judge_temperature",
@@ -109,7 +111,7 @@ def document_questions(path: Path, sha256: str, doc_id: str, limit: int | None) 
     """The questions of one document, read by a task from the questions file it was given by reference."""
     if sha256_bytes(path.read_bytes()) != sha256:
         raise QuestionFileError(f"{path} changed while it was being evaluated")
-    return [q for q in load_questions(path)[: limit or None] if q.doc_id == doc_id]
+    return [q for q in question_budget(load_questions(path), limit) if q.doc_id == doc_id]
 
 
 @dataclass(frozen=True)
@@ -292,8 +294,16 @@ def evaluation_run_id(
 ) -> str:
     content = sha256_bytes(questions_path.read_bytes())
     # The judge and the run's concurrency do not change the answers: they are not part of the run id.
-    answering = settings.model_dump(mode="json", exclude={"evaluate": JUDGING_FIELDS})
+    answering = answering_identity(settings)
     return f"run_{stable_hash('eval', content, system, answering, limit, samples)}"
+
+
+def answering_identity(settings: Settings) -> dict[str, Any]:
+    """The settings that decide the answers: what the model is asked with, not where it is served
+    (a server restarted on another port resumes the same run) nor how it is judged."""
+    answering = settings.model_dump(mode="json", exclude={"evaluate": JUDGING_FIELDS, "llm": SERVING_FIELDS})
+    answering["llm"]["served"] = settings.llm.url is not None  # offline and LLM answers differ
+    return answering
 
 
 def evaluate(
@@ -315,7 +325,7 @@ def evaluate(
     unless `fresh`. Every answer is journaled as it is produced, so an interrupted run loses none."""
     if limit is not None and limit < 1:
         raise QuestionFileError(f"--limit must be at least 1 (got {limit})")
-    questions = load_questions(questions_path)[:limit]
+    questions = question_budget(load_questions(questions_path), limit)
     check_documents(workspace, questions)
     benchmark = benchmark or benchmark_name(questions_path)
     run_id = evaluation_run_id(questions_path, system, settings, limit, samples)
@@ -440,10 +450,11 @@ def format_report(report: EvalReport, verbose: bool = False) -> str:
         cells = " ".join(f"{'—' if metrics[m] is None else format(metrics[m], '.4g'):>15}" for m in METRICS)
         return f"{name[:34]:<34} {n:>4} {cells}"
 
-    answered = report.rows[report.rows["status"] == "answered"]
-    lines.append(row("ALL", report.metrics, len(answered)))
+    answered = report.rows[report.rows["status"] == "answered"]  # n counts questions, not samples
+    lines.append(row("ALL", report.metrics, answered["qid"].nunique()))
     for qtype, metrics in sorted(report.by_qtype.items()):
-        lines.append(row(qtype, metrics, int((answered["qtype"].fillna("(none)") == qtype).sum())))
+        same = answered["qtype"].fillna("(none)") == qtype
+        lines.append(row(qtype, metrics, answered[same]["qid"].nunique()))
     if report.protocol:
         p = report.protocol
         fmt = lambda v: "—" if v is None else format(v, ".4g")  # noqa: E731

@@ -16,8 +16,9 @@ import matplotlib
 matplotlib.use("Agg")  # files only, never a window
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
+import pyarrow as pa  # noqa: E402
 
-from tasks.tables.io import Workspace  # noqa: E402
+from tasks.tables.io import Workspace, read_table  # noqa: E402
 from tasks.tables.warehouse import connect, load_sql  # noqa: E402
 
 QUERIES = (
@@ -49,6 +50,21 @@ class ReportData:
     notes: list[str] = field(default_factory=list)
 
 
+def answer_llm_calls(workspace: Workspace) -> pa.Table:
+    """Tokens of every LLM call made while answering, with the partition's file name (which names
+    the run). Read here: the report's DuckDB connection opens no file itself."""
+    parts = []
+    for path in workspace.partitions("llm_calls"):
+        if "__answer-" in path.stem:
+            table = read_table(workspace, "llm_calls", path.stem, ["prompt_tokens", "completion_tokens"])
+            parts.append(table.append_column("filename", pa.array([path.name] * len(table), pa.string())))
+    if parts:
+        return pa.concat_tables(parts)
+    return pa.schema(
+        [("prompt_tokens", pa.int64()), ("completion_tokens", pa.int64()), ("filename", pa.string())]
+    ).empty_table()
+
+
 def load_report_data(
     workspace: Workspace, runs: list[str] | None = None, ablation_id: str | None = None
 ) -> ReportData:
@@ -72,18 +88,7 @@ def load_report_data(
         con.register(
             "selected_ablation", pd.DataFrame({"id": [ablation_id] if ablation_id else []}, dtype=str)
         )
-        files = workspace.partitions("llm_calls")
-        if files:
-            listing = ", ".join("'" + str(p).replace("'", "''") + "'" for p in files)
-            con.execute(
-                f"CREATE VIEW llm_calls_files AS SELECT * FROM read_parquet([{listing}], filename=true)"
-            )
-        else:
-            con.execute(
-                "CREATE VIEW llm_calls_files AS SELECT NULL::VARCHAR AS filename, "
-                "NULL::BIGINT AS prompt_tokens, "
-                "NULL::BIGINT AS completion_tokens WHERE false"
-            )
+        con.register("llm_calls_files", answer_llm_calls(workspace))
         frames = {name: con.execute(load_sql(name)).df() for name in QUERIES}
     finally:
         con.close()

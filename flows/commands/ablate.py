@@ -8,16 +8,8 @@ from pathlib import Path
 
 from flows.ablate_flow import format_ablation, run_ablation
 from flows.ablation import AblationError, parse_settings
-from flows.commands.common import (
-    UserError,
-    api_key,
-    llm_client,
-    prefect_environment,
-    settings_from,
-    workspace_from,
-)
+from flows.commands.common import UserError, prefect_environment, settings_from, workspace_from
 from flows.evaluation import QuestionFileError
-from flows.judging import judge_client
 
 
 def run(args: argparse.Namespace) -> int:
@@ -33,8 +25,6 @@ def run(args: argparse.Namespace) -> int:
         names = parse_settings(args.settings)
     except AblationError as exc:
         raise UserError(str(exc)) from None
-    llm = llm_client(settings, workspace)
-    judge = judge_client(settings, api_key(), workspace) or llm
     if not args.no_prefect:
         prefect_environment(args.verbose)
     try:
@@ -46,17 +36,12 @@ def run(args: argparse.Namespace) -> int:
             limit=args.limit,
             samples=args.samples,
             system=args.system,
-            llm=llm,
-            judge=judge,
             fresh=args.fresh,
             use_prefect=not args.no_prefect,
             parallel=args.parallel,
         )
     except (AblationError, QuestionFileError) as exc:
         raise UserError(str(exc)) from None
-    finally:
-        for client in {id(c): c for c in (llm, judge) if c is not None}.values():
-            client.close()
     if args.json:
         print(
             json.dumps(

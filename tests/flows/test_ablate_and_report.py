@@ -112,3 +112,28 @@ def test_ablate_runs_as_a_prefect_flow(ablated, prefect_harness):
     assert report.variants["saber_heuristic"]["stages_reused"] > 0
     stored = read_frame(ablated, "ablation_results", report.ablation_id)
     assert len(stored) == len(report.rows)
+
+
+def test_a_setting_equal_to_full_is_answered_once(ablated):
+    """follow_up_2 and saber_saber are the default full system: one run, never two at once under one id."""
+    from flows.ablate_flow import run_ablation
+    from schemas.config import load_settings
+
+    settings = load_settings(overrides={"embed_texts": {"backend": "hashing"}})
+    names = ["full", "follow_up_2", "saber_saber", "follow_up_1"]
+    report = run_ablation(ablated, [QUESTIONS], settings, names, limit=2, use_prefect=False)
+    whole = report.rows[report.rows["qtype"] == "*"].set_index("setting")
+    assert list(whole.index) == names
+    runs = whole["run_id"]
+    assert runs["follow_up_2"] == runs["full"] == runs["saber_saber"] != runs["follow_up_1"]
+    assert any("follow_up_2 is the same configuration as full" in note for note in report.notes)
+
+
+def test_a_rerun_keeps_variants_built_from_the_same_base(ablated):
+    from flows.ablate_flow import run_ablation
+    from schemas.config import load_settings
+
+    settings = load_settings(overrides={"embed_texts": {"backend": "hashing"}})
+    report = run_ablation(ablated, [QUESTIONS], settings, ["saber_raw"], limit=1, use_prefect=False)
+    stats = report.variants["saber_raw"]
+    assert stats["stages_built"] == 0 and stats["linked_files"] == 0 and stats["stages_reused"] > 0

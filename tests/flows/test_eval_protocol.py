@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from flows.answer_questions import QueryEngine
-from flows.evaluation import evaluate
+from flows.evaluation import evaluate, format_report
 from schemas.config import load_settings
 from tasks.llm.client import build_llm_client
 from tasks.tables.io import read_frame
@@ -149,3 +149,5 @@ def test_offline_samples_report_pass_at_k_as_not_applicable(workspace):
     assert any("Pass@k is not applicable" in note for note in report.notes)
     # Only the multiple-choice question is scored without a judge: by option match.
     assert report.protocol["overall_source"] == "option_match"
+    all_row = next(line for line in format_report(report).splitlines() if line.startswith("ALL "))
+    assert all_row.split()[1] == "3"  # questions, not question × sample rows

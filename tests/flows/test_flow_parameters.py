@@ -8,7 +8,7 @@ import inspect
 from prefect import Flow
 from prefect.tasks import Task
 
-from flows import build_corpus, evaluate_benchmark
+from flows import ablate_flow, build_corpus, evaluate_benchmark
 
 ALLOWED = {
     "str",
@@ -26,7 +26,7 @@ NESTED = {"run_stage"}
 
 
 def _prefect_objects():
-    for module in (build_corpus, evaluate_benchmark):
+    for module in (build_corpus, evaluate_benchmark, ablate_flow):
         for name, value in vars(module).items():
             if isinstance(value, (Flow, Task)) and value.name not in NESTED:
                 yield f"{module.__name__}.{name}", value
@@ -41,6 +41,9 @@ def test_flow_and_task_parameters_are_references():
         "answer_document_task",
         "build_corpus",
         "evaluate_benchmark",
+        "ablate_flow",
+        "prepare_variant_task",
+        "answer_setting_task",
     } <= {key.rsplit(".", 1)[1] for key in seen}
     for key, value in seen.items():
         for parameter in inspect.signature(value.fn).parameters.values():
