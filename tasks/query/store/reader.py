@@ -8,6 +8,7 @@ first skips the Parquet scan and the DuckDB set-up.
 
 from __future__ import annotations
 
+import atexit
 import threading
 from pathlib import Path
 
@@ -49,6 +50,11 @@ class DocumentReader:
         """`table` as pandas, as `tasks.tables.io.read_frame` converts it."""
         return self.table(name, columns).to_pandas(types_mapper=None)
 
+    def close(self) -> None:
+        with self._lock:
+            self._con.close()
+            self._tables.clear()
+
     def connection(self):
         """The reader's DuckDB connection and the lock that serialises its use across threads."""
         return self._con, self._lock
@@ -81,3 +87,13 @@ def document_reader(workspace: Workspace, doc_id: str) -> DocumentReader:
         reader = DocumentReader(workspace, doc_id, files)
         _READERS[key] = (stamp, reader)
         return reader
+
+
+@atexit.register
+def close_readers() -> None:
+    """Close every cached connection before the interpreter tears DuckDB down (left open, each
+    one is reported as a leak on exit)."""
+    with _READERS_LOCK:
+        for _, reader in _READERS.values():
+            reader.close()
+        _READERS.clear()
