@@ -409,6 +409,7 @@ def main() -> None:
     if not (STAGE / "documents.jsonl").exists():
         sys.exit(f"the STAGE dev set is not beside the clone ({STAGE.relative_to(REPO.parent)})")
     os.environ.setdefault("DO_NOT_TRACK", "1")
+    os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")  # as the CLI sets it
     bench_started = time.perf_counter()
     load_before = os.getloadavg()
     with tempfile.TemporaryDirectory() as name:
