@@ -21,10 +21,9 @@ import numpy as np
 import pandas as pd
 
 from schemas.config import AssembleEpisodesSettings
-from schemas.responses.hierarchy import EpisodeDescription
 from tasks.stage import StageContext, StageOutput
+from tasks.hierarchy.episode_llm import describe_episodes
 from tasks.hierarchy.episode_text import compose_text
-from tasks.hierarchy.text import shorten, span_label
 from tasks.hierarchy.units import (
     CHARACTER_TYPES,
     STAKE_TYPES,
@@ -37,10 +36,7 @@ from tasks.hierarchy.units import (
     load_units,
 )
 from schemas.ids import make_id
-from tasks.llm.grouped import group_items, run_grouped
-from tasks.text import count_tokens
 
-PROMPT_ID = "assemble_episodes/v2"
 WEIGHTS = {
     "participants": 0.30,
     "goal_conflict": 0.15,
@@ -327,35 +323,6 @@ def episode_rows(
     return rows
 
 
-def _llm_values(draft: Draft, names: dict[str, str], document_title: str, language: str) -> dict[str, str]:
-    first, last = min(u.ordinal for u in draft.units), max(u.ordinal for u in draft.units)
-    people = [names.get(p, p) for p, _ in draft.people.most_common(8)]
-    lines = [
-        f"- [{u.kind}/{u.unit_type or '-'}, {span_label(u.ordinal, u.ordinal, language)}"
-        f"{', ' + u.time_cue if u.time_cue else ''}] {shorten(u.description, 300)}"
-        for u in draft.units
-        if u.description
-    ]
-    return {
-        "document_title": document_title,
-        "sections": span_label(first, last, language),
-        "participants": ", ".join(people) or "-",
-        "units": "\n".join(lines) or "-",
-    }
-
-
-def _episode_block(number: int, values: dict[str, str], language: str) -> str:
-    if language == "zh":
-        return (
-            f"{number}. 范围：{values['sections']}；参与者：{values['participants']}\n"
-            f"按原文顺序排列的叙事单元：\n{values['units']}"
-        )
-    return (
-        f"{number}. Covers: {values['sections']}; participants: {values['participants']}\n"
-        f"Units, in source order:\n{values['units']}"
-    )
-
-
 def run(ctx: StageContext) -> StageOutput:
     doc = ctx.document
     settings = ctx.settings.assemble_episodes
@@ -389,35 +356,6 @@ def run(ctx: StageContext) -> StageOutput:
     methods = dict.fromkeys(ids, "heuristic")
     output: StageOutput = {}
     if ctx.llm is not None and ordered:
-        values = {eid: _llm_values(d, names, doc.title, doc.language) for eid, d in zip(ids, ordered)}
-        groups = group_items(
-            ids,
-            [count_tokens(v["units"]) for v in values.values()],
-            settings.pack_tokens,
-            settings.max_per_request,
-        )
-        batch = run_grouped(
-            ctx,
-            PROMPT_ID,
-            groups,
-            lambda group: {
-                "document_title": doc.title,
-                "episodes": "\n\n".join(
-                    _episode_block(n, values[e], doc.language) for n, e in enumerate(group, 1)
-                ),
-            },
-            EpisodeDescription,
-            tokens_per_item=300,
-        )
-        for eid, reply in batch.values.items():
-            if reply.title.strip() and reply.summary.strip():  # blank text keeps the composed one
-                texts[eid] = {
-                    "title": shorten(reply.title, 150),
-                    "summary": reply.summary.strip(),
-                    "goal": reply.goal.strip(),
-                }
-                methods[eid] = "llm"
-        # Failed items keep the composed text (method says so) and are listed in failures.
-        output.update(failures=batch.failures, llm_calls=batch.calls)
+        output.update(describe_episodes(ctx, dict(zip(ids, ordered)), names, texts, methods))
     output["episodes"] = episode_rows(doc.doc_id, drafts, sections, texts, methods)
     return output
