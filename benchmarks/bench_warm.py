@@ -22,6 +22,11 @@ from pathlib import Path
 import numpy as np
 
 REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from tasks.tables.io import Workspace  # noqa: E402
+from tasks.tables.manifest import list_manifests  # noqa: E402
+
 SAMPLES = REPO / "data" / "samples"
 CLI = [sys.executable, "-m", "flows.cli"]
 
@@ -49,7 +54,7 @@ def cold(workspace: Path, questions: list[dict]) -> list[float]:
         for option in item["options"] or []:
             argv += ["--option", option]
         started = time.perf_counter()
-        subprocess.run(argv, cwd=REPO, check=True, capture_output=True)
+        _run(argv)
         times.append(time.perf_counter() - started)
     return times
 
@@ -66,12 +71,7 @@ def batch(workspace: Path, questions: list[dict], folder: Path) -> tuple[float, 
         encoding="utf-8",
     )
     started = time.perf_counter()
-    subprocess.run(
-        [*CLI, "ask", "-w", str(workspace), "--questions", str(path), "--json"],
-        cwd=REPO,
-        check=True,
-        capture_output=True,
-    )
+    _run([*CLI, "ask", "-w", str(workspace), "--questions", str(path), "--json"])
     return time.perf_counter() - started, len(questions)
 
 
@@ -117,6 +117,14 @@ def warm(workspace: Path, questions: list[dict]) -> tuple[float, list[float]]:
         server.wait(timeout=30)
 
 
+def _run(argv: list[str]) -> None:
+    """Run a CLI step; its failure ends the benchmark with the CLI's own last line, not a traceback."""
+    done = subprocess.run(argv, cwd=REPO, capture_output=True, text=True)
+    if done.returncode != 0:
+        lines = (done.stderr or done.stdout).strip().splitlines() or [f"exit {done.returncode}"]
+        sys.exit(f"bench_warm: `nkw {argv[3]}` failed: {lines[-1]}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--workspace")
@@ -132,7 +140,7 @@ def main() -> None:
             paths = [Path(q) for q in args.questions or []] or sorted(SAMPLES.glob("*.questions.jsonl"))
         else:
             workspace = Path(folder) / "ws"
-            subprocess.run(
+            _run(
                 [
                     *CLI,
                     "build",
@@ -142,12 +150,17 @@ def main() -> None:
                     str(workspace),
                     "--quiet",
                     "--no-prefect",
-                ],
-                cwd=REPO,
-                check=True,
+                ]
             )
             paths = sorted(SAMPLES.glob("*.questions.jsonl"))
-        questions = [q for path in paths for q in _questions(path, 10_000)]
+        built = {m.doc_id for m in list_manifests(Workspace.at(workspace))}
+        questions = [q for path in paths for q in _questions(path, 10_000) if q["doc"] in built]
+        if not questions:
+            # Asking about a document the workspace does not hold only measures a 404.
+            sys.exit(
+                f"bench_warm: no question is about a document built in {workspace} "
+                f"(built: {', '.join(sorted(built)) or 'none'}); pass --questions for them"
+            )
         startup, served = warm(workspace, questions[: args.warm])
         batch_seconds, batch_n = batch(workspace, questions[: args.warm], Path(folder))
         fresh = cold(workspace, questions[: args.cold])
