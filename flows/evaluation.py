@@ -7,7 +7,6 @@ for scheduled and parallel evaluation runs.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from concurrent.futures import ThreadPoolExecutor
@@ -19,14 +18,14 @@ from flows.answer_questions import QueryEngine, warm_up
 from flows.eval_resume import clear_checkpoints, load_checkpoint, save_checkpoint
 from flows.judging import judge_run
 from schemas.config import Settings
-from tasks.query.answer_types import Answer
 from tasks.query.store.doc_index import DocumentNotBuilt
 from tasks.evaluate.gold_mapping import SectionLookup, gold_lines, gold_summary, gold_warning, map_gold
-from tasks.evaluate.metrics import METRICS, Question, best_rouge, evidence_recall, metric_rows, summarize
+from tasks.evaluate.metrics import METRICS, Question, metric_rows, summarize
 from tasks.evaluate.protocol import correctness, protocol_metric_rows, summarize_protocol
 from schemas.ids import sha256_bytes, stable_hash
 from tasks.tables.io import Workspace, read_frame, write_table
 from flows.answer_journal import AnswerJournal
+from flows.eval_rows import answer_row, trace_rows
 from flows.question_budget import question_budget
 from flows.question_checks import build_gaps, describe_problems, read_lines, validate_questions
 
@@ -130,92 +129,6 @@ class EvalJob:
 
 def benchmark_name(path: Path) -> str:
     return path.parent.name if path.stem == "questions" else path.stem.replace(".questions", "")
-
-
-def answer_row(
-    run_id: str,
-    benchmark: str,
-    question: Question,
-    sample: int,
-    answer: Answer | None,
-    gold: list[str],
-    status: str,
-    language: str | None = None,
-    gold_unmapped: list[str] | None = None,
-) -> dict[str, Any]:
-    """One `qa_answers` row; a question whose gold could not all be mapped gets no evidence recall."""
-    gold_unmapped = list(gold_unmapped or [])
-    base = {
-        "run_id": run_id,
-        "benchmark": benchmark,
-        "qid": question.qid,
-        "doc_id": question.doc_id,
-        "system": answer.system if answer else "",
-        "sample": sample,
-        "qtype": question.qtype,
-        "question": question.question,
-        "reference": question.answer,
-        "gold_option": question.gold_option,
-        "gold_section_ids": gold,
-        "status": status,
-        "language": language or question.meta.get("language"),
-        "gold_unmapped": gold_unmapped,
-    }
-    if answer is None:
-        return {
-            **base,
-            "answer": None,
-            "is_offline": None,
-            "chosen_option": None,
-            "is_correct_option": None,
-            "rouge_l_f1": None,
-            "evidence_section_ids": [],
-            "evidence_recall": None,
-            "evidence_tokens": None,
-            "cited_headings": [],
-            "latency_ms": None,
-            "board_json": None,
-            "skills": [],
-            "tool_calls": None,
-        }
-    is_correct = None
-    if question.options and question.gold_option is not None:
-        is_correct = answer.chosen_option == question.gold_option
-    return {
-        **base,
-        "answer": answer.answer,
-        "is_offline": answer.is_offline,
-        "chosen_option": answer.chosen_option,
-        "is_correct_option": is_correct,
-        "rouge_l_f1": best_rouge(answer.answer, question.references),
-        "evidence_section_ids": answer.evidence_section_ids,
-        "evidence_recall": None if gold_unmapped else evidence_recall(gold, answer.evidence_section_ids),
-        "evidence_tokens": answer.evidence_tokens,
-        "cited_headings": [c.heading for c in answer.citations],
-        "latency_ms": answer.latency_ms,
-        "board_json": json.dumps(answer.board, sort_keys=True) if answer.board else None,
-        "skills": list(answer.skills),
-        "tool_calls": len(answer.trace),
-    }
-
-
-def trace_rows(run_id: str, qid: str, sample: int, answer: Answer) -> list[dict[str, Any]]:
-    return [
-        {
-            "run_id": run_id,
-            "qid": qid,
-            "sample": sample,
-            "call_index": i,
-            "round": int(call.get("round", 0)),
-            "tool": call["tool"],
-            "arguments": json.dumps(call.get("arguments", {}), ensure_ascii=False, sort_keys=True),
-            "rows": call.get("rows"),
-            "tokens": call.get("tokens"),
-            "ms": call.get("ms"),
-            "kinds": list(call.get("kinds") or []),
-        }
-        for i, call in enumerate(answer.trace)
-    ]
 
 
 def _answer_question(

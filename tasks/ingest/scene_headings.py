@@ -12,7 +12,7 @@ A line is read into a `Shape`: an optional scene number (Arabic or Chinese numer
 - "numbered": a numbered short line with no markers ("97.画面组合", "12、THE BEACH") that is a
   heading only when its number fits the numbering of the headings around it.
 
-`detect` applies the context; `read_shape` is the line alone.
+`read_shape` is the line alone; `scene_detect.detect` applies the context.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-_WS = " \t\u00a0\u3000"
+BLANKS = " \t\u00a0\u3000"
 ZH_DIGITS = {
     "零": 0,
     "〇": 0,
@@ -83,11 +83,11 @@ _RUN_IN = sorted([*IE_WORDS, *TIME_WORDS, *SEASON_WORDS], key=len, reverse=True)
 
 # Leading numbers: "第12场", "第十二场、", "12、", "7.", "88..", "3 ", "（3）", "三、", "12A."
 ZH_SCENE_NO = re.compile(
-    rf"^第[{_WS}]*(?P<n>\d+|{ZH_NUM})[{_WS}]*[场場幕](?:[{_WS}]*[、，,.．:：\-—]+)?[{_WS}]*"
+    rf"^第[{BLANKS}]*(?P<n>\d+|{ZH_NUM})[{BLANKS}]*[场場幕](?:[{BLANKS}]*[、，,.．:：\-—]+)?[{BLANKS}]*"
 )
 NUMBER_PREFIX = re.compile(
-    rf"^(?:[（(](?P<p>\d+[A-Za-z]?)[)）]|(?P<a>\d+[A-Za-z]?)(?:[{_WS}]*[、.．,，)）:]+|[{_WS}]+)"
-    rf"|(?P<z>{ZH_NUM})[{_WS}]*[、.．])[{_WS}]*"
+    rf"^(?:[（(](?P<p>\d+[A-Za-z]?)[)）]|(?P<a>\d+[A-Za-z]?)(?:[{BLANKS}]*[、.．,，)）:]+|[{BLANKS}]+)"
+    rf"|(?P<z>{ZH_NUM})[{BLANKS}]*[、.．])[{BLANKS}]*"
 )
 EN_SLUG = re.compile(r"(?P<ie>INT\.?[ ]?/[ ]?EXT|EXT\.?[ ]?/[ ]?INT|I/E|INT|EXT|EST)(?:\.|[ \t]|$)")
 BULLET = re.compile(r"^(?:-{1,2}|[—–•*]|[A-Z0-9]{1,2}\))[ \t]+")
@@ -117,7 +117,7 @@ _EN_TIME_TAIL = re.compile(
 )
 _TRAILING_NUMBER = re.compile(r"[ \t]+\(?(?P<n>[A-Z]?\d+[A-Z]?)\)?(?:[ \t]*\*)?[ \t]*$|[ \t]*\*+[ \t]*$")
 _SENTENCE_END = re.compile(r"[。！？!?…；;”\"]$|[。！？]")
-_ZH_SPLIT = re.compile(rf"[{_WS}，,、/／·|｜\-—–~～]+")
+_ZH_SPLIT = re.compile(rf"[{BLANKS}，,、/／·|｜\-—–~～]+")
 
 
 @dataclass(frozen=True)
@@ -143,7 +143,7 @@ def speech_lines(text: str, language: str) -> int:
     """How many lines read as a character's speech ("林舟：…", or an English cue above a line)."""
     lines = text.split("\n")
     if language == "zh":
-        return sum(1 for line in lines if _ZH_SPEECH.match(line.strip(_WS)))
+        return sum(1 for line in lines if _ZH_SPEECH.match(line.strip(BLANKS)))
     return sum(
         1
         for line, after in zip(lines, lines[1:])
@@ -217,7 +217,7 @@ def _separated_time(location: str | None, body: str, time_of_day: str | None) ->
 
 
 def read_en(line: str) -> Shape | None:
-    stripped = line.strip(_WS)
+    stripped = line.strip(BLANKS)
     if not stripped or len(stripped) > 120 or stripped.startswith(". ") or stripped.endswith(":"):
         return None
     rest, strength = stripped, "explicit"
@@ -265,7 +265,7 @@ def _peel_run_in(place: str, found: dict[str, str]) -> str:
             if kind == "season" and "time" not in found:
                 continue  # "长春" is a place; a season only stands before a time ("秋清晨")
             found[kind] = word
-            place = place[: -len(word)].rstrip(_WS)
+            place = place[: -len(word)].rstrip(BLANKS)
             break
         else:
             return place
@@ -314,7 +314,7 @@ def _zh_fields(slug: str) -> tuple[dict[str, str], str, bool]:
 
 
 def read_zh(line: str) -> Shape | None:
-    stripped = line.strip(_WS)
+    stripped = line.strip(BLANKS)
     if not stripped or len(stripped) > 40 or re.search(r"[：:]", stripped) or _SENTENCE_END.search(stripped):
         return None
     if stripped.endswith(("，", ",", "、")) or re.search(r"[a-z]{3}", stripped):
@@ -361,104 +361,3 @@ def read_shape(line: str, language: str) -> Shape | None:
     if language != "zh" or (shape is not None and shape.strength == "explicit"):
         return shape
     return read_zh(line) or shape
-
-
-# --- context ------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Detected:
-    line_start: int
-    shape: Shape
-
-
-@dataclass
-class Detection:
-    headings: list[Detected]
-    notes: list[str]
-
-
-def _merge(first: Shape, second: Shape) -> Shape:
-    """A bare "第N场" and the place/time line under it, as one heading."""
-    return Shape(
-        f"{first.text} {second.text}",
-        first.number,
-        first.value,
-        second.interior,
-        second.location,
-        second.time_of_day,
-        first.strength,
-        False,
-        second.markers,
-    )
-
-
-def detect(text: str, language: str) -> Detection:
-    """Scene headings of `text`: each line's shape, accepted in the light of the lines around it."""
-    offsets, lines, offset = [], text.split("\n"), 0
-    for line in lines:
-        offsets.append(offset)
-        offset += len(line) + 1
-    shapes = [read_shape(line, language) for line in lines]
-    nonblank = [i for i, line in enumerate(lines) if line.strip(_WS)]
-    following = {a: b for a, b in zip(nonblank, nonblank[1:])}
-
-    def text_after(i: int) -> bool:
-        j = following.get(i)
-        return j is not None and (shapes[j] is None or shapes[j].strength == "numbered")
-
-    accepted: dict[int, Shape] = {}
-    merged: set[int] = set()
-    for i, shape in enumerate(shapes):
-        if shape is None or i in merged:
-            continue
-        j = following.get(i)
-        if (
-            shape.strength == "explicit"
-            and shape.number
-            and not shape.location
-            and not shape.markers
-            and j is not None
-            and shapes[j] is not None
-            and shapes[j].strength in ("follow", "standalone")
-        ):
-            accepted[i] = _merge(shape, shapes[j])
-            merged.add(j)
-        elif shape.strength == "explicit":
-            accepted[i] = shape
-        elif shape.strength == "opens_block" and (i == 0 or not lines[i - 1].strip(_WS)):
-            if not shape.needs_text_after or text_after(i):
-                accepted[i] = shape
-        elif shape.strength == "standalone" and text_after(i):
-            accepted[i] = shape
-    rejected = []
-    weak = [i for i, shape in enumerate(shapes) if shape is not None and shape.strength == "numbered"]
-    for position, i in enumerate(weak):
-        value = shapes[i].value
-        before = [accepted[k].value for k in sorted(accepted) if k < i and accepted[k].value is not None]
-        after = [accepted[k].value for k in sorted(accepted) if k > i and accepted[k].value is not None]
-        p, q = (before[-1] if before else None), (after[0] if after else None)
-        neighbours = [shapes[k].value for k in weak[max(0, position - 1) : position + 2] if k != i]
-        fits = value is not None and (p is None or p < value) and (q is None or value < q)
-        close = (
-            (p is not None and value - p <= 2)
-            or (q is not None and q - value <= 2)
-            or (
-                p is None
-                and q is None
-                and value is not None
-                and any(v is not None and abs(v - value) == 1 for v in neighbours)
-            )
-        )
-        if fits and close and text_after(i):
-            accepted[i] = shapes[i]
-        else:
-            rejected.append(shapes[i].text)
-    notes = []
-    if rejected and accepted:
-        shown = "; ".join(f"'{t[:40]}'" for t in rejected[:3])
-        notes.append(
-            f"{len(rejected)} numbered line(s) shaped like scene headings were not taken as scenes "
-            f"(their numbers do not fit the headings around them): {shown}"
-        )
-    return Detection([Detected(offsets[i], accepted[i]) for i in sorted(accepted)], notes)

@@ -11,7 +11,8 @@ from dataclasses import dataclass
 from typing import Any, Iterator
 
 from schemas.ids import make_id
-from tasks.ingest.scene_headings import detect, read_shape, speech_lines, split_en_slug
+from tasks.ingest.scene_detect import detect
+from tasks.ingest.scene_headings import read_shape, speech_lines, split_en_slug
 from tasks.stage import StageContext, StageOutput
 from tasks.text import count_tokens, normalize_text
 

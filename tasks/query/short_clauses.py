@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from tasks.query.options.claims import BASE_VERBS, IRREGULAR_PAST
+from tasks.query.options.verbs import BASE_VERBS, IRREGULAR_PAST
 from tasks.query.options.rules import term_key
 from tasks.text import STOPWORDS_EN
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from tasks.query.options.claims import IRREGULAR_PAST
+from tasks.query.options.verbs import IRREGULAR_PAST
 from tasks.query.short_clauses import clauses, gather, keys_of, novelty, split_question, verb_base
 from tasks.text import STOPWORDS_EN
 

@@ -11,135 +11,9 @@ from __future__ import annotations
 
 import re
 
+from tasks.query.options.verbs import is_verb, past, third_person
 from tasks.text import CJK_CHAR, STOPWORDS_EN
 
-IRREGULAR_PAST = {
-    "be": "was",
-    "become": "became",
-    "begin": "began",
-    "bite": "bit",
-    "blow": "blew",
-    "break": "broke",
-    "bring": "brought",
-    "build": "built",
-    "burn": "burnt",
-    "buy": "bought",
-    "catch": "caught",
-    "choose": "chose",
-    "come": "came",
-    "cost": "cost",
-    "cut": "cut",
-    "deal": "dealt",
-    "dig": "dug",
-    "do": "did",
-    "draw": "drew",
-    "dream": "dreamt",
-    "drink": "drank",
-    "drive": "drove",
-    "eat": "ate",
-    "fall": "fell",
-    "feed": "fed",
-    "feel": "felt",
-    "fight": "fought",
-    "find": "found",
-    "flee": "fled",
-    "fly": "flew",
-    "forget": "forgot",
-    "forgive": "forgave",
-    "freeze": "froze",
-    "get": "got",
-    "give": "gave",
-    "go": "went",
-    "grow": "grew",
-    "hang": "hung",
-    "have": "had",
-    "hear": "heard",
-    "hide": "hid",
-    "hit": "hit",
-    "hold": "held",
-    "hurt": "hurt",
-    "keep": "kept",
-    "know": "knew",
-    "lay": "laid",
-    "lead": "led",
-    "leave": "left",
-    "lend": "lent",
-    "let": "let",
-    "lie": "lay",
-    "light": "lit",
-    "lose": "lost",
-    "make": "made",
-    "mean": "meant",
-    "meet": "met",
-    "pay": "paid",
-    "put": "put",
-    "quit": "quit",
-    "read": "read",
-    "ride": "rode",
-    "ring": "rang",
-    "rise": "rose",
-    "run": "ran",
-    "say": "said",
-    "see": "saw",
-    "seek": "sought",
-    "sell": "sold",
-    "send": "sent",
-    "set": "set",
-    "shake": "shook",
-    "shine": "shone",
-    "shoot": "shot",
-    "shut": "shut",
-    "sing": "sang",
-    "sink": "sank",
-    "sit": "sat",
-    "sleep": "slept",
-    "slide": "slid",
-    "speak": "spoke",
-    "spend": "spent",
-    "spin": "spun",
-    "stand": "stood",
-    "steal": "stole",
-    "stick": "stuck",
-    "strike": "struck",
-    "swear": "swore",
-    "sweep": "swept",
-    "swim": "swam",
-    "take": "took",
-    "teach": "taught",
-    "tear": "tore",
-    "tell": "told",
-    "think": "thought",
-    "throw": "threw",
-    "understand": "understood",
-    "wake": "woke",
-    "wear": "wore",
-    "weep": "wept",
-    "win": "won",
-    "write": "wrote",
-}
-PARTICIPLES = frozenset(
-    """been become begun bitten blown broken brought built born borne bought caught chosen come done drawn
-driven eaten fallen fed felt fought found fled flown forgotten forgiven frozen got gotten given gone grown
-hung heard hidden held hurt kept known laid led left lent lost made meant met paid put read ridden rung risen
-run said seen sought sold sent set shaken shot shut sung sunk sat slept spoken spent spun stood stolen stuck
-struck sworn swept swum taken taught torn told
-thought thrown understood woken worn won written located stripped""".split()
-)
-REGULAR_VERBS = frozenset(
-    """accept act add admire admit agree allow answer appear apply arrive ask attack avoid believe belong
-call care carry cause change chase check cheat claim climb close collect complete consider continue convince
-cook cough count cover crawl cry dance decide defend deliver demand deny depend describe destroy die disappear
-discover dislike dress drop enjoy enter escape expect explain fail fear fill finish fix follow force gather
-greet guess happen hate help hope hunt hurry ignore imagine insist intend invite join jump kill kiss laugh
-learn like listen live look love manage marry mention miss move need notice obey offer open order own pass
-pick plan play please point prefer prepare pretend promise protect prove pull punish push reach realize
-realise receive recognize refuse remain remember repeat reply report rescue rest return roll rush save scold
-scream search seem serve share shout show smile sneak solve start stay stop study succeed suggest suppose
-surprise survive talk taste thank touch travel treat trick trust try turn use visit wait walk want warn wash
-watch wish wonder work
-worry""".split()
-)
-BASE_VERBS = frozenset(IRREGULAR_PAST) | REGULAR_VERBS
 DO_AUX = {"did": "past", "does": "present", "do": "plain"}
 OTHER_AUX = frozenset("is was are were has have had can could will would should might may must".split())
 NEGATED_AUX = {
@@ -204,35 +78,6 @@ ZH_WH = re.compile(
 )
 
 
-def _past(verb: str) -> str:
-    if verb in IRREGULAR_PAST:
-        return IRREGULAR_PAST[verb]
-    if verb.endswith("e"):
-        return verb + "d"
-    if re.search(r"[^aeiou]y$", verb):
-        return verb[:-1] + "ied"
-    if re.fullmatch(r"[^aeiou]*[aeiou][bdgmnpt]", verb) and len(verb) <= 4:
-        return verb + verb[-1] + "ed"  # stop -> stopped, plan -> planned
-    return verb + "ed"
-
-
-def _third_person(verb: str) -> str:
-    if verb == "have":
-        return "has"
-    if verb in ("do", "go"):
-        return verb + "es"
-    if re.search(r"(s|sh|ch|x|z)$", verb):
-        return verb + "es"
-    if re.search(r"[^aeiou]y$", verb):
-        return verb[:-1] + "ies"
-    return verb + "s"
-
-
-def _is_verb(word: str) -> bool:
-    w = word.lower().strip(",;:")
-    return w in BASE_VERBS or w in PARTICIPLES or (len(w) > 4 and w.endswith(("ing", "ed")))
-
-
 def _subject_end(words: list[str]) -> int:
     """Index of the first predicate word after a subject that starts at words[0] (>= 1 when possible)."""
     if not words:
@@ -241,7 +86,7 @@ def _subject_end(words: list[str]) -> int:
     if first in PRONOUNS:
         return 1
     for index in range(1, len(words)):
-        if _is_verb(words[index]) and words[index][:1].islower():
+        if is_verb(words[index]) and words[index][:1].islower():
             return index
     # No known verb: a name run, a possessive chain, or a determiner with its noun.
     index = 1
@@ -265,7 +110,7 @@ def _lower_first(text: str) -> str:
         or word in DETERMINERS
         or word in STOPWORDS_EN
         or word in NUMBER_WORDS
-        or _is_verb(word)
+        or is_verb(word)
     )
     return text[:1].lower() + text[1:] if common else text
 
@@ -303,7 +148,7 @@ def _unfold(aux: str, rest: list[str]) -> tuple[str, str, str] | None:
         if negated:
             return subject, f"{base_aux} not {verb}", tail
         tense = DO_AUX[base_aux]
-        inflected = _past(verb) if tense == "past" else _third_person(verb) if tense == "present" else verb
+        inflected = past(verb) if tense == "past" else third_person(verb) if tense == "present" else verb
         return subject, inflected, tail
     return subject, f"{base_aux} not" if negated else base_aux, " ".join(predicate)
 
@@ -348,7 +193,7 @@ def _wh_body(wh: str, words: list[str]) -> tuple[str, list[str]]:
     if lowered == ["of", "the", "following"] or lowered[:2] == ["of", "following"]:
         words = words[3:] if lowered[1] == "the" else words[2:]
     for index, word in enumerate(words[:7]):
-        if _is_aux(word) or _is_verb(word):  # the wh-phrase ends where the predicate starts
+        if _is_aux(word) or is_verb(word):  # the wh-phrase ends where the predicate starts
             return wh, words[index:]
     return wh, words
 

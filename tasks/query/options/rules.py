@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from tasks.query.options.claims import IRREGULAR_PAST
+from tasks.query.options.verbs import IRREGULAR_PAST
 from tasks.text import CJK_CHAR, STOPWORDS_EN, WORD, _stem, content_words
 
 NEGATION_WORDS = frozenset(
