@@ -6,7 +6,7 @@ import argparse
 import sys
 
 from flows.commands.common import EXIT_FAILED, UserError, api_key, settings_from
-from tasks.llm.client import check_server
+from tasks.llm.server_check import check_server
 
 
 def run(args: argparse.Namespace) -> int:

@@ -21,7 +21,6 @@ import httpx
 from pydantic import BaseModel, ValidationError
 
 from schemas.config import LLMSettings
-from schemas.responses.base import LLMCheckReply
 from schemas.responses.agent import ToolStep
 from tasks.llm.cache import LLMCache, cache_key
 from tasks.llm.pool import server_pool
@@ -38,7 +37,6 @@ from tasks.llm.http import (
     ChatReply,
     HTTPCallError,
     api_base,
-    display_url,
     get_models,
     one_line,
     post_chat,
@@ -442,57 +440,3 @@ def build_llm_client(
     if not settings.url:
         return None
     return OpenAICompatibleClient(settings, api_key, LLMCache(cache_root) if cache_root is not None else None)
-
-
-def check_server(settings: LLMSettings, api_key: str | None) -> tuple[bool, str]:
-    """`nkw llm check`: is the server up, is the model served, does a tiny structured request work?"""
-    if not settings.url:
-        return False, "no LLM configured (llm.url is not set): stages use the embedded heuristic default"
-    where = display_url(api_base(settings.url))
-    # A check reports what is wrong now: no retries, and a deadline of one request.
-    quick = settings.model_copy(update={"max_retries": 0, "deadline_s": settings.timeout_s, "concurrency": 1})
-    with OpenAICompatibleClient(quick, api_key) as client:
-        try:
-            models = client.list_models()
-        except HTTPCallError as exc:
-            return False, _check_failure(where, exc, settings.timeout_s)
-        if settings.model not in models:
-            served = ", ".join(models) or "none"
-            return False, f"model {settings.model!r} is not served at {where}; served models: {served}"
-        request = LLMRequest(
-            stage="llm_check",
-            item_id="llm_check",
-            doc_id=None,
-            prompt_id="llm_check/v1",
-            prompt_hash="",
-            max_tokens=64,
-            messages=(
-                {"role": "system", "content": "Answer with one JSON object only."},
-                {"role": "user", "content": 'Reply with {"ok": true, "echo": "nkw"}.'},
-            ),
-        )
-        started = time.perf_counter()
-        result = client.structured(request, LLMCheckReply)
-        ms = (time.perf_counter() - started) * 1000
-    if result.value is None:
-        return False, one_line(
-            f"{settings.model} at {where} failed a structured request ({result.status}): {result.error}"
-        )
-    return True, f"ok: {settings.model} at {where} answered a structured request in {ms:.0f} ms"
-
-
-def _check_failure(where: str, exc: HTTPCallError, timeout_s: float) -> str:
-    if exc.kind == "connect":
-        return (
-            f"LLM server at {where} is not reachable (connection refused or host down): "
-            f"{one_line(str(exc), 160)}"
-        )
-    if exc.kind == "timeout":
-        return f"LLM server at {where} did not answer GET /models within {timeout_s:g}s"
-    if exc.http_status in (401, 403):
-        return f"LLM server at {where} rejected the API key (HTTP {exc.http_status})"
-    if exc.http_status == 404 or exc.kind == "protocol":
-        return (
-            f"{where} is not an OpenAI-compatible API (GET /models: {one_line(str(exc), 120)}); check llm.url"
-        )
-    return f"LLM server at {where} failed GET /models: {one_line(str(exc), 200)}"

@@ -25,11 +25,11 @@ from tasks.llm.client import (
     LLMResult,
     OpenAICompatibleClient,
     build_llm_client,
-    check_server,
     strip_fences,
     strip_thinking,
 )
 from tasks.llm.cache import LLMCache
+from tasks.llm.server_check import check_server
 from tasks.tables.io import to_arrow
 from tests.fixtures.llm_fixtures import TEST_MODEL, fast_llm_settings
 from tests.fixtures.openai_server import FakeOpenAIServer, schema_instance
@@ -423,14 +423,12 @@ def test_map_structured_keeps_order_and_reaches_the_concurrency_bound() -> None:
     with FakeOpenAIServer(model_names=(TEST_MODEL,), latency_s=latency) as server:
         with make_client(server, concurrency=16) as client:
             requests = [make_request(f"chunk-{i}", f"text number {i}") for i in range(n)]
-            started = time.perf_counter()
             results = client.map_structured(requests, LLMCheckReply)
-            wall = time.perf_counter() - started
-        assert server.max_in_flight <= 16
+        # The bound is reached and never passed; counted by the server, so a loaded host cannot fail it.
+        assert 12 <= server.max_in_flight <= 16
     assert [r.request.item_id for r in results] == [f"chunk-{i}" for i in range(n)]
     assert all(r.status == "ok" for r in results)
     assert len({r.value.echo for r in results}) == n  # each answer derived from its own prompt
-    assert n * latency / wall >= 12, f"concurrency {n * latency / wall:.1f} (wall {wall:.2f}s)"
 
 
 def test_concurrent_callers_share_one_bound() -> None:
