@@ -278,13 +278,14 @@ def test_hang_is_a_timeout(fake_llm_server: FakeOpenAIServer) -> None:
 def test_deadline_bounds_all_attempts(fake_llm_server: FakeOpenAIServer) -> None:
     fake_llm_server.queue_faults(*["hang"] * 10)
     started = time.perf_counter()
-    with make_client(fake_llm_server, timeout_s=0.3, deadline_s=0.45, max_retries=10) as client:
+    with make_client(fake_llm_server, timeout_s=0.6, deadline_s=0.9, max_retries=10) as client:
         result = client.structured(make_request(), Extraction)
     elapsed = time.perf_counter() - started
     assert result.status == "timeout" and "deadline" in result.error
     assert statuses(result) == ["timeout", "timeout"]
-    # The second attempt only gets the 0.15 s left of the deadline, not a full 0.3 s timeout.
-    assert result.calls[1]["latency_ms"] < 250 and elapsed < 0.6
+    # The second attempt only gets the 0.3 s left of the deadline, not a full 0.6 s timeout (margins
+    # wide enough for a loaded host).
+    assert result.calls[1]["latency_ms"] < 500 and elapsed < 1.5
 
 
 @pytest.mark.parametrize("fault", ["refusal", "content_filter"])
