@@ -251,7 +251,8 @@ def test_offline_extraction_is_deterministic(sample_workspace):
 
 def test_llm_path_fills_the_same_tables_with_proxies_and_grounding(tmp_path):
     settings = graph_settings(
-        split_chunks={"chunk_tokens": 60}, extract_graph={"gleaning": True, "pack_tokens": 0, "combined": False}
+        split_chunks={"chunk_tokens": 60},
+        extract_graph={"gleaning": True, "pack_tokens": 0, "combined": False},
     )
     with FakeOpenAIServer(model_names=("test-model",), responder=smiths_responder) as server:
         client = OpenAICompatibleClient(fast_llm_settings(server.url), cache=None)
