@@ -50,7 +50,9 @@ def pack_headings(pack: Pack, section_of: dict[str, str], headings: dict[str, st
     return separator.join(h for h in dict.fromkeys(names) if h) or "-"
 
 
-def split_facts(facts: list[PassageFact], members: tuple[Member, ...]) -> list[list[PassageFact]]:
+def split_facts(
+    facts: list[PassageFact], members: tuple[Member, ...], language: str = "en"
+) -> list[list[PassageFact]]:
     """Facts per member chunk (same order): the first chunk holding the evidence quote, else the
     first chunk naming the fact's entity, else the pack's first chunk."""
     out: list[list[PassageFact]] = [[] for _ in members]
@@ -59,8 +61,10 @@ def split_facts(facts: list[PassageFact], members: tuple[Member, ...]) -> list[l
             (k for k, m in enumerate(members) if locate_quote(m.text, fact.evidence) is not None), None
         )
         if home is None:
-            pattern = re.compile(rf"(?<!\w){re.escape(fact.entity.strip())}(?!\w)", re.IGNORECASE)
-            home = next((k for k, m in enumerate(members) if pattern.search(m.text)), 0)
+            name = fact.entity.strip()
+            bounded = rf"(?<!\w){re.escape(name)}(?!\w)"  # Chinese names: no word boundaries
+            pattern = re.compile(re.escape(name) if language == "zh" else bounded, re.IGNORECASE)
+            home = next((k for k, m in enumerate(members) if name and pattern.search(m.text)), 0)
         out[home].append(fact)
     return out
 
@@ -74,7 +78,7 @@ def split_combined(
         events=reply.events, interactions=reply.interactions, occasions=reply.occasions
     )
     units = split_narrative(narrative, members)
-    facts = split_facts(list(reply.facts), members)
+    facts = split_facts(list(reply.facts), members, language)
     return graph, list(zip(units, facts))
 
 

@@ -135,11 +135,16 @@ def test_a_packed_reply_is_split_back_per_chunk_by_evidence_and_names() -> None:
     )
 
 
-def test_split_facts_falls_back_to_the_first_chunk() -> None:
+def test_split_facts_falls_back_to_the_chunk_naming_the_entity_then_the_first() -> None:
     fact = PassageFact(
         entity="Zed", text="Zed is absent.", fact_type="state", related=[], evidence="no quote"
     )
     assert [len(part) for part in split_facts([fact], (Member("a", 0, "x y"), Member("b", 3, "z")))] == [1, 0]
+    zh = PassageFact(
+        entity="程勇", text="程勇交不出房租。", fact_type="state", related=[], evidence="不在文中"
+    )
+    members = (Member("a", 0, "宾馆老板：房租赶紧付吧。"), Member("b", 12, "程勇看着车走远。"))
+    assert [len(part) for part in split_facts([zh], members, "zh")] == [0, 1]
 
 
 def test_an_unreadable_stored_unit_is_a_failures_row_not_a_crash() -> None:
