@@ -24,6 +24,7 @@ from tasks.graph.llm import graph_output, known_character_names
 from tasks.graph.packing import Member, Pack, pack_chunks
 from tasks.llm.items import run_structured
 from tasks.narrative.inputs import locate_quote
+from tasks.narrative.llm import member_failures
 from tasks.narrative.packing import split_narrative
 from tasks.stage import StageContext, StageOutput
 
@@ -109,16 +110,6 @@ def unit_rows(
     return rows
 
 
-def lost_chunks(failures: list[dict[str, str]], packs: list[Pack]) -> list[dict[str, str]]:
-    """A failed pack's failures row repeated for each of its chunks: every lost chunk is listed."""
-    members = {p.item_id: p.members for p in packs}
-    rows = []
-    for row in failures:
-        for member in members.get(row["item_id"], ()) or [None]:
-            rows.append(row if member is None else {**row, "item_id": member.chunk_id})
-    return rows
-
-
 def extract_combined(ctx: StageContext, offline_entities: list[dict[str, Any]]) -> StageOutput:
     """raw_entities, raw_mentions, raw_relations and raw_units from one request per pack."""
     document = ctx.document
@@ -146,7 +137,7 @@ def extract_combined(ctx: StageContext, offline_entities: list[dict[str, Any]]) 
     longest = max((sum(size[m.chunk_id] for m in p.members) for p in packs), default=0)
     limit = max(ctx.settings.llm.max_tokens, REPLY_TOKENS_PER_SOURCE_TOKEN * longest)
     batch = run_structured(ctx, PROMPT_ID, items, CombinedExtraction, max_tokens=limit)
-    batch.failures = lost_chunks(batch.failures, packs)
+    batch.failures = member_failures(batch.failures, packs)  # every lost chunk listed
     answered: list[tuple[Pack, GraphExtraction]] = []
     raw_units: list[dict[str, Any]] = []
     for pack in packs:
