@@ -16,6 +16,8 @@ import pandas as pd
 from flows.dry_run_built import built_estimate
 from flows.stages import Stage
 from schemas.config import Settings
+from tasks.graph.combined import PROMPT_ID as COMBINED_PROMPT_ID
+from tasks.graph.extract_graph import PROMPT_ID as GRAPH_PROMPT_ID
 from tasks.ingest.scan import scan_inputs
 from tasks.llm.prompts import PROMPTS_DIR
 from tasks.ingest.segment_sections import segment
@@ -36,6 +38,11 @@ ASSUMPTIONS = {
     "state_rounds_per_section": 1.5,
     "episode_description_tokens": 120,
 }
+
+
+# With `[extract_graph] combined`, these stages resolve the combined replies and send nothing.
+RESOLVED_FROM_COMBINED = ("extract_narrative", "extract_facts")
+COMBINED_HEADER_TOKENS = 110  # title, known characters and section headings of a combined request
 
 
 @dataclass(frozen=True)
@@ -99,7 +106,7 @@ def measure_corpus(
         chunks += len(chunk_rows)
         tokens += sum(r["n_tokens"] for r in chunk_rows)
         sizes = [int(r["n_tokens"]) for r in chunk_rows]
-        graph_requests += packed_requests(sizes, settings.extract_graph.pack_tokens)
+        graph_requests += packed_requests(sizes, graph_pack_tokens(settings))
         narrative_requests += packed_requests(sizes, settings.extract_narrative.pack_tokens)
     built = built_counts(workspace, doc_ids)
     corpus = Corpus(
@@ -118,13 +125,29 @@ def packed_requests(chunk_tokens: list[int], budget: int) -> int:
     return requests
 
 
-def _template_tokens(stage: Stage) -> int:
-    total = 0
-    for prompt_id in stage.prompts:
-        name, _, version = prompt_id.partition("/")
-        path = PROMPTS_DIR / name / f"{version}.md"
-        total += count_tokens(path.read_text(encoding="utf-8")) if path.is_file() else 0
-    return total
+def graph_pack_tokens(settings: Settings) -> int:
+    """The source-token budget of one extract_graph request (combined or graph-only)."""
+    graph = settings.extract_graph
+    return graph.combined_pack_tokens if graph.combined else graph.pack_tokens
+
+
+def active_prompts(stage: Stage, settings: Settings) -> tuple[str, ...]:
+    """The prompts a stage's first round sends under these settings (extract_graph declares both
+    its graph-only and its combined prompt, and sends one of them)."""
+    if stage.name != "extract_graph":
+        return stage.prompts
+    return (COMBINED_PROMPT_ID,) if settings.extract_graph.combined else (GRAPH_PROMPT_ID,)
+
+
+def _prompt_tokens(prompt_id: str) -> int:
+    name, _, version = prompt_id.partition("/")
+    path = PROMPTS_DIR / name / f"{version}.md"
+    return count_tokens(path.read_text(encoding="utf-8")) if path.is_file() else 0
+
+
+def _template_tokens(stage: Stage, settings: Settings | None = None) -> int:
+    prompts = active_prompts(stage, settings) if settings is not None else stage.prompts
+    return sum(_prompt_tokens(prompt_id) for prompt_id in prompts)
 
 
 def estimate_stage(
@@ -134,8 +157,12 @@ def estimate_stage(
     previous build's items where the workspace has one (grouped as the stage groups them), else
     from the ratios in ASSUMPTIONS."""
     a = ASSUMPTIONS
+    if stage.name in RESOLVED_FROM_COMBINED and settings.extract_graph.combined:  # no request of their own
+        return {"stage": stage.name, "calls": 0, "prompt_tokens": 0, "completion_tokens": 0}
     built = (
-        built_estimate(stage.name, workspace, list(corpus.doc_ids), settings, _template_tokens(stage))
+        built_estimate(
+            stage.name, workspace, list(corpus.doc_ids), settings, _template_tokens(stage, settings)
+        )
         if corpus.built
         else None
     )
@@ -167,8 +194,10 @@ def estimate_stage(
     merge_requests = max(
         open_pairs / merge.max_pairs_per_request, open_pairs * 2 * 110 / max(1, merge.pack_tokens)
     )
+    combined = settings.extract_graph.combined
     per_call_input = {
-        "extract_graph": corpus.chunk_tokens / max(1, graph_requests),
+        "extract_graph": corpus.chunk_tokens / max(1, graph_requests)
+        + (COMBINED_HEADER_TOKENS if combined else 0),
         "extract_narrative": corpus.chunk_tokens / max(1, narrative_requests) + 120,
         "extract_facts": corpus.chunk_tokens * 1.5 / max(1, facts_requests),
         "canonicalize_entities": open_pairs * 120 / max(1, merge_requests),
@@ -211,7 +240,14 @@ def estimate_stage(
     if calls is None:
         return {"stage": stage.name, "calls": None, "prompt_tokens": None, "completion_tokens": None}
     calls = int(round(calls))
-    prompt_tokens = int(calls * (_template_tokens(stage) + per_call_input.get(stage.name, chunk)))
+    prompt_tokens = int(calls * (_template_tokens(stage, settings) + per_call_input.get(stage.name, chunk)))
+    if stage.name == "extract_graph" and combined and settings.extract_graph.gleaning:
+        # the gleaning round asks once more per pack with the graph-only prompt
+        text = corpus.chunk_tokens / max(1, graph_requests)
+        prompt_tokens = int(
+            graph_requests * (_template_tokens(stage, settings) + per_call_input["extract_graph"])
+            + graph_requests * (_prompt_tokens(GRAPH_PROMPT_ID) + text)
+        )
     completion = int(calls * max(60, per_call_input.get(stage.name, chunk) * a["completion_per_chunk_token"]))
     return {
         "stage": stage.name,

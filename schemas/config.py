@@ -67,6 +67,15 @@ class ExtractGraphSettings(Section):
         description="LLM: consecutive chunks share one request up to this many "
         "source tokens (instructions sent once, not per scene); 0 = one request per chunk",
     )
+    combined: bool = Field(
+        True,
+        description="LLM: one request per pack asks for entities, relations, narrative units and facts "
+        "at once (the source is sent once); extract_narrative and extract_facts then resolve the "
+        "reply's names without calling the LLM. false = three separate passes",
+    )
+    combined_pack_tokens: int = Field(
+        3000, ge=0, description="LLM, combined: source tokens per request; 0 = one request per chunk"
+    )
     min_prose_name_count: int = Field(
         2, ge=1, description="offline prose: mentions a capitalised name needs to count"
     )

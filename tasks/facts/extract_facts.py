@@ -4,7 +4,9 @@ compact attribute dictionary and a profile summary. With `enabled=False` the thr
 are written empty (the paper's "w/o attributes" ablation).
 
 Offline, facts are the single-entity sentences of the linked chunks typed by word cues;
-with an LLM, one structured request per entity.
+with an LLM, one structured request per group of entities, or (the default, `[extract_graph]
+combined`) none: the facts extract_graph's combined requests stored in raw_units are resolved to
+canonical entities, and attributes and summaries derived from them by rule.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from schemas.config import ExtractFactsSettings
 from tasks.stage import StageContext, StageOutput
 from tasks.facts.attributes import compose_summary, derive_attributes
 from tasks.facts.heuristics import METHOD, fact_rows
+from tasks.facts.combined import combined_profiles, stored_facts
 from tasks.facts.llm import llm_profiles
 from tasks.narrative.inputs import NarrativeInputs
 from tasks.tables.io import as_list
@@ -100,6 +103,25 @@ def finalize(produced: dict[str, list[dict[str, Any]]]) -> dict[str, list[dict[s
     }
 
 
+def combined_output(
+    ctx: StageContext, inputs: NarrativeInputs, settings: ExtractFactsSettings
+) -> StageOutput:
+    """Facts extract_graph's combined requests returned (raw_units), resolved without a call."""
+    order = {c: i for i, c in enumerate(inputs.chunks["chunk_id"])}
+    stored, failures = stored_facts(ctx.table("raw_units"), ctx.doc_id, ctx.stage, order)
+    profiled = profiled_entities(inputs.entities, settings.min_degree)
+    produced, counts = combined_profiles(inputs, ctx.table("relations"), settings, stored, profiled)
+    output: dict[str, Any] = dict(finalize(produced))
+    output["llm_calls"], output["failures"] = [], failures
+    warnings = []
+    if counts["unresolved"]:
+        warnings.append(f"{counts['unresolved']} combined-extraction fact(s) named no known entity (dropped)")
+    if failures:
+        warnings.append(f"{len(failures)} stored fact(s) could not be read; see failures")
+    output["_warnings"] = warnings
+    return output
+
+
 def run(ctx: StageContext) -> StageOutput:
     """Atomic facts, attributes and profiles of one document's profiled entities (empty when disabled)."""
     settings = ctx.settings.extract_facts
@@ -111,6 +133,8 @@ def run(ctx: StageContext) -> StageOutput:
     )
     if ctx.llm is None:
         return dict(finalize(heuristic_profiles(inputs, ctx.table("relations"), settings)))
+    if ctx.settings.extract_graph.combined:
+        return combined_output(ctx, inputs, settings)
     plan = [
         (entity, chunks)
         for entity in profiled_entities(inputs.entities, settings.min_degree)

@@ -79,8 +79,24 @@ def extract_with_llm(
     by_pack = {p.item_id: p for p in packs}
     answered = [(by_pack[item_id], reply) for item_id, reply in batch.values.items()]
     answered.sort(key=lambda pr: pr[0].start)
+    return graph_output(ctx, prompt_id, known, answered, batch)
+
+
+def graph_output(
+    ctx: StageContext,
+    glean_prompt_id: str,
+    known: str,
+    answered: list[tuple[Pack, GraphExtraction]],
+    batch: LLMBatch[Any],
+) -> StageOutput:
+    """raw_* rows (plus failures, llm_calls and warnings) from the answered packs, in document
+    order, after the optional gleaning round (asked with `glean_prompt_id`)."""
+    document = ctx.document
+    settings = ctx.settings.extract_graph
+    chunks = ctx.table("chunks").sort_values("ordinal")
     replies = _chunk_replies(answered, document.language, "llm")
     if settings.gleaning and answered:
+        by_pack = {p.item_id: p for p, _ in answered}
         glean_items = [
             (
                 p.item_id + GLEAN_SUFFIX,
@@ -90,7 +106,7 @@ def extract_with_llm(
             )
             for p, reply in answered
         ]
-        gleaned = run_structured(ctx, prompt_id, glean_items, GraphExtraction)
+        gleaned = run_structured(ctx, glean_prompt_id, glean_items, GraphExtraction)
         batch.calls.extend(gleaned.calls)
         batch.failures.extend(gleaned.failures)
         extra = [

@@ -3,7 +3,9 @@ grounded in source spans and linked to canonical entities.
 
 Offline, the text's structure drives a deterministic extractor (screenplay scenes, cues and
 dialogue turns; prose narration and attributed quotes); with an LLM, one structured request
-per chunk. Both fill the same three tables.
+per pack of chunks, or (the default, `[extract_graph] combined`) no request at all: the units
+extract_graph's combined requests stored in raw_units are resolved to canonical entities. All
+fill the same three tables.
 """
 
 from __future__ import annotations
@@ -12,7 +14,8 @@ from typing import Any
 
 from tasks.stage import StageContext, StageOutput
 from tasks.narrative.screenplay_units import screenplay_units
-from tasks.narrative.llm import llm_units
+from tasks.narrative.combined import stored_replies, unresolved_names
+from tasks.narrative.llm import llm_units, units_from_replies
 from tasks.narrative.prose_units import prose_units
 from tasks.narrative.inputs import NarrativeInputs, sort_units
 
@@ -50,6 +53,23 @@ def finalize(
     return out
 
 
+def combined_output(
+    ctx: StageContext, inputs: NarrativeInputs, limit: int, order: dict[str, int]
+) -> StageOutput:
+    """The units extract_graph's combined requests returned (raw_units), resolved without a call."""
+    replies, failures = stored_replies(ctx.table("raw_units"), ctx.doc_id, ctx.stage)
+    output: dict[str, Any] = dict(finalize(units_from_replies(inputs, replies, limit), order))
+    output["llm_calls"], output["failures"] = [], failures
+    warnings = []
+    missing = unresolved_names(replies, inputs.lexicon.resolve_one)
+    if missing:
+        warnings.append(f"{missing} name(s) in the combined extraction's units matched no entity (left out)")
+    if failures:
+        warnings.append(f"{len(failures)} stored unit(s) could not be read; see failures")
+    output["_warnings"] = warnings
+    return output
+
+
 def run(ctx: StageContext) -> StageOutput:
     """Events, interactions and occasions of one document (heuristic offline, packed LLM otherwise)."""
     inputs = NarrativeInputs.from_tables(
@@ -60,6 +80,8 @@ def run(ctx: StageContext) -> StageOutput:
     order = dict(zip(inputs.sections["section_id"], inputs.sections["ordinal"].astype(int)))
     if ctx.llm is None:
         return dict(finalize(heuristic_units(inputs, limit), order))
+    if ctx.settings.extract_graph.combined:
+        return combined_output(ctx, inputs, limit, order)
     produced = llm_units(ctx, inputs, limit, ctx.settings.extract_narrative.pack_tokens)
     output: dict[str, Any] = dict(finalize(produced, order))
     output["llm_calls"], output["failures"] = produced["llm_calls"], produced["failures"]

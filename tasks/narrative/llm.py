@@ -87,6 +87,14 @@ def llm_units(
             parts = split_narrative(batch.values[pack.item_id], pack.members)
             per_chunk.update((m.chunk_id, part) for m, part in zip(pack.members, parts))
     batch.failures = member_failures(batch.failures, packs)
+    units = units_from_replies(inputs, per_chunk, max_events_per_chunk)
+    return {**units, "llm_calls": batch.calls, "failures": batch.failures}
+
+
+def units_from_replies(
+    inputs: NarrativeInputs, per_chunk: dict[str, NarrativeReply], max_events_per_chunk: int
+) -> dict[str, list[dict[str, Any]]]:
+    """Events, interactions and occasions of per-chunk replies (occasions merged across chunks)."""
     chunks = {c["chunk_id"]: c for c in inputs.chunks.to_dict("records")}
     sections = {s["section_id"]: s for s in inputs.sections.to_dict("records")}
     events: list[dict[str, Any]] = []
@@ -126,8 +134,6 @@ def llm_units(
         "events": events,
         "interactions": interactions,
         "occasions": list(final.values()),
-        "llm_calls": batch.calls,
-        "failures": batch.failures,
     }
 
 

@@ -26,6 +26,7 @@ max_tokens_retry = 512
 
 [extract_graph]
 pack_tokens = 0  # one request per chunk, so lost items can be checked chunk by chunk
+combined_pack_tokens = 0  # the same for the combined requests (the default)
 """
 
 

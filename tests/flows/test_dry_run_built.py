@@ -18,9 +18,25 @@ def test_previous_build_items_drive_the_grouped_estimates(tmp_path):
     workspace = Workspace.at(tmp_path / "ws")
     report = build([str(SCREENPLAY)], workspace, settings, resources=make_resources(settings), quiet=True)
     assert report.ok, report.summary()
-    llm_settings = settings.model_copy(update={"llm": settings.llm.model_copy(update={"url": "http://x/v1"})})
+    llm_settings = settings.model_copy(
+        update={
+            "llm": settings.llm.model_copy(update={"url": "http://x/v1"}),
+            # the three separate extraction passes: narrative and facts make requests of their own
+            "extract_graph": settings.extract_graph.model_copy(update={"combined": False}),
+        }
+    )
     estimate = dry_run([str(SCREENPLAY)], select_stages(), llm_settings, workspace, 1.0)
     rows = {row["stage"]: row for row in estimate["stages"]}
+    combined = dry_run(
+        [str(SCREENPLAY)],
+        select_stages(),
+        llm_settings.model_copy(update={"extract_graph": settings.extract_graph}),
+        workspace,
+        1.0,
+    )
+    assert [
+        r["calls"] for r in combined["stages"] if r["stage"] in ("extract_narrative", "extract_facts")
+    ] == [0, 0]
     for stage in ("extract_narrative", "extract_facts", "assemble_episodes", "relate_episodes"):
         assert rows[stage]["from"] == "previous build" and rows[stage]["calls"] > 0, stage
     chunks = read_frame(workspace, "chunks").sort_values("char_start")

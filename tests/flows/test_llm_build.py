@@ -64,7 +64,8 @@ def test_every_llm_stage_runs_through_the_server(clean_and_faulted):
     clean, report, requests, _, _ = clean_and_faulted
     assert report.ok and requests > 100
     calls = read_frame(clean, "llm_calls")
-    assert set(calls["stage"]) == set(LLM_STAGES)
+    # extract_graph's combined requests (the default) also return the units and facts
+    assert set(calls["stage"]) == set(LLM_STAGES) - {"extract_narrative", "extract_facts"}
     assert (
         (calls["status"] == "ok").all()
         and calls["prompt_tokens"].gt(0).all()
@@ -87,11 +88,11 @@ def test_no_item_is_lost_under_faults(clean_and_faulted):
     assert lost == [], lost
     assert any(not ok for ok in outcomes.values()), "some items should have failed for good (refusals)"
     chunks = set(read_frame(faulted, "chunks")["chunk_id"])
-    # extract_graph and extract_narrative pack consecutive chunks: one item per pack, and the packs
-    # cover every chunk.
+    # extract_graph's combined requests pack consecutive chunks: one item per pack, and the packs
+    # cover every chunk; extract_narrative reads their units and asks nothing.
     packs = _packs(faulted)
     assert {item for s, item in outcomes if s == "extract_graph"} == set(packs) and len(packs) < len(chunks)
-    assert {item for s, item in outcomes if s == "extract_narrative"} == set(packs)
+    assert not {item for s, item in outcomes if s == "extract_narrative"}
     assert {member for members in packs.values() for member in members} == chunks
 
 
@@ -99,7 +100,7 @@ def _packs(workspace: Workspace) -> dict[str, list[str]]:
     """extract_graph item id -> the chunk ids its request packed."""
     chunks = read_frame(workspace, "chunks").sort_values("ordinal")
     text = read_frame(workspace, "documents").iloc[0]["text"]
-    budget = load_settings().extract_graph.pack_tokens
+    budget = load_settings().extract_graph.combined_pack_tokens
     return {
         p.item_id: [m.chunk_id for m in p.members]
         for p in pack_chunks(list(chunks.itertuples()), text, budget)

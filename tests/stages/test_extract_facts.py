@@ -12,7 +12,7 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from schemas.config import ExtractFactsSettings, load_settings
+from schemas.config import ExtractFactsSettings, ExtractGraphSettings, load_settings
 from tasks.facts.heuristics import fact_type
 from tasks.llm.client import OpenAICompatibleClient
 from tests.fixtures.llm_fixtures import fast_llm_settings
@@ -210,7 +210,9 @@ def test_llm_path_fills_tables_and_quarantines_a_failed_entity(tmp_path: Path) -
     with FakeOpenAIServer(model_names=("test-model",), responder=facts_responder) as server:
         llm_settings = fast_llm_settings(server.url, max_retries=1, concurrency=1)
         client = OpenAICompatibleClient(llm_settings, cache=None)
-        settings = _settings().model_copy(update={"llm": llm_settings})
+        settings = _settings().model_copy(
+            update={"llm": llm_settings, "extract_graph": ExtractGraphSettings(combined=False)}
+        )
         # extract_narrative runs first through the same server: let its requests through, then break
         # one entity.
         original = server.responder

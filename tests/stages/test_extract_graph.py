@@ -251,7 +251,8 @@ def test_offline_extraction_is_deterministic(sample_workspace):
 
 def test_llm_path_fills_the_same_tables_with_proxies_and_grounding(tmp_path):
     settings = graph_settings(
-        split_chunks={"chunk_tokens": 60}, extract_graph={"gleaning": True, "pack_tokens": 0}
+        split_chunks={"chunk_tokens": 60},
+        extract_graph={"gleaning": True, "pack_tokens": 0, "combined": False},
     )
     with FakeOpenAIServer(model_names=("test-model",), responder=smiths_responder) as server:
         client = OpenAICompatibleClient(fast_llm_settings(server.url), cache=None)
@@ -288,7 +289,9 @@ def test_llm_path_fills_the_same_tables_with_proxies_and_grounding(tmp_path):
 
 @pytest.mark.parametrize("faults", [("malformed_json", "malformed_json"), ("length", "length")])
 def test_llm_faults_become_failures_not_empty_entities(tmp_path, faults):
-    settings = graph_settings(split_chunks={"chunk_tokens": 60}, extract_graph={"pack_tokens": 0})
+    settings = graph_settings(
+        split_chunks={"chunk_tokens": 60}, extract_graph={"pack_tokens": 0, "combined": False}
+    )
     with FakeOpenAIServer(model_names=("test-model",), responder=smiths_responder) as server:
         server.queue_faults(*faults)
         client = OpenAICompatibleClient(fast_llm_settings(server.url, concurrency=1), cache=None)
@@ -304,7 +307,9 @@ def test_llm_faults_become_failures_not_empty_entities(tmp_path, faults):
 def test_packed_requests_keep_every_entity_relation_and_span_of_per_chunk_requests(tmp_path):
     found = {}
     for budget in (0, 400):
-        settings = graph_settings(split_chunks={"chunk_tokens": 60}, extract_graph={"pack_tokens": budget})
+        settings = graph_settings(
+            split_chunks={"chunk_tokens": 60}, extract_graph={"pack_tokens": budget, "combined": False}
+        )
         with FakeOpenAIServer(model_names=("test-model",), responder=smiths_responder) as server:
             client = OpenAICompatibleClient(fast_llm_settings(server.url), cache=None)
             workspace, report = build_graph([TWO_SMITHS], tmp_path / str(budget), settings, llm=client)

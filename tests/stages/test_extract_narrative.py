@@ -12,7 +12,7 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from schemas.config import ExtractNarrativeSettings, SplitChunksSettings
+from schemas.config import ExtractGraphSettings, ExtractNarrativeSettings, SplitChunksSettings
 from tasks.entity_lexicon import EntityLexicon, resolve_names
 from tasks.llm.client import OpenAICompatibleClient
 from tasks.narrative.cues import event_type, line_type
@@ -23,6 +23,7 @@ from tests.fixtures.openai_server import FakeOpenAIServer, last_user_text
 
 SMALL_CHUNKS = SplitChunksSettings(chunk_tokens=50)  # several chunks from a short scene
 ONE_PER_CHUNK = ExtractNarrativeSettings(pack_tokens=0)
+SEPARATE_PASSES = ExtractGraphSettings(combined=False)  # this file tests the narrative pass itself
 UNITS = ("entities", "chunks", "events", "interactions", "occasions", "failures", "llm_calls")
 ENTITIES = [
     {
@@ -259,7 +260,12 @@ def test_llm_path_fills_the_tables_and_quarantines_bad_chunks(tmp_path: Path, ha
         llm_settings = fast_llm_settings(server.url, max_retries=1, concurrency=1)
         client = OpenAICompatibleClient(llm_settings, cache=None)
         settings = hashing_settings.model_copy(
-            update={"llm": llm_settings, "split_chunks": SMALL_CHUNKS, "extract_narrative": ONE_PER_CHUNK}
+            update={
+                "llm": llm_settings,
+                "split_chunks": SMALL_CHUNKS,
+                "extract_narrative": ONE_PER_CHUNK,
+                "extract_graph": SEPARATE_PASSES,
+            }
         )
         report, workspace, doc_id = build_one(HARBOUR, tmp_path / "ws", settings, llm=client, facts=False)
     assert report.ok, report.summary()
@@ -324,6 +330,7 @@ def test_packed_requests_keep_units_in_their_own_chunk(tmp_path: Path, hashing_s
                 "llm": llm_settings,
                 "split_chunks": SMALL_CHUNKS,
                 "extract_narrative": ExtractNarrativeSettings(pack_tokens=120),
+                "extract_graph": SEPARATE_PASSES,
             }
         )
         with OpenAICompatibleClient(llm_settings, cache=None) as client:

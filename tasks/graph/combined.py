@@ -1,0 +1,152 @@
+"""The combined LLM extraction: one structured request per pack of consecutive chunks (up to
+`combined_pack_tokens`) asks for the entities and relations, the narrative units (events,
+interactions, occasions) and the atomic facts of the passage at once, so the source is sent once
+for the three construction passes. Instructions and schema come first, the passage last.
+
+Each packed reply is split back per chunk: the graph part as `tasks.graph.packing` splits it
+(grounded into raw_entities / raw_mentions / raw_relations like the graph-only reply), the units
+as `tasks.narrative.packing` splits them (by evidence quote), facts by their evidence quote (else
+the chunk naming their entity, else the pack's first chunk). Units and facts are stored per chunk
+in `raw_units` with names as written; extract_narrative and extract_facts resolve them later.
+A pack whose request fails is a `failures` row for every chunk it held.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from schemas.ids import make_id
+from schemas.responses.combined import CombinedExtraction, PassageFact
+from schemas.responses.graph import GraphExtraction
+from schemas.responses.narrative import NarrativeReply
+from tasks.graph.llm import graph_output, known_character_names
+from tasks.graph.packing import Member, Pack, pack_chunks
+from tasks.llm.items import run_structured
+from tasks.narrative.inputs import locate_quote
+from tasks.narrative.llm import member_failures
+from tasks.narrative.packing import split_narrative
+from tasks.stage import StageContext, StageOutput
+
+PROMPT_ID = "extract_graph/v2"
+GLEAN_PROMPT_ID = "extract_graph/v1"  # gleaning asks for missed entities and relations only
+METHOD = "llm"
+REPLY_TOKENS_PER_SOURCE_TOKEN = 2  # a combined reply lists entities, relations, units and facts
+
+
+def pack_values(title: str, language: str, known: str, headings: str, pack: Pack) -> dict[str, str]:
+    """Prompt values of one pack: the passage goes last (stable prefix for a prefix cache)."""
+    return {
+        "title": title,
+        "language": language,
+        "known_names": known,
+        "heading": headings,
+        "text": pack.text,
+    }
+
+
+def pack_headings(pack: Pack, section_of: dict[str, str], headings: dict[str, str], language: str) -> str:
+    names = [headings.get(section_of.get(m.chunk_id, ""), "") for m in pack.members]
+    separator = "；" if language == "zh" else "; "
+    return separator.join(h for h in dict.fromkeys(names) if h) or "-"
+
+
+def split_facts(
+    facts: list[PassageFact], members: tuple[Member, ...], language: str = "en"
+) -> list[list[PassageFact]]:
+    """Facts per member chunk (same order): the first chunk holding the evidence quote, else the
+    first chunk naming the fact's entity, else the pack's first chunk."""
+    out: list[list[PassageFact]] = [[] for _ in members]
+    for fact in facts:
+        home = next(
+            (k for k, m in enumerate(members) if locate_quote(m.text, fact.evidence) is not None), None
+        )
+        if home is None:
+            name = fact.entity.strip()
+            bounded = rf"(?<!\w){re.escape(name)}(?!\w)"  # Chinese names: no word boundaries
+            pattern = re.compile(re.escape(name) if language == "zh" else bounded, re.IGNORECASE)
+            home = next((k for k, m in enumerate(members) if name and pattern.search(m.text)), 0)
+        out[home].append(fact)
+    return out
+
+
+def split_combined(
+    reply: CombinedExtraction, members: tuple[Member, ...], language: str
+) -> tuple[GraphExtraction, list[tuple[NarrativeReply, list[PassageFact]]]]:
+    """The pack's graph part (split later with the graph replies) and per-chunk units and facts."""
+    graph = GraphExtraction.model_construct(entities=reply.entities, relations=reply.relations)
+    narrative = NarrativeReply.model_construct(
+        events=reply.events, interactions=reply.interactions, occasions=reply.occasions
+    )
+    units = split_narrative(narrative, members)
+    facts = split_facts(list(reply.facts), members, language)
+    return graph, list(zip(units, facts))
+
+
+def unit_rows(
+    doc_id: str, chunk_id: str, units: NarrativeReply, facts: list[PassageFact]
+) -> list[dict[str, Any]]:
+    """raw_units rows of one chunk: every item as JSON, in reply order within its kind."""
+    rows = []
+    for kind, items in (
+        ("event", units.events),
+        ("interaction", units.interactions),
+        ("occasion", units.occasions),
+        ("fact", facts),
+    ):
+        for position, item in enumerate(items):
+            payload = item.model_dump_json()
+            rows.append(
+                {
+                    "raw_unit_id": make_id("rawunit", doc_id, chunk_id, kind, position, payload),
+                    "doc_id": doc_id,
+                    "chunk_id": chunk_id,
+                    "kind": kind,
+                    "position": position,
+                    "payload": payload,
+                    "method": METHOD,
+                }
+            )
+    return rows
+
+
+def extract_combined(ctx: StageContext, offline_entities: list[dict[str, Any]]) -> StageOutput:
+    """raw_entities, raw_mentions, raw_relations and raw_units from one request per pack."""
+    document = ctx.document
+    settings = ctx.settings.extract_graph
+    chunks = ctx.table("chunks").sort_values("ordinal")
+    sections = ctx.table("sections")
+    headings = dict(zip(sections["section_id"], sections["heading"].fillna("").astype(str)))
+    section_of = dict(zip(chunks["chunk_id"], chunks["section_id"]))
+    known = known_character_names(offline_entities, document.language)
+    packs = pack_chunks(list(chunks.itertuples()), document.text, settings.combined_pack_tokens)
+    items = [
+        (
+            p.item_id,
+            pack_values(
+                document.title,
+                document.language,
+                known,
+                pack_headings(p, section_of, headings, document.language),
+                p,
+            ),
+        )
+        for p in packs
+    ]
+    size = dict(zip(chunks["chunk_id"], chunks["n_tokens"].astype(int)))
+    longest = max((sum(size[m.chunk_id] for m in p.members) for p in packs), default=0)
+    limit = max(ctx.settings.llm.max_tokens, REPLY_TOKENS_PER_SOURCE_TOKEN * longest)
+    batch = run_structured(ctx, PROMPT_ID, items, CombinedExtraction, max_tokens=limit)
+    batch.failures = member_failures(batch.failures, packs)  # every lost chunk listed
+    answered: list[tuple[Pack, GraphExtraction]] = []
+    raw_units: list[dict[str, Any]] = []
+    for pack in packs:
+        reply = batch.values.get(pack.item_id)
+        if reply is None:
+            continue
+        graph, per_chunk = split_combined(reply, pack.members, document.language)
+        answered.append((pack, graph))
+        for member, (units, facts) in zip(pack.members, per_chunk):
+            raw_units.extend(unit_rows(document.doc_id, member.chunk_id, units, facts))
+    output = graph_output(ctx, GLEAN_PROMPT_ID, known, answered, batch)
+    return {**output, "raw_units": raw_units}

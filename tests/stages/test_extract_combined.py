@@ -1,0 +1,268 @@
+"""The combined extraction (`[extract_graph] combined`, the LLM default): one request per pack of
+chunks returns entities, relations, units and facts; the reply is split back per chunk;
+extract_narrative and extract_facts resolve the stored units without a request of their own;
+failed packs list every chunk they lost; offline builds are unchanged."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pytest
+
+from flows.corpus import build, make_resources
+from flows.dry_run import dry_run
+from flows.stages import select_stages
+from schemas.config import Settings, load_settings
+from schemas.responses.combined import CombinedExtraction, PassageFact
+from tasks.graph.combined import split_combined, split_facts, unit_rows
+from tasks.graph.packing import Member, pack_chunks
+from tasks.llm.client import OpenAICompatibleClient
+from tasks.narrative.combined import stored_replies
+from tasks.tables.io import Workspace, read_frame
+from tests.conftest import SCREENPLAY
+from tests.fixtures.llm_fixtures import fast_llm_settings
+from tests.fixtures.openai_server import FakeOpenAIServer
+from tests.fixtures.pipeline_llm import pipeline_responder
+
+PACK_TOKENS = 600  # several packs from the sample screenplay
+TABLES = ("chunks", "raw_units", "entities", "events", "interactions", "occasions", "atomic_facts")
+
+
+def _settings(**graph: Any) -> Settings:
+    return load_settings(
+        overrides={
+            "embed_texts": {"backend": "hashing"},
+            "extract_graph": {"combined_pack_tokens": PACK_TOKENS, **graph},
+        }
+    )
+
+
+def _build(root: Path, settings: Settings, server: FakeOpenAIServer | None = None, **llm: Any):
+    """Build the sample screenplay through extract_facts; returns (report, tables)."""
+    workspace = Workspace.at(root)
+    client = None
+    if server is not None:
+        settings = settings.model_copy(update={"llm": fast_llm_settings(server.url, **llm)})
+        client = OpenAICompatibleClient(settings.llm, cache=None, sleep=lambda _s: None)
+    try:
+        report = build(
+            [str(SCREENPLAY)],
+            workspace,
+            settings,
+            stages=select_stages(until="extract_facts"),
+            resources=make_resources(settings, llm=client),
+            quiet=True,
+        )
+    finally:
+        if client is not None:
+            client.close()
+    names = (*TABLES, "failures", "llm_calls", "entity_profiles")
+    return report, {name: read_frame(workspace, name) for name in names}
+
+
+def _outcome(report, stage: str):
+    return next(o for d in report.documents for o in d.outcomes if o.stage == stage)
+
+
+def _reply(**parts: list[dict[str, Any]]) -> CombinedExtraction:
+    empty = {k: [] for k in ("entities", "relations", "events", "interactions", "occasions", "facts")}
+    return CombinedExtraction.model_validate({**empty, **parts})
+
+
+def test_a_packed_reply_is_split_back_per_chunk_by_evidence_and_names() -> None:
+    members = (
+        Member("c1", 0, "ANNA opens the door. Ben waits outside."),
+        Member("c2", 40, "Ben hands her the brass key. Anna smiles."),
+    )
+    event = {
+        "description": "Ben gives Anna the key.",
+        "event_type": "action",
+        "participants": ["Ben", "Anna"],
+        "setting": None,
+        "time_cue": None,
+        "evidence": "Ben hands her the brass key.",
+    }
+    interaction = {
+        "subject": "Ben",
+        "objects": ["Anna"],
+        "interaction_type": "give",
+        "description": "Ben gives Anna the key.",
+        "evidence": "Ben hands her the brass key.",
+        "event_index": 0,
+    }
+    fact_here = {"entity": "Anna", "text": "Anna opens the door.", "fact_type": "action", "related": []}
+    reply = _reply(
+        entities=[
+            {"name": "Anna", "type": "character", "description": "A woman.", "aliases": []},
+            {"name": "Ben", "type": "character", "description": "A man.", "aliases": []},
+        ],
+        relations=[
+            {
+                "source": "Ben",
+                "target": "Anna",
+                "description": "Ben gives Anna the key.",
+                "keywords": ["key"],
+                "strength": 6,
+            }
+        ],
+        events=[event],
+        interactions=[interaction],
+        facts=[
+            {**fact_here, "evidence": "ANNA opens the door."},
+            {
+                "entity": "Ben",
+                "text": "Ben smiles.",
+                "fact_type": "state",
+                "related": [],
+                "evidence": "nowhere",
+            },
+        ],
+    )
+    graph, per_chunk = split_combined(reply, members, "en")
+    assert len(graph.entities) == 2 and len(graph.relations) == 1  # split later with the graph replies
+    (units1, facts1), (units2, facts2) = per_chunk
+    assert units1.events == [] and [e.evidence for e in units2.events] == [event["evidence"]]
+    assert units2.interactions[0].event_index == 0  # renumbered within its chunk
+    assert [f.entity for f in facts1] == ["Anna", "Ben"]  # evidence in c1; unlocated: first chunk naming Ben
+    assert facts2 == []
+    rows = unit_rows("doc", "c2", units2, facts2)
+    assert {(r["kind"], r["position"]) for r in rows} == {("event", 0), ("interaction", 0)}
+    assert (
+        json.loads(next(r for r in rows if r["kind"] == "event")["payload"])["evidence"] == event["evidence"]
+    )
+
+
+def test_split_facts_falls_back_to_the_chunk_naming_the_entity_then_the_first() -> None:
+    fact = PassageFact(
+        entity="Zed", text="Zed is absent.", fact_type="state", related=[], evidence="no quote"
+    )
+    assert [len(part) for part in split_facts([fact], (Member("a", 0, "x y"), Member("b", 3, "z")))] == [1, 0]
+    zh = PassageFact(
+        entity="程勇", text="程勇交不出房租。", fact_type="state", related=[], evidence="不在文中"
+    )
+    members = (Member("a", 0, "宾馆老板：房租赶紧付吧。"), Member("b", 12, "程勇看着车走远。"))
+    assert [len(part) for part in split_facts([zh], members, "zh")] == [0, 1]
+
+
+def test_an_unreadable_stored_unit_is_a_failures_row_not_a_crash() -> None:
+    rows = pd.DataFrame(
+        [
+            {"raw_unit_id": "u1", "chunk_id": "c1", "kind": "event", "position": 0, "payload": "{broken"},
+            {
+                "raw_unit_id": "u2",
+                "chunk_id": "c1",
+                "kind": "occasion",
+                "position": 0,
+                "payload": json.dumps(
+                    {"description": "A scene.", "occasion_type": "scene", "participants": [], "setting": None}
+                ),
+            },
+        ]
+    )
+    replies, failures = stored_replies(rows, "doc", "extract_narrative")
+    assert [f["item_id"] for f in failures] == ["u1"] and failures[0]["stage"] == "extract_narrative"
+    assert len(replies["c1"].occasions) == 1 and replies["c1"].events == []
+
+
+@pytest.fixture(scope="module")
+def combined_build(tmp_path_factory):
+    root = tmp_path_factory.mktemp("combined")
+    with FakeOpenAIServer(model_names=("test-model",), responder=pipeline_responder) as server:
+        report, tables = _build(root / "ws", _settings(), server, concurrency=4)
+        requests = [r for r in server.chat_requests()]
+    return report, tables, requests
+
+
+def test_one_request_per_pack_fills_every_construction_table(combined_build) -> None:
+    report, tables, requests = combined_build
+    assert report.ok, report.summary()
+    calls = tables["llm_calls"]
+    chunks = tables["chunks"].sort_values("ordinal")
+    packs = pack_chunks(list(chunks.itertuples()), "", PACK_TOKENS)
+    assert 1 < len(packs) < len(chunks)
+    # canonicalize may ask about open pairs; narrative and facts ask nothing
+    assert set(calls["stage"]) <= {"extract_graph", "canonicalize_entities"}
+    assert (calls["stage"] == "extract_graph").sum() == len(packs)
+    assert set(calls.loc[calls["stage"] == "extract_graph", "prompt_id"]) == {"extract_graph/v2"}
+    units = tables["raw_units"]
+    assert set(units["kind"]) == {"event", "interaction", "occasion", "fact"}
+    assert set(units["chunk_id"]) <= set(chunks["chunk_id"])
+    for table in ("events", "interactions", "occasions", "atomic_facts"):
+        assert len(tables[table]) > 0, table
+        assert (tables[table]["method"] == "llm").all(), table
+    entities = tables["entities"].set_index("entity_id")
+    facts = tables["atomic_facts"]
+    assert facts["entity_id"].isin(entities.index).all()
+    assert (entities.loc[facts["entity_id"], "degree"].to_numpy() >= 2).all()  # profiled entities only
+    spans = chunks.set_index("chunk_id")
+    for row in facts.itertuples():  # located inside its own chunk
+        chunk = spans.loc[row.chunk_id]
+        assert chunk.char_start <= row.char_start <= row.char_end <= chunk.char_end
+    assert set(tables["entity_profiles"]["method"]) == {"llm:facts+rules"}
+    assert tables["events"]["participant_ids"].map(len).max() >= 1  # names resolved to canonical ids
+
+
+def test_unresolvable_names_are_left_out_and_counted(tmp_path: Path) -> None:
+    def responder(body: dict[str, Any]) -> Any:
+        answer = pipeline_responder(body)
+        if '"CombinedExtraction"' not in json.dumps(body.get("response_format")):
+            return answer
+        reply = json.loads(answer)
+        ghost = {
+            "entity": "Nobody Known",
+            "text": "Nobody Known waits.",
+            "fact_type": "state",
+            "related": [],
+            "evidence": "Nobody Known waits.",
+        }
+        reply["facts"].append(ghost)
+        for event in reply["events"]:
+            event["participants"].append("Nobody Known")
+        return json.dumps(reply)
+
+    with FakeOpenAIServer(model_names=("test-model",), responder=responder) as server:
+        report, tables = _build(tmp_path / "ws", _settings(), server, concurrency=4)
+    assert report.ok, report.summary()
+    narrative, facts = _outcome(report, "extract_narrative"), _outcome(report, "extract_facts")
+    assert any("matched no entity" in w for w in narrative.warnings)
+    assert any("named no known entity" in w for w in facts.warnings)
+    assert not tables["atomic_facts"]["text"].str.contains("Nobody Known").any()
+    assert len(tables["events"]) > 0
+
+
+def test_a_failed_pack_lists_every_chunk_it_lost(tmp_path: Path) -> None:
+    with FakeOpenAIServer(model_names=("test-model",), responder=pipeline_responder) as server:
+        # the first pack: malformed, then truncated when asked again (one retry)
+        server.queue_faults("malformed_json", "length", "length")
+        report, tables = _build(tmp_path / "ws", _settings(), server, concurrency=1, max_retries=1)
+    chunks = tables["chunks"].sort_values("ordinal")
+    first = pack_chunks(list(chunks.itertuples()), "", PACK_TOKENS)[0]
+    failures = tables["failures"]
+    lost = set(failures.loc[failures["stage"] == "extract_graph", "item_id"])
+    assert lost == {m.chunk_id for m in first.members} and len(lost) > 1
+    assert not set(tables["raw_units"]["chunk_id"]) & lost  # nothing stored for lost chunks
+    assert not set(tables["events"]["chunk_id"]) & lost
+    assert len(tables["events"]) > 0  # the other packs carry on
+    assert _outcome(report, "extract_graph").warnings
+
+
+def test_offline_builds_are_the_same_with_and_without_the_combined_setting(tmp_path: Path) -> None:
+    _, combined = _build(tmp_path / "a", _settings())
+    _, separate = _build(tmp_path / "b", _settings(combined=False))
+    assert combined["raw_units"].empty and separate["raw_units"].empty
+    for table in ("events", "interactions", "occasions", "atomic_facts", "entity_profiles"):
+        assert len(combined[table]) > 0, table
+        pd.testing.assert_frame_equal(combined[table], separate[table])
+        assert not combined[table]["method"].astype(str).str.startswith("llm").any()
+
+
+def test_dry_run_counts_one_combined_request_per_pack_and_none_for_narrative_and_facts() -> None:
+    settings = _settings().model_copy(update={"llm": fast_llm_settings("http://127.0.0.1:9")})
+    report = dry_run([str(SCREENPLAY)], select_stages(until="extract_facts"), settings)
+    rows = {row["stage"]: row for row in report["stages"]}
+    assert rows["extract_narrative"]["calls"] == 0 and rows["extract_facts"]["calls"] == 0
+    assert rows["extract_graph"]["calls"] == report["corpus"]["graph_requests"] > 1
+    assert rows["extract_graph"]["prompt_tokens"] > report["corpus"]["chunk_tokens"]
