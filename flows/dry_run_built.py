@@ -13,6 +13,7 @@ from typing import Any, Callable
 
 import pandas as pd
 
+from flows import dry_run_rendered as rendered
 from schemas.config import Settings
 from tasks.graph.packing import pack_chunks
 from tasks.llm.grouped import group_by_shared, group_items
@@ -21,7 +22,6 @@ from tasks.tables.manifest import load_manifest
 from tasks.text import count_tokens
 
 ENTITY_LINE_TOKENS = 24  # "n. name (type); other names: ...; known description: ...; excerpts: ..."
-RECORD_TOKENS = 110  # an entity record: name, type, aliases, description, three sample mentions
 PAIR_LINE_TOKENS = 6
 EXCERPT_HEADER_TOKENS = 8
 UNIT_LINE_EXTRA = 10  # "- [event/action, scene 12, night] "
@@ -79,21 +79,6 @@ def _facts(f: dict[str, pd.DataFrame], s: Settings, template: int) -> tuple[int,
             calls += 1
             prompt += template + len(group) * ENTITY_LINE_TOKENS
             prompt += sum(tokens[c] + EXCERPT_HEADER_TOKENS for c in union)
-    return calls, prompt
-
-
-def _canonicalize(f: dict[str, pd.DataFrame], s: Settings, template: int) -> tuple[int, int]:
-    decisions = f["merge_decisions"]
-    calls = prompt = 0
-    asked = decisions[decisions["method"].isin(["rule:no_evidence", "llm"])]  # open pairs
-    for _, group in asked.groupby("doc_id"):
-        pairs = [(f"{r.left}|{r.right}", (r.left, r.right)) for r in group.itertuples()]
-        records = {r: RECORD_TOKENS for _, both in pairs for r in both}
-        c = s.canonicalize_entities
-        for ids in group_by_shared(pairs, records, c.pack_tokens, c.max_pairs_per_request):
-            shown = {r for i in ids for r in i.split("|")}
-            calls += 1
-            prompt += template + len(shown) * RECORD_TOKENS + len(ids) * PAIR_LINE_TOKENS
     return calls, prompt
 
 
@@ -239,7 +224,10 @@ ESTIMATORS: dict[str, tuple[tuple[str, ...], Callable[..., tuple[int, int]]]] = 
     "extract_narrative": (("chunks", "entities"), _narrative),
     "extract_facts": (("chunks", "entities"), _facts),
     "relate_episodes": (("episodes",), _relate),
-    "canonicalize_entities": (("merge_decisions",), _canonicalize),
+    "canonicalize_entities": (
+        ("merge_decisions", "raw_entities", "raw_mentions", "chunks", "documents"),
+        rendered.canonicalize,
+    ),
     "assemble_episodes": (("episodes", "events", "interactions", "occasions"), _assemble),
     "break_cycles": (("saber_actions", "episodes"), _break),
     "induce_storylines": (("storylines", "episodes"), _induce),

@@ -108,10 +108,10 @@ STAGES: tuple[Stage, ...] = (
         canonicalize_entities.run,
         reads=("documents", "sections", "chunks", "raw_entities", "raw_mentions", "raw_relations"),
         writes=("merge_decisions", "entities", "mentions", "relations"),
-        version="1",
+        version="2",
         config="canonicalize_entities",
         uses_llm=True,
-        prompts=("canonicalize_entities/v2",),
+        prompts=("canonicalize_entities/v3",),
     ),
     Stage(
         "extract_narrative",

@@ -84,9 +84,9 @@ class CanonicalizeEntitiesSettings(Section):
     )
     max_candidates_per_entity: int = Field(8, ge=1, description="blocking bound: no all-pairs comparisons")
     pack_tokens: int = Field(
-        2000, ge=0, description="LLM: open pairs share one request while their records fit this budget"
+        4000, ge=0, description="LLM: open pairs share one request while their records fit this budget"
     )
-    max_pairs_per_request: int = Field(16, ge=1, description="LLM: pairs judged in one request")
+    max_pairs_per_request: int = Field(40, ge=1, description="LLM: pairs judged in one request")
     max_description_chars: int = Field(
         600, ge=80, description="merged descriptions of a canonical entity are compacted"
     )
