@@ -306,7 +306,12 @@ def test_whole_chain_through_the_test_server(tmp_path) -> None:
 
 def test_whole_chain_survives_llm_faults_with_failure_rows(tmp_path) -> None:
     workspace = Workspace.at(tmp_path / "ws")
-    settings = load_settings(overrides={"embed_texts": {"backend": "hashing"}})
+    small_groups = {  # many small requests, so that the fault rate hits each stage
+        "assemble_episodes": {"max_per_request": 2},
+        "relate_episodes": {"max_pairs_per_request": 2},
+        "break_cycles": {"max_per_request": 2},
+    }
+    settings = load_settings(overrides={"embed_texts": {"backend": "hashing"}, **small_groups})
     with llm_client(scripted_answer) as (client, server):
         server.set_fault_rate(0.4, kinds=("malformed_json", "schema_invalid", "http_500"))
         report = build(
