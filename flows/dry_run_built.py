@@ -22,17 +22,10 @@ from tasks.tables.manifest import load_manifest
 from tasks.text import count_tokens
 
 ENTITY_LINE_TOKENS = 24  # "n. name (type); other names: ...; known description: ...; excerpts: ..."
-PAIR_LINE_TOKENS = 6
 EXCERPT_HEADER_TOKENS = 8
-UNIT_LINE_EXTRA = 10  # "- [event/action, scene 12, night] "
-EPISODE_HEADER_TOKENS = 16
-QUESTION_LINE_TOKENS = 22
-STORYLINE_EXTRA_TOKENS = 420  # key characters, relation partners and their signals
 ENTITY_NAME_EXTRA = 5  # "- name (character; also: ...)"
 MAX_NAMES = 60  # names listed per narrative request
 HEADING_TOKENS = 6
-EPISODE_FIELDS_TOKENS = 24  # label, sections, participants
-SUMMARY_CHARS = 500  # episode summaries are shortened in relate requests
 CANDIDATE_PACKET_TOKENS = 500  # two scene packets and the shared evidence, beyond the instructions
 CHAIN_TOKENS = 1200
 SCENE_CHARS = 6000  # a character-state request shows at most this much of its scene
@@ -79,24 +72,6 @@ def _facts(f: dict[str, pd.DataFrame], s: Settings, template: int) -> tuple[int,
             calls += 1
             prompt += template + len(group) * ENTITY_LINE_TOKENS
             prompt += sum(tokens[c] + EXCERPT_HEADER_TOKENS for c in union)
-    return calls, prompt
-
-
-def _episode_tokens(f: dict[str, pd.DataFrame]) -> dict[str, int]:
-    episodes = f["episodes"]
-    return {
-        row.episode_id: count_tokens(f"{row.title}. {str(row.summary)[:600]}")
-        for row in episodes.itertuples()
-    }
-
-
-def _induce(f: dict[str, pd.DataFrame], s: Settings, template: int) -> tuple[int, int]:
-    episode_tokens = _episode_tokens(f)
-    calls = prompt = 0
-    for row in f["storylines"].itertuples():
-        calls += 1
-        prompt += template + STORYLINE_EXTRA_TOKENS
-        prompt += sum(episode_tokens.get(e, 40) + 8 for e in as_list(row.episode_ids))
     return calls, prompt
 
 
@@ -158,7 +133,10 @@ ESTIMATORS: dict[str, tuple[tuple[str, ...], Callable[..., tuple[int, int]]]] = 
         rendered.assemble,
     ),
     "break_cycles": (("saber_actions", "episodes", "episode_relations", "documents"), rendered.break_cycles),
-    "induce_storylines": (("storylines", "episodes"), _induce),
+    "induce_storylines": (
+        ("storylines", "episodes", "entities", "episode_relations", "documents"),
+        rendered.induce,
+    ),
     "judge_continuity": (("continuity_candidates",), _judge),
     "chain_continuity": (("continuity_chains",), _chains),
     "track_character_states": (("character_states", "sections"), _states),

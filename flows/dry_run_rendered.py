@@ -15,10 +15,14 @@ from tasks.canonicalize.records import merge_requests
 from tasks.hierarchy.break_cycles import PROMPT_ID as BREAK_PROMPT
 from tasks.hierarchy.episode_llm import PROMPT_ID as ASSEMBLE_PROMPT
 from tasks.hierarchy.episode_llm import episode_block, group_blocks, renumbered
+from tasks.hierarchy.induce_storylines import PROMPT_ID as INDUCE_PROMPT
+from tasks.hierarchy.induce_storylines import document_inputs
 from tasks.hierarchy.relate_llm import PROMPT_ID as RELATE_PROMPT
 from tasks.hierarchy.relate_llm import relate_requests
 from tasks.hierarchy.saber import EpisodeEdge, ShortcutQuestion
 from tasks.hierarchy.shortcut_requests import shortcut_requests
+from tasks.hierarchy.storyline_relations import StorylineInfo
+from tasks.hierarchy.storyline_requests import storyline_requests
 from tasks.hierarchy.units import entity_names, load_units
 from tasks.llm.prompts import load_prompt, render_messages
 from tasks.tables.io import as_list
@@ -169,4 +173,44 @@ def break_cycles(f: dict[str, pd.DataFrame], s: Settings, template: int) -> tupl
         plan = shortcut_requests(chosen, episodes, language, b)
         calls += len(plan.groups)
         prompt += sum(rendered_tokens(BREAK_PROMPT, language, plan.values(g, title)) for g in plan.groups)
+    return calls, prompt
+
+
+def induce(f: dict[str, pd.DataFrame], s: Settings, template: int) -> tuple[int, int]:
+    """A previous build's storylines (and the signals linking them) as storyline requests."""
+    titles = documents(f)
+    calls = prompt = 0
+    for doc_id, storylines in f["storylines"].sort_values("ordinal").groupby("doc_id"):
+        d = _in_doc(f, doc_id)
+        title, language = titles.get(str(doc_id), ("", "en"))
+        inputs = document_inputs(d["episodes"], d["entities"], d["episode_relations"], language)
+        infos = [
+            StorylineInfo(
+                str(r.storyline_id),
+                f"S{int(r.ordinal)}",
+                tuple(e for e in map(str, as_list(r.episode_ids)) if e in inputs.episodes),
+                int(r.first_ordinal),
+                int(r.last_ordinal),
+                frozenset().union(
+                    *(inputs.characters.get(str(e), frozenset()) for e in as_list(r.episode_ids))
+                ),
+                "",
+            )
+            for r in storylines.itertuples()
+        ]
+        infos = [i for i in infos if i.episode_ids]
+        plan = storyline_requests(
+            infos,
+            inputs.episodes,
+            inputs.participants,
+            inputs.names,
+            inputs.types,
+            inputs.graph,
+            language,
+            s.induce_storylines,
+        )
+        calls += len(plan.groups)
+        prompt += sum(
+            rendered_tokens(INDUCE_PROMPT, language, plan.values(g, title, language)) for g in plan.groups
+        )
     return calls, prompt

@@ -171,10 +171,10 @@ STAGES: tuple[Stage, ...] = (
         induce_storylines.run,
         reads=("documents", "sections", "entities", "episodes", "episode_relations"),
         writes=("storylines", "storyline_relations"),
-        version="1",
+        version="2",
         config="induce_storylines",
         uses_llm=True,
-        prompts=("induce_storylines/v1",),
+        prompts=("induce_storylines/v2",),
     ),
     # Vectors of every asset, for semantic search at query time.
     Stage(

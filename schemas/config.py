@@ -160,6 +160,10 @@ class InduceStorylinesSettings(Section):
     max_overlap: float = Field(0.5, ge=0, le=1, description="rho: overlap allowed with a selected storyline")
     min_new_episodes: int = Field(2, ge=1, description="m: new episodes a storyline must contribute")
     max_storylines: int = Field(15, ge=1)
+    pack_tokens: int = Field(
+        5000, ge=0, description="LLM: storylines share one request while their episodes fit this budget"
+    )
+    max_per_request: int = Field(16, ge=1, description="LLM: storylines described in one request")
 
 
 class ContinuitySettings(Section):
