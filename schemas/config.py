@@ -84,9 +84,9 @@ class CanonicalizeEntitiesSettings(Section):
     )
     max_candidates_per_entity: int = Field(8, ge=1, description="blocking bound: no all-pairs comparisons")
     pack_tokens: int = Field(
-        4000, ge=0, description="LLM: open pairs share one request while their records fit this budget"
+        6000, ge=0, description="LLM: open pairs share one request while their records fit this budget"
     )
-    max_pairs_per_request: int = Field(40, ge=1, description="LLM: pairs judged in one request")
+    max_pairs_per_request: int = Field(64, ge=1, description="LLM: pairs judged in one request")
     max_description_chars: int = Field(
         600, ge=80, description="merged descriptions of a canonical entity are compacted"
     )
@@ -133,9 +133,9 @@ class RelateEpisodesSettings(Section):
     max_candidates_per_episode: int = Field(10, ge=1, description="bounds candidate pairs: never quadratic")
     min_confidence: float = Field(0.3, ge=0, le=1)
     pack_tokens: int = Field(
-        5000, ge=0, description="LLM: candidate pairs share one request while their episodes fit this budget"
+        6000, ge=0, description="LLM: candidate pairs share one request while their episodes fit this budget"
     )
-    max_pairs_per_request: int = Field(48, ge=1, description="LLM: candidate pairs judged in one request")
+    max_pairs_per_request: int = Field(64, ge=1, description="LLM: candidate pairs judged in one request")
 
 
 class BreakCyclesSettings(Section):
@@ -145,9 +145,9 @@ class BreakCyclesSettings(Section):
     elaborates_weight: float = 0.35
     max_adjudications: int = Field(200, ge=0, description="shortcut questions sent to the LLM per document")
     pack_tokens: int = Field(
-        5000, ge=0, description="LLM: questions share one request while their episodes fit this budget"
+        6000, ge=0, description="LLM: questions share one request while their episodes fit this budget"
     )
-    max_per_request: int = Field(32, ge=1, description="LLM: shortcut questions judged in one request")
+    max_per_request: int = Field(64, ge=1, description="LLM: shortcut questions judged in one request")
     max_path_hops: int = Field(
         3, ge=2, description="longest indirect path (in hops) that can cover a direct edge"
     )

@@ -1,7 +1,8 @@
 """Episode titles and summaries from the LLM (assemble_episodes with a server configured):
 several episodes per request, each a compact block: its span and participants, then one short
 line per unit in source order (type, time cue, the first words of its description), a section
-line only where the section changes, and repeated descriptions shown once. An episode the LLM
+line only where the section changes, and repeated descriptions shown once; a long episode shows
+its most telling units (about 300 tokens of them) and says how many others were left out. An episode the LLM
 fails on keeps its composed text, and the failure is listed."""
 
 from __future__ import annotations
@@ -10,7 +11,8 @@ from collections.abc import Sequence
 
 from schemas.responses.hierarchy import EpisodeDescription
 from tasks.hierarchy.text import shorten, span_label
-from tasks.hierarchy.units import Unit
+from tasks.hierarchy.episode_text import salience
+from tasks.hierarchy.units import Unit, has_cue
 from tasks.llm.grouped import group_items, run_grouped
 from tasks.llm.records import first_sentences
 from tasks.stage import StageContext, StageOutput
@@ -19,6 +21,8 @@ from tasks.text import count_tokens
 PROMPT_ID = "assemble_episodes/v3"
 UNIT_WORDS = {"en": 25, "zh": 50}  # a unit's description: its first sentence(s) up to this many words
 MAX_PARTICIPANTS = 8
+EPISODE_TOKENS = 300  # an episode's unit lines: its most telling units up to about this many tokens
+LINE_TOKENS = 4  # "- type: " before a unit's text
 
 
 def unit_lines(units: Sequence[Unit], language: str) -> list[str]:
@@ -44,12 +48,39 @@ def unit_lines(units: Sequence[Unit], language: str) -> list[str]:
     return lines
 
 
+def telling_units(units: Sequence[Unit], language: str, budget: int = EPISODE_TOKENS) -> list[Unit]:
+    """The units whose lines fit `budget` tokens, the most telling first (turning points,
+    conflicts and stated goals before scene frames and small talk), back in source order."""
+    words = UNIT_WORDS["zh" if language == "zh" else "en"]
+
+    def weight(u: Unit) -> float:
+        stakes = has_cue(u.description, "goal") or has_cue(u.description, "conflict")
+        return salience(u) + (1.0 if stakes else 0.0)
+
+    kept: list[Unit] = []
+    used = 0
+    for u in sorted((u for u in units if u.description.strip()), key=lambda u: (-weight(u), u.index)):
+        cost = count_tokens(first_sentences(u.description, words)) + LINE_TOKENS
+        if kept and used + cost > budget:
+            continue
+        kept.append(u)
+        used += cost
+    return sorted(kept, key=lambda u: u.index)
+
+
 def episode_block(number: int, units: Sequence[Unit], people: Sequence[str], language: str) -> str:
-    """One numbered episode of a request."""
+    """One numbered episode of a request: its most telling units (see `telling_units`), and how
+    many less telling ones were left out."""
     span = span_label(min(u.ordinal for u in units), max(u.ordinal for u in units), language)
     cast = ", ".join(people[:MAX_PARTICIPANTS]) or "-"
     head = f"{number}. {span}" + (f"；参与者：{cast}" if language == "zh" else f"; participants: {cast}")
-    return "\n".join([head, *(unit_lines(units, language) or ["-"])])
+    shown = telling_units(units, language)
+    words = UNIT_WORDS["zh" if language == "zh" else "en"]
+    told = {first_sentences(u.description, words).casefold() for u in shown}
+    every = {first_sentences(u.description, words).casefold() for u in units if u.description.strip()}
+    left = len(every - told)
+    note = f"（另有{left}个次要单元未列出）" if language == "zh" else f"({left} less telling units left out)"
+    return "\n".join([head, *(unit_lines(shown, language) or ["-"]), *([note] if left > 0 else [])])
 
 
 def group_blocks(blocks: dict[str, str], pack_tokens: int, max_per_request: int) -> list[list[str]]:

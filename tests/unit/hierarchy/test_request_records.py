@@ -7,7 +7,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 from schemas.config import BreakCyclesSettings, InduceStorylinesSettings, RelateEpisodesSettings
-from tasks.hierarchy.episode_llm import UNIT_WORDS, episode_block, unit_lines
+from tasks.hierarchy.episode_llm import UNIT_WORDS, episode_block, telling_units, unit_lines
 from tasks.hierarchy.episode_records import MAX_PARTICIPANTS, SUMMARY_WORDS, episode_line
 from tasks.hierarchy.relate_llm import relate_requests
 from tasks.hierarchy.saber import EpisodeEdge, ShortcutQuestion
@@ -113,3 +113,18 @@ def test_storyline_items_name_episodes_by_label_and_partners_in_the_request_with
     assert first[2].startswith("other S2: ")  # numbered in the same request: no chain repeated
     alone = plan.values(["s1"], "T", "en")["storylines"].splitlines()
     assert alone[2].startswith("other S2 (E2 → E3 → E4): ")
+
+
+def test_a_long_episode_shows_its_most_telling_units_and_says_how_many_are_left_out() -> None:
+    chatter = [
+        unit(f"c{i}", 2, f"Small talk number {i} about the weather and the tide today.") for i in range(40)
+    ]
+    turn = unit("t", 2, "Margaret decides to light the lamp herself.", unit_type="decision")
+    units = chatter[:20] + [turn] + chatter[20:]
+    units = [Unit(**{**u.__dict__, "index": i}) for i, u in enumerate(units)]
+    shown = telling_units(units, "en")
+    assert "t" in [u.unit_id for u in shown] and len(shown) < len(units)
+    assert [u.index for u in shown] == sorted(u.index for u in shown)  # back in source order
+    block = episode_block(1, units, [], "en")
+    assert block.endswith(f"({len(units) - len(shown)} less telling units left out)")
+    assert "left out" not in episode_block(1, units[:3], [], "en")
