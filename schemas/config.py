@@ -123,9 +123,9 @@ class AssembleEpisodesSettings(Section):
         8, ge=1, description="recent episodes a unit is scored against: bounds work per unit"
     )
     pack_tokens: int = Field(
-        5000, ge=0, description="LLM: episodes described in one request while their units fit this budget"
+        6000, ge=0, description="LLM: episodes described in one request while their units fit this budget"
     )
-    max_per_request: int = Field(24, ge=1, description="LLM: episodes described in one request")
+    max_per_request: int = Field(32, ge=1, description="LLM: episodes described in one request")
 
 
 class RelateEpisodesSettings(Section):
