@@ -13,26 +13,19 @@ from typing import Any, Callable
 
 import pandas as pd
 
+from flows import dry_run_rendered as rendered
 from schemas.config import Settings
 from tasks.graph.packing import pack_chunks
-from tasks.llm.grouped import group_by_shared, group_items
+from tasks.llm.grouped import group_by_shared
 from tasks.tables.io import Workspace, as_list, read_frame
 from tasks.tables.manifest import load_manifest
 from tasks.text import count_tokens
 
 ENTITY_LINE_TOKENS = 24  # "n. name (type); other names: ...; known description: ...; excerpts: ..."
-RECORD_TOKENS = 110  # an entity record: name, type, aliases, description, three sample mentions
-PAIR_LINE_TOKENS = 6
 EXCERPT_HEADER_TOKENS = 8
-UNIT_LINE_EXTRA = 10  # "- [event/action, scene 12, night] "
-EPISODE_HEADER_TOKENS = 16
-QUESTION_LINE_TOKENS = 22
-STORYLINE_EXTRA_TOKENS = 420  # key characters, relation partners and their signals
 ENTITY_NAME_EXTRA = 5  # "- name (character; also: ...)"
 MAX_NAMES = 60  # names listed per narrative request
 HEADING_TOKENS = 6
-EPISODE_FIELDS_TOKENS = 24  # label, sections, participants
-SUMMARY_CHARS = 500  # episode summaries are shortened in relate requests
 CANDIDATE_PACKET_TOKENS = 500  # two scene packets and the shared evidence, beyond the instructions
 CHAIN_TOKENS = 1200
 SCENE_CHARS = 6000  # a character-state request shows at most this much of its scene
@@ -82,86 +75,6 @@ def _facts(f: dict[str, pd.DataFrame], s: Settings, template: int) -> tuple[int,
     return calls, prompt
 
 
-def _canonicalize(f: dict[str, pd.DataFrame], s: Settings, template: int) -> tuple[int, int]:
-    decisions = f["merge_decisions"]
-    calls = prompt = 0
-    asked = decisions[decisions["method"].isin(["rule:no_evidence", "llm"])]  # open pairs
-    for _, group in asked.groupby("doc_id"):
-        pairs = [(f"{r.left}|{r.right}", (r.left, r.right)) for r in group.itertuples()]
-        records = {r: RECORD_TOKENS for _, both in pairs for r in both}
-        c = s.canonicalize_entities
-        for ids in group_by_shared(pairs, records, c.pack_tokens, c.max_pairs_per_request):
-            shown = {r for i in ids for r in i.split("|")}
-            calls += 1
-            prompt += template + len(shown) * RECORD_TOKENS + len(ids) * PAIR_LINE_TOKENS
-    return calls, prompt
-
-
-def _unit_tokens(f: dict[str, pd.DataFrame]) -> dict[str, int]:
-    found: dict[str, int] = {}
-    for table, key in (
-        ("events", "event_id"),
-        ("interactions", "interaction_id"),
-        ("occasions", "occasion_id"),
-    ):
-        frame = f[table]
-        found.update(zip(frame[key], (count_tokens(str(d)) + UNIT_LINE_EXTRA for d in frame["description"])))
-    return found
-
-
-def _assemble(f: dict[str, pd.DataFrame], s: Settings, template: int) -> tuple[int, int]:
-    units = _unit_tokens(f)
-    calls = prompt = 0
-    for _, episodes in f["episodes"].sort_values("ordinal").groupby("doc_id"):
-        costs = [
-            sum(units.get(u, UNIT_LINE_EXTRA) for u in as_list(row.unit_ids)) + EPISODE_HEADER_TOKENS
-            for row in episodes.itertuples()
-        ]
-        a = s.assemble_episodes
-        groups = group_items(list(episodes["episode_id"]), costs, a.pack_tokens, a.max_per_request)
-        calls += len(groups)
-        prompt += template * len(groups) + sum(costs)
-    return calls, prompt
-
-
-def _episode_tokens(f: dict[str, pd.DataFrame]) -> dict[str, int]:
-    episodes = f["episodes"]
-    return {
-        row.episode_id: count_tokens(f"{row.title}. {str(row.summary)[:600]}")
-        for row in episodes.itertuples()
-    }
-
-
-def _break(f: dict[str, pd.DataFrame], s: Settings, template: int) -> tuple[int, int]:
-    actions = f["saber_actions"]
-    asked = actions[actions["rule"].astype(str).str.startswith("llm_")]
-    episode_tokens = _episode_tokens(f)
-    calls = prompt = 0
-    for _, group in asked.groupby("doc_id"):
-        questions = {}
-        for row in group.itertuples():
-            path = (row.source_episode_id, *as_list(row.indirect_path), row.target_episode_id)
-            questions.setdefault(row.relation_id, path)
-        b = s.break_cycles
-        items = list(questions.items())[: b.max_adjudications]
-        for ids in group_by_shared(items, episode_tokens, b.pack_tokens, b.max_per_request):
-            shown = {e for i in ids for e in questions[i]}
-            calls += 1
-            prompt += template + sum(episode_tokens.get(e, 20) + 2 for e in shown)
-            prompt += len(ids) * QUESTION_LINE_TOKENS
-    return calls, prompt
-
-
-def _induce(f: dict[str, pd.DataFrame], s: Settings, template: int) -> tuple[int, int]:
-    episode_tokens = _episode_tokens(f)
-    calls = prompt = 0
-    for row in f["storylines"].itertuples():
-        calls += 1
-        prompt += template + STORYLINE_EXTRA_TOKENS
-        prompt += sum(episode_tokens.get(e, 40) + 8 for e in as_list(row.episode_ids))
-    return calls, prompt
-
-
 def _narrative(f: dict[str, pd.DataFrame], s: Settings, template: int) -> tuple[int, int]:
     chunks = f["chunks"].sort_values(["doc_id", "char_start"])
     named: dict[str, set[str]] = {}
@@ -182,34 +95,6 @@ def _narrative(f: dict[str, pd.DataFrame], s: Settings, template: int) -> tuple[
             calls += 1
             prompt += template + text + sum(sorted(line.get(e, 8) for e in shown)[:MAX_NAMES])
             prompt += HEADING_TOKENS * len(pack.members)
-    return calls, prompt
-
-
-def _relate(
-    f: dict[str, pd.DataFrame], s: Settings, template: int, known: dict[str, int] | None = None
-) -> tuple[int, int]:
-    described = {
-        row.episode_id: count_tokens(f"{row.title} {str(row.summary)[:SUMMARY_CHARS]} {row.goal}")
-        + EPISODE_FIELDS_TOKENS
-        for row in f["episodes"].itertuples()
-    }
-    r = s.relate_episodes
-    per_anchor = min(r.window, r.max_candidates_per_episode)
-    calls = prompt = 0
-    for doc_id, episodes in f["episodes"].sort_values("ordinal").groupby("doc_id"):
-        ids = list(episodes["episode_id"])
-        pairs = [
-            (f"{a}|{b}", (a, b))
-            for position, a in enumerate(ids)
-            for b in ids[position + 1 : position + 1 + per_anchor]
-        ]
-        wanted = (known or {}).get(str(doc_id))
-        if wanted is not None and 0 < wanted < len(pairs):  # the previous build's candidate count
-            pairs = [pairs[round(k * len(pairs) / wanted)] for k in range(wanted)]
-        for group in group_by_shared(pairs, described, r.pack_tokens, r.max_pairs_per_request):
-            shown = {e for i in group for e in i.split("|")}
-            calls += 1
-            prompt += template + sum(described[e] for e in shown) + len(group) * PAIR_LINE_TOKENS
     return calls, prompt
 
 
@@ -238,11 +123,20 @@ def _states(f: dict[str, pd.DataFrame], s: Settings, template: int) -> tuple[int
 ESTIMATORS: dict[str, tuple[tuple[str, ...], Callable[..., tuple[int, int]]]] = {
     "extract_narrative": (("chunks", "entities"), _narrative),
     "extract_facts": (("chunks", "entities"), _facts),
-    "relate_episodes": (("episodes",), _relate),
-    "canonicalize_entities": (("merge_decisions",), _canonicalize),
-    "assemble_episodes": (("episodes", "events", "interactions", "occasions"), _assemble),
-    "break_cycles": (("saber_actions", "episodes"), _break),
-    "induce_storylines": (("storylines", "episodes"), _induce),
+    "relate_episodes": (("episodes", "entities", "documents"), rendered.relate),
+    "canonicalize_entities": (
+        ("merge_decisions", "raw_entities", "raw_mentions", "chunks", "documents"),
+        rendered.canonicalize,
+    ),
+    "assemble_episodes": (
+        ("episodes", "events", "interactions", "occasions", "sections", "entities", "documents"),
+        rendered.assemble,
+    ),
+    "break_cycles": (("saber_actions", "episodes", "episode_relations", "documents"), rendered.break_cycles),
+    "induce_storylines": (
+        ("storylines", "episodes", "entities", "episode_relations", "documents"),
+        rendered.induce,
+    ),
     "judge_continuity": (("continuity_candidates",), _judge),
     "chain_continuity": (("continuity_chains",), _chains),
     "track_character_states": (("character_states", "sections"), _states),
@@ -259,11 +153,11 @@ def built_estimate(
     frames = _frames(workspace, doc_ids, tables)
     if any(frame.empty for frame in frames.values()) and stage != "chain_continuity":
         return None
-    if stage == "relate_episodes":  # candidate pairs are counted in the previous build's manifest
+    if stage == "relate_episodes":  # candidate pairs are described in the previous build's manifest
         known = {}
         for doc_id in doc_ids:
             record = load_manifest(workspace, doc_id).stages.get(stage)
             if record is not None and record.details.get("candidate_pairs") is not None:
-                known[doc_id] = int(record.details["candidate_pairs"])
-        return _relate(frames, settings, template, known)
+                known[doc_id] = record.details
+        return rendered.relate(frames, settings, template, known)
     return estimate(frames, settings, template)

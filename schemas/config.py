@@ -93,9 +93,9 @@ class CanonicalizeEntitiesSettings(Section):
     )
     max_candidates_per_entity: int = Field(8, ge=1, description="blocking bound: no all-pairs comparisons")
     pack_tokens: int = Field(
-        2000, ge=0, description="LLM: open pairs share one request while their records fit this budget"
+        6000, ge=0, description="LLM: open pairs share one request while their records fit this budget"
     )
-    max_pairs_per_request: int = Field(16, ge=1, description="LLM: pairs judged in one request")
+    max_pairs_per_request: int = Field(64, ge=1, description="LLM: pairs judged in one request")
     max_description_chars: int = Field(
         600, ge=80, description="merged descriptions of a canonical entity are compacted"
     )
@@ -132,9 +132,9 @@ class AssembleEpisodesSettings(Section):
         8, ge=1, description="recent episodes a unit is scored against: bounds work per unit"
     )
     pack_tokens: int = Field(
-        2500, ge=0, description="LLM: episodes described in one request while their units fit this budget"
+        6000, ge=0, description="LLM: episodes described in one request while their units fit this budget"
     )
-    max_per_request: int = Field(12, ge=1, description="LLM: episodes described in one request")
+    max_per_request: int = Field(32, ge=1, description="LLM: episodes described in one request")
 
 
 class RelateEpisodesSettings(Section):
@@ -142,9 +142,9 @@ class RelateEpisodesSettings(Section):
     max_candidates_per_episode: int = Field(10, ge=1, description="bounds candidate pairs: never quadratic")
     min_confidence: float = Field(0.3, ge=0, le=1)
     pack_tokens: int = Field(
-        2500, ge=0, description="LLM: candidate pairs share one request while their episodes fit this budget"
+        6000, ge=0, description="LLM: candidate pairs share one request while their episodes fit this budget"
     )
-    max_pairs_per_request: int = Field(24, ge=1, description="LLM: candidate pairs judged in one request")
+    max_pairs_per_request: int = Field(64, ge=1, description="LLM: candidate pairs judged in one request")
 
 
 class BreakCyclesSettings(Section):
@@ -154,9 +154,9 @@ class BreakCyclesSettings(Section):
     elaborates_weight: float = 0.35
     max_adjudications: int = Field(200, ge=0, description="shortcut questions sent to the LLM per document")
     pack_tokens: int = Field(
-        2500, ge=0, description="LLM: questions share one request while their episodes fit this budget"
+        6000, ge=0, description="LLM: questions share one request while their episodes fit this budget"
     )
-    max_per_request: int = Field(16, ge=1, description="LLM: shortcut questions judged in one request")
+    max_per_request: int = Field(64, ge=1, description="LLM: shortcut questions judged in one request")
     max_path_hops: int = Field(
         3, ge=2, description="longest indirect path (in hops) that can cover a direct edge"
     )
@@ -169,6 +169,10 @@ class InduceStorylinesSettings(Section):
     max_overlap: float = Field(0.5, ge=0, le=1, description="rho: overlap allowed with a selected storyline")
     min_new_episodes: int = Field(2, ge=1, description="m: new episodes a storyline must contribute")
     max_storylines: int = Field(15, ge=1)
+    pack_tokens: int = Field(
+        5000, ge=0, description="LLM: storylines share one request while their episodes fit this budget"
+    )
+    max_per_request: int = Field(16, ge=1, description="LLM: storylines described in one request")
 
 
 class ContinuitySettings(Section):

@@ -10,7 +10,7 @@ from pydantic import BaseModel, Field, create_model
 
 from schemas.responses.base import ResponseModel
 from schemas.responses.graph import MergeJudgement
-from schemas.responses.hierarchy import EpisodeDescription, ShortcutJudgment
+from schemas.responses.hierarchy import EpisodeDescription, ShortcutJudgment, StorylineDescription
 from schemas.responses.narrative import FactsReply
 
 MAX_ITEMS = 64
@@ -35,3 +35,4 @@ FactsBatch = batch_model(FactsReply)
 MergeBatch = batch_model(MergeJudgement)
 ShortcutBatch = batch_model(ShortcutJudgment)
 EpisodeDescriptionBatch = batch_model(EpisodeDescription)
+StorylineDescriptionBatch = batch_model(StorylineDescription)

@@ -21,17 +21,14 @@ import pandas as pd
 from schemas.responses.graph import MergeJudgement
 from tasks.canonicalize.merge import apply_merge_decisions, resolve_decisions
 from tasks.canonicalize.profiles import Profile, candidate_pairs, profile_entities
+from tasks.canonicalize.records import merge_requests
 from tasks.canonicalize.rules import Decision, rule_decisions
 from tasks.canonicalize.rows import canonical_rows
 from tasks.stage import StageContext, StageOutput
 from schemas.ids import make_id
-from tasks.llm.grouped import group_by_shared, run_grouped
-from tasks.text import count_tokens
-from tasks.tables.io import as_list
+from tasks.llm.grouped import run_grouped
 
-PROMPT_ID = "canonicalize_entities/v2"
-SAMPLE_MENTIONS = 3
-SAMPLE_CONTEXT = 90
+PROMPT_ID = "canonicalize_entities/v3"
 
 
 def decision_rows(doc_id: str, decisions: list[Decision]) -> list[dict[str, Any]]:
@@ -75,25 +72,6 @@ def keep_apart(undecided: list[tuple[str, str, float]]) -> list[Decision]:
     ]
 
 
-def entity_record(raw: dict[str, Any], mentions: pd.DataFrame, chunk_text: dict[str, tuple[int, str]]) -> str:
-    """One entity as the LLM sees it: name, type, aliases, description and sample mentions in context."""
-    samples = []
-    for m in mentions.head(SAMPLE_MENTIONS).itertuples():
-        start, text = chunk_text[m.chunk_id]
-        left = max(0, m.char_start - start - SAMPLE_CONTEXT)
-        samples.append("- …" + " ".join(text[left : m.char_end - start + SAMPLE_CONTEXT].split()) + "…")
-    return "\n".join(
-        [
-            f"name: {raw['name']}",
-            f"type: {raw['entity_type']}",
-            f"aliases: {', '.join(as_list(raw['surfaces'])) or '-'}",
-            f"description: {raw['description'] or '-'}",
-            "sample mentions:",
-            *(samples or ["- (none)"]),
-        ]
-    )
-
-
 def adjudicate(
     ctx: StageContext,
     undecided: list[tuple[str, str, float]],
@@ -104,36 +82,16 @@ def adjudicate(
     """LLM decisions on the open pairs; a failed item stays separate and is a failures row."""
     if not undecided:
         return [], [], []
-    records = raw_entities.set_index("raw_entity_id").to_dict("index")
-    chunk_text = {c.chunk_id: (int(c.char_start), c.text) for c in chunks.itertuples()}
-    by_entity = {k: g.sort_values("char_start") for k, g in raw_mentions.groupby("raw_entity_id")}
-    empty = raw_mentions.head(0)
-    described = {
-        raw_id: entity_record(row, by_entity.get(raw_id, empty), chunk_text)
-        for raw_id, row in records.items()
-        if any(raw_id in (a, b) for a, b, _ in undecided)
-    }
     document = ctx.document
-    settings = ctx.settings.canonicalize_entities
-    pair_ids = {f"{a}|{b}": (a, b) for a, b, _ in undecided}
-    cost = {raw_id: count_tokens(text) for raw_id, text in described.items()}
-    groups = group_by_shared(
-        list(pair_ids.items()), cost, settings.pack_tokens, settings.max_pairs_per_request
+    plan = merge_requests(undecided, raw_entities, raw_mentions, chunks, ctx.settings.canonicalize_entities)
+    batch = run_grouped(
+        ctx,
+        PROMPT_ID,
+        plan.groups,
+        lambda ids: plan.values(ids, document.title, document.language),
+        MergeJudgement,
+        tokens_per_item=120,
     )
-
-    def render(ids: list[str]) -> dict[str, str]:
-        shown = list(dict.fromkeys(r for i in ids for r in pair_ids[i]))
-        label = {raw_id: f"R{n}" for n, raw_id in enumerate(shown, 1)}
-        return {
-            "title": document.title,
-            "language": document.language,
-            "records": "\n\n".join(f"[{label[r]}]\n{described[r]}" for r in shown),
-            "pairs": "\n".join(
-                f"{n}. {label[pair_ids[i][0]]} and {label[pair_ids[i][1]]}" for n, i in enumerate(ids, 1)
-            ),
-        }
-
-    batch = run_grouped(ctx, PROMPT_ID, groups, render, MergeJudgement, tokens_per_item=120)
     decisions = []
     for a, b, score in undecided:
         reply = batch.values.get(f"{a}|{b}")

@@ -21,12 +21,10 @@ import pandas as pd
 from schemas.config import BreakCyclesSettings
 from schemas.responses.hierarchy import ShortcutJudgment
 from tasks.stage import StageContext, StageOutput
-from tasks.hierarchy.text import shorten
-from tasks.hierarchy.units import as_text
+from tasks.hierarchy.shortcut_requests import shortcut_requests
 from schemas.ids import make_id
-from tasks.llm.grouped import group_by_shared, run_grouped
+from tasks.llm.grouped import run_grouped
 from tasks.llm.items import LLMBatch
-from tasks.text import count_tokens
 from tasks.hierarchy.saber import (
     Adjudicator,
     EpisodeEdge,
@@ -39,7 +37,7 @@ from tasks.hierarchy.saber import (
     heuristic_adjudicator,
 )
 
-PROMPT_ID = "break_cycles/v2"
+PROMPT_ID = "break_cycles/v3"
 
 
 class CyclicGraphError(RuntimeError):
@@ -160,35 +158,6 @@ def output_rows(
     return {"episode_relations": relations, "saber_actions": actions}
 
 
-def _group_values(
-    questions: list[ShortcutQuestion], episodes: Mapping[str, Any], document_title: str
-) -> dict[str, str]:
-    """Prompt values of several shortcut questions: each episode they name described once."""
-
-    def describe(eid: str) -> str:
-        if eid not in episodes:
-            return eid
-        return f"{as_text(episodes[eid].title)}. {shorten(as_text(episodes[eid].summary), 600)}"
-
-    shown = list(
-        dict.fromkeys(e for q in questions for e in (q.edge.source, *q.indirect_path, q.edge.target))
-    )
-    label = {eid: f"E{n}" for n, eid in enumerate(shown, 1)}
-    lines = []
-    for n, q in enumerate(questions, 1):
-        hops = [label[q.indirect_path[0]]] if q.indirect_path else []
-        for k, step in enumerate(q.indirect_path[1:]):
-            kind = q.path_edges[k].relation_type if k < len(q.path_edges) else "?"
-            hops.append(f"-[{kind}]-> {label[step]}")
-        direct = f"{label[q.edge.source]} -[{q.edge.relation_type}]-> {label[q.edge.target]}"
-        lines.append(f"{n}. {direct}; path: {' '.join(hops)}")
-    return {
-        "document_title": document_title,
-        "episodes": "\n".join(f"[{label[e]}] {describe(e)}" for e in shown),
-        "questions": "\n".join(lines),
-    }
-
-
 def llm_adjudicator(
     ctx: StageContext, episodes: pd.DataFrame, collected: LLMBatch[ShortcutJudgment]
 ) -> Adjudicator:
@@ -198,21 +167,15 @@ def llm_adjudicator(
     Failed questions are collected as failures rows and answered "uncertain" (the edge stays).
     """
     by_id = {str(r.episode_id): r for r in episodes.itertuples()}
-    settings = ctx.settings.break_cycles
-    cost = {
-        eid: count_tokens(f"{as_text(r.title)} {shorten(as_text(r.summary), 600)}")
-        for eid, r in by_id.items()
-    }
+    settings, doc = ctx.settings.break_cycles, ctx.document
 
     def judge(questions: list[ShortcutQuestion]) -> list[ShortcutVerdict]:
-        by_relation = {q.edge.relation_id: q for q in questions}
-        parts = [(rid, (q.edge.source, *q.indirect_path, q.edge.target)) for rid, q in by_relation.items()]
-        groups = group_by_shared(parts, cost, settings.pack_tokens, settings.max_per_request)
+        plan = shortcut_requests(questions, by_id, doc.language, settings)
         batch = run_grouped(
             ctx,
             PROMPT_ID,
-            groups,
-            lambda ids: _group_values([by_relation[i] for i in ids], by_id, ctx.document.title),
+            plan.groups,
+            lambda ids: plan.values(ids, doc.title),
             ShortcutJudgment,
             tokens_per_item=80,
         )

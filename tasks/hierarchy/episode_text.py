@@ -23,7 +23,8 @@ SALIENCE = {
 }
 
 
-def _salience(unit: Unit) -> float:
+def salience(unit: Unit) -> float:
+    """How much a unit tells about its episode (turning points high, scene frames low)."""
     if unit.kind == "event":
         base = SALIENCE.get(unit.unit_type, 1.0)
     elif unit.kind == "interaction":
@@ -40,7 +41,7 @@ def compose_text(
 ) -> dict[str, str]:
     """Offline title, summary and goal of one episode, composed from its units."""
     leads = [names.get(p, p) for p, _ in sorted(people.items(), key=lambda kv: (-kv[1], kv[0]))][:2]
-    ranked = sorted(units, key=lambda u: (-_salience(u), u.index))
+    ranked = sorted(units, key=lambda u: (-salience(u), u.index))
     head = shorten(ranked[0].description, 80) if ranked[0].description else ""
     if not head:
         head = f"第{number}段情节" if language == "zh" else f"Episode {number}"

@@ -4,8 +4,8 @@ storyline (name, description, impact, key characters, section span, ordered epis
 support edges) and relate the selected storylines with a closed relation set.
 
 Chains follow kept `episode_relations` edges only; contrasts stay auxiliary and feed only the
-storyline relations. With an LLM each storyline is named and described in one structured
-call that also judges its relations to the later storylines structurally linked to it;
+storyline relations. With an LLM each storyline is named and described, several per request
+(tasks/storyline_requests.py), with its relations to the later storylines structurally linked to it;
 offline the text is composed from the episodes and the relations follow
 tasks/storyline_relations.py.
 """
@@ -24,18 +24,17 @@ from tasks.stage import StageContext, StageOutput
 from tasks.hierarchy.text import join_names, join_sentences, shorten, span_label
 from tasks.hierarchy.units import CHARACTER_TYPES, as_text, entity_names, entity_types, string_list
 from schemas.ids import make_id
-from tasks.llm.items import run_structured
+from tasks.llm.grouped import run_grouped
+from tasks.hierarchy.storyline_requests import storyline_requests
 from tasks.hierarchy.storyline_relations import (
     EpisodeGraph,
     StorylineInfo,
     offline_relations,
-    ordered_pairs,
-    pair_hints,
     relation_row,
 )
 from tasks.hierarchy.trunk_branch import Chain, StorylineSettings, select_storylines
 
-PROMPT_ID = "induce_storylines/v1"
+PROMPT_ID = "induce_storylines/v2"
 MAX_KEY_CHARACTERS = 5
 
 
@@ -167,49 +166,6 @@ def key_characters(chain: Chain, participants: dict[str, list[str]], types: dict
     return sorted(counts, key=lambda p: (-counts[p], first_seen[p], p))[:MAX_KEY_CHARACTERS]
 
 
-def _llm_items(
-    infos: list[StorylineInfo], inputs: Inputs, doc_title: str
-) -> list[tuple[str, dict[str, str]]]:
-    episodes, language = inputs.episodes, inputs.language
-    partners: dict[str, list[str]] = defaultdict(list)
-    for a, b in ordered_pairs(infos):
-        hints = pair_hints(a, b, inputs.graph, inputs.names)
-        if hints:  # each pair is offered once, to the earlier-starting storyline
-            titles = "; ".join(shorten(as_text(episodes[e].title), 80) for e in b.episode_ids)
-            partners[a.storyline_id].append(
-                f"- {b.label} ({span_label(b.first, b.last, language)}): {titles}. "
-                f"Signals: {'; '.join(hints)}"
-            )
-    items = []
-    for info in infos:
-        lines = [
-            f"{i}. [{span_label(int(episodes[e].first_ordinal), int(episodes[e].last_ordinal), language)}] "
-            f"{as_text(episodes[e].title)}: {shorten(as_text(episodes[e].summary), 400)}"
-            for i, e in enumerate(info.episode_ids, start=1)
-        ]
-        people = sorted(
-            {
-                inputs.names[p]
-                for e in info.episode_ids
-                for p in inputs.participants[e]
-                if p in inputs.names and inputs.types.get(p) in CHARACTER_TYPES
-            }
-        )
-        items.append(
-            (
-                info.storyline_id,
-                {
-                    "document_title": doc_title,
-                    "label": info.label,
-                    "episodes": "\n".join(lines),
-                    "characters": ", ".join(people[:20]) or "-",
-                    "others": "\n".join(partners[info.storyline_id]) or "-",
-                },
-            )
-        )
-    return items
-
-
 @dataclass(frozen=True)
 class Inputs:
     """One document's episodes and lookups, as the storyline functions need them."""
@@ -280,13 +236,31 @@ def storyline_rows(
 def llm_storylines(
     ctx: StageContext, rows: list[dict[str, Any]], infos: list[StorylineInfo], inputs: Inputs
 ) -> StageOutput:
-    """Name and describe each storyline and relate it to the listed others (one call per storyline).
+    """Name and describe each storyline and relate it to the listed others (several storylines per
+    request, see storyline_requests).
 
     Updates `rows` in place; a failed storyline keeps its composed text and is a failures row.
     """
-    doc_id, names, types = ctx.doc_id, inputs.names, inputs.types
-    items = _llm_items(infos, inputs, ctx.document.title)
-    batch = run_structured(ctx, PROMPT_ID, items, StorylineDescription)
+    doc, names, types = ctx.document, inputs.names, inputs.types
+    doc_id = doc.doc_id
+    plan = storyline_requests(
+        infos,
+        inputs.episodes,
+        inputs.participants,
+        names,
+        types,
+        inputs.graph,
+        inputs.language,
+        ctx.settings.induce_storylines,
+    )
+    batch = run_grouped(
+        ctx,
+        PROMPT_ID,
+        plan.groups,
+        lambda ids: plan.values(ids, doc.title, doc.language),
+        StorylineDescription,
+        tokens_per_item=400,
+    )
     label_to_id = {i.label: i.storyline_id for i in infos}
     name_to_id = {
         names[k].lower(): k
@@ -331,13 +305,14 @@ def llm_storylines(
     }
 
 
-def run(ctx: StageContext) -> StageOutput:
-    doc = ctx.document
-    episodes_df, entities = ctx.table("episodes"), ctx.table("entities")
+def document_inputs(
+    episodes_df: pd.DataFrame, entities: pd.DataFrame, relations: pd.DataFrame, language: str
+) -> Inputs:
+    """One document's episodes, lookups and cleaned episode graph."""
     types = entity_types(entities)
     episodes = {str(r.episode_id): r for r in episodes_df.itertuples()}
     participants = {e: string_list(r.participant_ids) for e, r in episodes.items()}
-    inputs = Inputs(
+    return Inputs(
         episodes=episodes,
         participants=participants,
         types=types,
@@ -345,8 +320,15 @@ def run(ctx: StageContext) -> StageOutput:
         characters={
             e: frozenset(p for p in ps if types.get(p) in CHARACTER_TYPES) for e, ps in participants.items()
         },
-        graph=episode_graph(episodes_df, ctx.table("episode_relations")),
-        language=doc.language,
+        graph=episode_graph(episodes_df, relations),
+        language=language,
+    )
+
+
+def run(ctx: StageContext) -> StageOutput:
+    doc = ctx.document
+    inputs = document_inputs(
+        ctx.table("episodes"), ctx.table("entities"), ctx.table("episode_relations"), doc.language
     )
     chains = select_chains(inputs.graph, inputs.characters, ctx.settings.induce_storylines)
     rows, infos = storyline_rows(doc.doc_id, chains, inputs)

@@ -9,7 +9,7 @@ source order, shared participants and cue words (a flashback cue gives a backwar
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from typing import Any
 
 import numpy as np
@@ -217,5 +217,10 @@ def run(ctx: StageContext) -> StageOutput:
             )
         }
     output["episode_links"] = sorted(output["episode_links"], key=lambda r: r["link_id"])
-    output["_details"] = {"episodes": len(infos), "candidate_pairs": len(candidates)}
+    gaps = Counter(c.b - c.a for c in candidates)  # how far apart paired episodes are (for the dry run)
+    output["_details"] = {
+        "episodes": len(infos),
+        "candidate_pairs": len(candidates),
+        "candidate_gaps": {str(g): n for g, n in sorted(gaps.items())},
+    }
     return output

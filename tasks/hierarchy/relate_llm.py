@@ -1,42 +1,65 @@
-"""LLM episode relations, several candidate pairs per request: pairs in source order are grouped
-while the episodes they name fit a token budget; each episode of a request is described once
-(labelled E1, E2, ... in telling order) and each pair is a numbered line "E3 and E5", answered by
-number. A pair a reply leaves out is asked again once; still unanswered, it is a failures row."""
+"""LLM episode relations, several candidate pairs per request: pairs are ordered so that pairs
+naming the same episodes are neighbours and grouped while the episodes they name fit a token
+budget; each episode of a request is one line (labelled E1, E2, ... in telling order, see
+episode_records.episode_line) and each pair is a numbered line "E3 and E5", answered by number.
+A pair a reply leaves out is asked again once; still unanswered, it is a failures row."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
+from schemas.config import RelateEpisodesSettings
 from schemas.responses.hierarchy import EpisodeRelationJudgment
 from tasks.hierarchy.episode_candidates import Candidate, EpisodeInfo
-from tasks.hierarchy.text import shorten, span_label
-from tasks.hierarchy.units import as_text, string_list
-from tasks.llm.grouped import group_by_shared, run_grouped
+from tasks.hierarchy.episode_records import episode_line
+from tasks.hierarchy.text import shorten
+from tasks.llm.grouped import group_by_shared, order_by_shared, run_grouped
 from tasks.stage import StageContext, StageOutput
 from tasks.text import count_tokens
 
-PROMPT_ID = "relate_episodes/v3"
-SUMMARY_CHARS = 500
-_FIELDS = {
-    "en": (
-        "[{label}] ({sections}) {title}\nParticipants: {participants}\nGoal or conflict: {goal}\n"
-        "Summary: {summary}"
-    ),
-    "zh": "[{label}]（{sections}）{title}\n参与者：{participants}\n目标或冲突：{goal}\n概要：{summary}",
-}
+PROMPT_ID = "relate_episodes/v4"
 
 
-def describe(r: Any, names: dict[str, str], language: str, label: str) -> str:
-    """One episode as the prompt shows it."""
-    people = ", ".join(names.get(p, p) for p in string_list(r.participant_ids)[:8]) or "-"
-    return _FIELDS["zh" if language == "zh" else "en"].format(
-        label=label,
-        sections=span_label(int(r.first_ordinal), int(r.last_ordinal), language),
-        title=as_text(r.title),
-        participants=people,
-        goal=as_text(r.goal) or "-",
-        summary=shorten(as_text(r.summary), SUMMARY_CHARS),
+@dataclass(frozen=True)
+class RelateRequests:
+    """Candidate pairs of one document grouped into requests, each episode line written once."""
+
+    pairs: dict[str, tuple[str, str]]  # "a|b" -> (a, b), a told before b
+    lines: dict[str, str]  # episode id -> its line (without the label)
+    order: dict[str, int]  # episode id -> telling order
+    groups: list[list[str]]
+
+    def values(self, ids: list[str], title: str, language: str) -> dict[str, str]:
+        shown = sorted({e for i in ids for e in self.pairs[i]}, key=self.order.__getitem__)
+        label = {e: f"E{n}" for n, e in enumerate(shown, 1)}
+        joiner = " 与 " if language == "zh" else " and "
+        return {
+            "document_title": title,
+            "episodes": "\n".join(f"{label[e]} {self.lines[e]}" for e in shown),
+            "pairs": "\n".join(
+                f"{n}. {label[a]}{joiner}{label[b]}" for n, (a, b) in enumerate(map(self.pairs.get, ids), 1)
+            ),
+        }
+
+
+def relate_requests(
+    episodes: Mapping[str, Any],
+    pairs: list[tuple[str, str]],
+    names: Mapping[str, str],
+    language: str,
+    settings: RelateEpisodesSettings,
+) -> RelateRequests:
+    """`pairs` (in source order, ids of `episodes` rows ordered by `ordinal`) grouped into requests."""
+    order = {e: int(r.ordinal) for e, r in episodes.items()}
+    keyed = {f"{a}|{b}": (a, b) for a, b in pairs}
+    lines = {e: episode_line(episodes[e], names, language) for e in {x for p in pairs for x in p}}
+    cost = {e: count_tokens(line) + 2 for e, line in lines.items()}  # + its label
+    groups = group_by_shared(
+        order_by_shared(list(keyed.items())), cost, settings.pack_tokens, settings.max_pairs_per_request
     )
+    return RelateRequests(keyed, lines, order, groups)
 
 
 def grouped_links(
@@ -50,29 +73,20 @@ def grouped_links(
     doc = ctx.document
     settings = ctx.settings.relate_episodes
     episodes = {str(r.episode_id): r for r in ctx.table("episodes").itertuples()}
-    order = {info.episode_id: position for position, info in enumerate(infos)}
-    pairs = {
-        f"{infos[c.a].episode_id}|{infos[c.b].episode_id}": (infos[c.a].episode_id, infos[c.b].episode_id)
-        for c in sorted(candidates, key=lambda c: (c.a, c.b))
-    }
-    cost = {e: count_tokens(describe(r, names, doc.language, "E0")) for e, r in episodes.items()}
-    groups = group_by_shared(list(pairs.items()), cost, settings.pack_tokens, settings.max_pairs_per_request)
-
-    def render(ids: list[str]) -> dict[str, str]:
-        shown = sorted({e for i in ids for e in pairs[i]}, key=order.get)
-        label = {e: f"E{n}" for n, e in enumerate(shown, 1)}
-        joiner = " 与 " if doc.language == "zh" else " and "
-        return {
-            "document_title": doc.title,
-            "episodes": "\n\n".join(describe(episodes[e], names, doc.language, label[e]) for e in shown),
-            "pairs": "\n".join(
-                f"{n}. {label[pairs[i][0]]}{joiner}{label[pairs[i][1]]}" for n, i in enumerate(ids, 1)
-            ),
-        }
-
-    batch = run_grouped(ctx, PROMPT_ID, groups, render, EpisodeRelationJudgment, tokens_per_item=80)
+    pairs = [
+        (infos[c.a].episode_id, infos[c.b].episode_id) for c in sorted(candidates, key=lambda c: (c.a, c.b))
+    ]
+    plan = relate_requests(episodes, pairs, names, doc.language, settings)
+    batch = run_grouped(
+        ctx,
+        PROMPT_ID,
+        plan.groups,
+        lambda ids: plan.values(ids, doc.title, doc.language),
+        EpisodeRelationJudgment,
+        tokens_per_item=80,
+    )
     rows = []
-    for pair_id, (a_id, b_id) in pairs.items():
+    for pair_id, (a_id, b_id) in plan.pairs.items():
         judgment = batch.values.get(pair_id)
         if (
             judgment is None

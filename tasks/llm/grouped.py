@@ -45,6 +45,32 @@ def group_items(
     return groups
 
 
+def order_by_shared(items: Sequence[tuple[str, Sequence[str]]]) -> list[tuple[str, Sequence[str]]]:
+    """Items reordered so that items showing the same parts are neighbours (breadth first through
+    shared parts, components in their first item's order), so `group_by_shared` sends each part
+    to fewer requests; which items are asked does not change."""
+    by_key: dict[str, list[int]] = {}
+    for position, (_, keys) in enumerate(items):
+        for key in keys:
+            by_key.setdefault(key, []).append(position)
+    placed = [False] * len(items)
+    ordered: list[tuple[str, Sequence[str]]] = []
+    for start in range(len(items)):
+        if placed[start]:
+            continue
+        placed[start] = True
+        queue = [start]
+        while queue:
+            position = queue.pop(0)
+            ordered.append(items[position])
+            for key in items[position][1]:
+                for other in by_key[key]:
+                    if not placed[other]:
+                        placed[other] = True
+                        queue.append(other)
+    return ordered
+
+
 def group_by_shared(
     items: Sequence[tuple[str, Sequence[str]]], cost: dict[str, int], budget: int, max_items: int = MAX_ITEMS
 ) -> list[list[str]]:

@@ -9,12 +9,14 @@ import pandas as pd
 import pytest
 
 from flows.corpus import build, make_resources
-from flows.stages import STAGES
+from flows.dry_run import dry_run
+from flows.stages import STAGES, select_stages
 from schemas.config import Settings, load_settings
 from tasks.graph.packing import pack_chunks
 from tasks.llm.client import OpenAICompatibleClient
 from tasks.llm.cache import LLMCache
 from tasks.tables.io import Workspace, read_frame
+from tasks.text import count_tokens
 from tests.conftest import SCREENPLAY
 from tests.fixtures.llm_fixtures import TEST_MODEL, fast_llm_settings
 from tests.fixtures.openai_server import FakeOpenAIServer
@@ -50,7 +52,10 @@ def _outcome_by_item(calls: pd.DataFrame) -> dict[tuple[str, str], bool]:
 @pytest.fixture(scope="module")
 def clean_and_faulted(tmp_path_factory):
     root = tmp_path_factory.mktemp("llm-build")
-    with FakeOpenAIServer(model_names=(TEST_MODEL,), responder=pipeline_responder) as server:
+    # Usage counted in the project's token unit, as the dry run counts.
+    with FakeOpenAIServer(
+        model_names=(TEST_MODEL,), responder=pipeline_responder, count_tokens=count_tokens
+    ) as server:
         clean = Workspace.at(root / "clean")
         _, clean_report = _build(clean, server, cache=True)
         clean_requests = len(server.chat_requests())
@@ -141,3 +146,27 @@ def test_rebuild_is_served_from_the_cache(clean_and_faulted, tmp_path):
     assert len(calls) > 100 and (calls["status"] == "cached").all()
     for table in ("raw_mentions", "events", "episodes", "storylines"):
         assert read_frame(copy, table).equals(read_frame(clean, table)), table
+
+
+GROUPED_STAGES = (
+    "canonicalize_entities",
+    "assemble_episodes",
+    "relate_episodes",
+    "break_cycles",
+    "induce_storylines",
+)
+
+
+def test_dry_run_over_the_build_is_within_20_percent_of_its_calls_and_tokens(clean_and_faulted):
+    clean = clean_and_faulted[0]
+    settings = load_settings(overrides={"embed_texts": {"backend": "hashing"}})
+    settings = settings.model_copy(update={"llm": settings.llm.model_copy(update={"url": "http://x/v1"})})
+    estimate = {r["stage"]: r for r in dry_run([str(SCREENPLAY)], select_stages(), settings, clean)["stages"]}
+    calls = read_frame(clean, "llm_calls")
+    for stage in GROUPED_STAGES:
+        actual = calls[calls["stage"] == stage]
+        row = estimate[stage]
+        assert row["from"] == "previous build" and len(actual), stage
+        assert 0.8 <= row["calls"] / len(actual) <= 1.2, (stage, row["calls"], len(actual))
+        tokens = int(actual["prompt_tokens"].sum())
+        assert 0.8 <= row["prompt_tokens"] / tokens <= 1.2, (stage, row["prompt_tokens"], tokens)

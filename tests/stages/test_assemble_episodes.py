@@ -220,7 +220,7 @@ def test_embedder_similarity_enters_the_coherence() -> None:
 
 def test_llm_titles_episodes_and_a_failed_item_keeps_the_composed_text() -> None:
     def answer(prompt: str) -> object:
-        blocks = re.split(r"^(\d+)\. Covers: .*$", prompt, flags=re.MULTILINE)
+        blocks = re.split(r"^(\d+)\. sections? \d.*$", prompt, flags=re.MULTILINE)
         numbered = list(zip(blocks[1::2], blocks[2::2]))
         if all("paraffin" in block for _, block in numbered):  # asked again on its own: a bad reply
             return "this is not JSON"

@@ -172,7 +172,7 @@ def test_llm_adjudicator_is_asked_in_one_batch_and_failures_count_as_uncertain()
     ]
 
     def answer(prompt: str) -> object:
-        titles = dict(re.findall(r"^\[(E\d+)\] Title (e\d+)\.", prompt, re.MULTILINE))
+        titles = dict(re.findall(r"^(E\d+) \(.*?\) Summary of (e\d+)\.", prompt, re.MULTILINE))
         asked = re.findall(r"^(\d+)\. (E\d+) -\[\w+\]-> (E\d+);", prompt, re.MULTILINE)
         about_l6 = [n for n, u, v in asked if (titles[u], titles[v]) == ("e3", "e5")]
         if about_l6 and len(asked) == 1:

@@ -3,6 +3,8 @@ hierarchy statistics, and the whole hierarchy chain (offline and through the tes
 
 from __future__ import annotations
 
+import re
+
 import networkx as nx
 import pandas as pd
 import pytest
@@ -176,24 +178,35 @@ def test_llm_names_storylines_and_relates_listed_ones_with_failures() -> None:
     data = frames()
 
     def answer(prompt: str) -> object:
-        if "Episode e6" in prompt.split("Characters appearing", 1)[0]:
-            return "not json"
+        e6 = re.search(r"^(E\d+) .*Things happen in e6\.", prompt, re.MULTILINE)
+        items = re.split(r"^(\d+)\. S\d+: ", prompt, flags=re.MULTILINE)
+        through_e6 = {  # numbers of the storylines running through e6 (own episodes, not partners')
+            int(n) for n, block in zip(items[1::2], items[2::2]) if e6 and e6.group(1) in block.split("\n")[0]
+        }
+        if through_e6 and len(items) == 3:
+            return "not json"  # asked again alone: a broken reply
         reply = scripted_answer(prompt)
-        reply["key_characters"] = ["Margaret", "Nobody"]
-        reply["relations"] += [
-            {
-                "other": "S99",
-                "relation_type": "blocks",
-                "direction": "this_to_other",
-                "confidence": 0.9,
-                "reason": "unknown label",
-            }
-        ]
+        reply["items"] = [item for item in reply["items"] if item["number"] not in through_e6]  # left out
+        for item in reply["items"]:
+            item["key_characters"] = ["Margaret", "Nobody"]
+            item["relations"] += [
+                {
+                    "other": "S99",
+                    "relation_type": "blocks",
+                    "direction": "this_to_other",
+                    "confidence": 0.9,
+                    "reason": "unknown label",
+                }
+            ]
         return reply
 
-    with llm_client(answer) as (client, _):
+    with llm_client(answer) as (client, server):
         out = induce_storylines.run(context("induce_storylines", data, llm=client))
+        prompts = [r.body["messages"][-1]["content"] for r in server.chat_requests()]
     storylines = pd.DataFrame(out["storylines"])
+    listed = re.findall(r"^\d+\. S\d+: ", prompts[0], re.MULTILINE)
+    assert len(storylines) > 1 and len(listed) == len(storylines)  # every storyline in one request
+    assert all(prompts[0].count(f"Things happen in {e}.") <= 1 for e in data["episodes"]["episode_id"])
     failed = storylines[storylines["episode_ids"].map(lambda ids: "e6" in ids)]
     assert set(failed["method"]) == {"heuristic"} and [f["item_id"] for f in out["failures"]] == list(
         failed["storyline_id"]
@@ -306,7 +319,12 @@ def test_whole_chain_through_the_test_server(tmp_path) -> None:
 
 def test_whole_chain_survives_llm_faults_with_failure_rows(tmp_path) -> None:
     workspace = Workspace.at(tmp_path / "ws")
-    settings = load_settings(overrides={"embed_texts": {"backend": "hashing"}})
+    small_groups = {  # many small requests, so that the fault rate hits each stage
+        "assemble_episodes": {"max_per_request": 2},
+        "relate_episodes": {"max_pairs_per_request": 2},
+        "break_cycles": {"max_per_request": 2},
+    }
+    settings = load_settings(overrides={"embed_texts": {"backend": "hashing"}, **small_groups})
     with llm_client(scripted_answer) as (client, server):
         server.set_fault_rate(0.4, kinds=("malformed_json", "schema_invalid", "http_500"))
         report = build(

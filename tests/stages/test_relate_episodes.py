@@ -17,7 +17,9 @@ from tasks.hierarchy.episode_candidates import (
     entity_idf,
     propose_pairs,
 )
+from tasks.hierarchy.episode_records import episode_line
 from tasks.hierarchy.relate_episodes import label_pair
+from tasks.hierarchy.units import entity_names
 from tests.fixtures.hierarchy.llm import llm_client
 from tests.fixtures.hierarchy.mini import context, contract_problems, tables
 
@@ -173,10 +175,16 @@ def test_offline_stage_on_the_mini_story() -> None:
 
 
 def _asked(prompt: str) -> list[tuple[int, str, str]]:
-    """(number, title of A, title of B) of each pair a relate_episodes request lists."""
-    titles = dict(re.findall(r"^\[(E\d+)\] \(.*?\) (.+)$", prompt, re.MULTILINE))
+    """(number, line of A, line of B) of each pair a relate_episodes request lists."""
+    lines = dict(re.findall(r"^(E\d+) (\(.+)$", prompt, re.MULTILINE))
     pairs = re.findall(r"^(\d+)\. (E\d+) and (E\d+)$", prompt, re.MULTILINE)
-    return [(int(n), titles[a], titles[b]) for n, a, b in pairs]
+    return [(int(n), lines[a], lines[b]) for n, a, b in pairs]
+
+
+def _lines(frames: dict[str, pd.DataFrame]) -> list[str]:
+    """Each episode's line as relate_episodes requests show it (summary, goal, participants)."""
+    names = entity_names(frames["entities"])
+    return [episode_line(r, names, "en") for r in frames["episodes"].itertuples()]
 
 
 def _judgment(number: int, relation: str, direction: str, confidence: float, reason: str) -> dict:
@@ -191,7 +199,7 @@ def _judgment(number: int, relation: str, direction: str, confidence: float, rea
 
 def test_llm_judges_several_pairs_per_request_with_direction_and_failures() -> None:
     frames = with_episodes(tables())
-    titles = list(frames["episodes"]["title"])
+    titles = _lines(frames)
 
     def answer(prompt: str) -> object:
         asked = _asked(prompt)
@@ -218,6 +226,7 @@ def test_llm_judges_several_pairs_per_request_with_direction_and_failures() -> N
     first = prompts[0]
     assert len(_asked(first)) == 3  # every candidate pair in one request
     assert all(first.count(title) == 1 for title in titles)  # each episode described once
+    assert all(len(line.split(" | ")[0].split()) <= 2 + 40 for line in titles)  # span + summary's start
     assert contract_problems("episode_links", out["episode_links"], frames) == []
 
 
