@@ -125,11 +125,22 @@ def fingerprint_for(
     return stage_fingerprint(
         stage=stage.name,
         version=stage.version,
-        config_hash=settings.section_hash(stage.config) if stage.config else "",
+        config_hash=stage_config_hash(stage, settings),
         prompt_hash=prompts_hash(stage.prompts),
         backend=resources.backend_identity(stage),
         inputs=inputs,
     )
+
+
+def stage_config_hash(stage: Stage, settings: Settings) -> str:
+    own = settings.section_hash(stage.config) if stage.config else ""
+    if not stage.reads_settings:
+        return own
+    values = []
+    for name in stage.reads_settings:
+        section, field_name = name.split(".")
+        values.append((name, getattr(getattr(settings, section), field_name)))
+    return stable_hash(own, values)
 
 
 def pending_stages(
@@ -273,7 +284,7 @@ def run_stage(
         fingerprint=fingerprint,
         version=stage.version,
         status=status,
-        config_hash=settings.section_hash(stage.config) if stage.config else "",
+        config_hash=stage_config_hash(stage, settings),
         outputs=records,
         seconds=round(seconds, 4),
         finished_at=now_iso(),

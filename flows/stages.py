@@ -34,6 +34,8 @@ class Stage:
     uses_llm: bool = False
     prompts: tuple[str, ...] = ()  # prompt ids under tasks/prompts/ (hashed into the fingerprint)
     reads_input: bool = False  # reads the raw input document itself rather than tables
+    # Settings of another section that also shape this stage's output ("section.field")
+    reads_settings: tuple[str, ...] = ()
 
     @property
     def side_writes(self) -> tuple[str, ...]:
@@ -120,6 +122,7 @@ STAGES: tuple[Stage, ...] = (
         writes=("events", "interactions", "occasions"),
         version="2",
         config="extract_narrative",
+        reads_settings=("extract_graph.combined",),  # combined: resolved from raw_units, no request
         uses_llm=True,
         prompts=("extract_narrative/v2",),
     ),
@@ -139,6 +142,7 @@ STAGES: tuple[Stage, ...] = (
         writes=("atomic_facts", "entity_attributes", "entity_profiles"),
         version="2",
         config="extract_facts",
+        reads_settings=("extract_graph.combined",),  # combined: resolved from raw_units, no request
         uses_llm=True,
         prompts=("extract_facts/v2",),
     ),

@@ -4,7 +4,9 @@ from pathlib import Path
 
 import pytest
 
+from flows.runner import stage_config_hash
 from flows.stages import STAGES, blocked_by, select_stages
+from schemas.config import load_settings
 from schemas.tables import TABLES
 
 
@@ -97,3 +99,19 @@ def test_side_tables_are_declared_by_the_graph():
         assert stage.side_writes[0] == "failures"
         assert ("llm_calls" in stage.side_writes) == stage.uses_llm
     assert [s.name for s in STAGES if s.reads_input] == ["ingest_documents"]
+
+
+def test_settings_read_from_another_section_change_the_fingerprint():
+    settings = load_settings()
+    flipped = load_settings(overrides={"extract_graph": {"combined": not settings.extract_graph.combined}})
+    for stage in STAGES:
+        for name in stage.reads_settings:
+            section, field_name = name.split(".")
+            assert hasattr(getattr(settings, section), field_name), f"{stage.name}: no setting {name}"
+    by_name = {stage.name: stage for stage in STAGES}
+    for name in ("extract_narrative", "extract_facts"):
+        # Switching the combined extraction changes where their rows come from: they must rebuild.
+        assert stage_config_hash(by_name[name], settings) != stage_config_hash(by_name[name], flipped)
+    assert stage_config_hash(by_name["index_terms"], settings) == stage_config_hash(
+        by_name["index_terms"], flipped
+    )
