@@ -12,6 +12,7 @@ from flows.runner import Resources, run_document
 from flows.schedule import run_graph, upstream
 from flows.stages import STAGES, Stage, select_stages
 from schemas.config import load_settings
+from schemas.tables import spec
 from tasks.embeddings import HashingEmbedder
 from tasks.stage import RawDocument
 from tasks.tables.io import Workspace, read_frame
@@ -147,3 +148,15 @@ def test_a_forced_stage_with_unchanged_output_leaves_its_readers_skipped(tmp_pat
     assert again["split_chunks"] == "built" and again["segment_sections"] == "skipped"
     # Same chunks, same hashes: every later stage's fingerprint is unchanged, so they skip.
     assert {s for s, v in again.items() if v == "built"} == {"split_chunks"}
+
+
+def test_contract_references_point_upstream_so_checks_never_race():
+    # A stage's outputs are checked against the tables their foreign keys reference: each must be
+    # written by the stage itself or by a stage it waits for, never by one running beside it.
+    waits = upstream(list(STAGES))
+    writer = {table: stage.name for stage in STAGES for table in stage.writes}
+    for stage in STAGES:
+        for table in (*stage.writes, *stage.side_writes):
+            for fk in spec(table).foreign_keys:
+                source = writer.get(fk.ref_table)
+                assert source in (None, stage.name) or source in waits[stage.name], (stage.name, fk)
