@@ -3,16 +3,22 @@ same as when they run one after another, offline, through Prefect and through th
 
 from __future__ import annotations
 
+import sys
+
 import pandas as pd
+from prefect import flow
 from prefect.context import TaskRunContext
 
-from flows.build_corpus import build_with_prefect
+from flows.build_corpus import _stage_as_task, build_with_prefect
 from flows.corpus import build, make_resources
+from flows.runner import Resources
 from flows.stages import STAGES
 from schemas.config import Settings, load_settings
+from tasks.embeddings import HashingEmbedder
 from tasks.llm.client import OpenAICompatibleClient
+from tasks.stage import RawDocument
 from tasks.tables.io import Workspace, file_sha256, read_frame
-from tasks.tables.manifest import load_manifest
+from tasks.tables.manifest import DocumentManifest, load_manifest
 from tests.conftest import SCREENPLAY, STORY
 from tests.fixtures.llm_fixtures import TEST_MODEL, fast_llm_settings
 from tests.fixtures.openai_server import FakeOpenAIServer
@@ -101,3 +107,42 @@ def test_llm_tables_equal_sequential_ones(tmp_path):
     assert _digests(concurrent, skip=("llm_calls",)) == _digests(in_order, skip=("llm_calls",))
     pd.testing.assert_frame_equal(_calls(concurrent), _calls(in_order))
     assert set(_calls(in_order)["stage"]) == {s.name for s in STAGES if s.uses_llm}
+
+
+class _WatchedStages(dict):
+    """A manifest's stage records that count reads by Prefect's code (its parameter walk)."""
+
+    by_prefect = 0
+
+    def _note(self) -> None:
+        if sys._getframe(2).f_globals.get("__name__", "").startswith("prefect."):  # the direct caller
+            type(self).by_prefect += 1
+
+    def items(self):
+        self._note()
+        return super().items()
+
+    def values(self):
+        self._note()
+        return super().values()
+
+    def __iter__(self):
+        self._note()
+        return super().__iter__()
+
+
+def test_prefect_does_not_walk_the_manifest_other_stages_are_changing(tmp_path, prefect_harness):
+    # Walking it raced with the document's other stages committing ("dictionary changed size").
+    manifest = DocumentManifest("doc", stages=_WatchedStages())
+    settings = _settings(1)
+    resources = Resources(settings=settings, embedder_factory=HashingEmbedder)
+    document = RawDocument("doc", "Doc", "INT. ROOM - DAY\n\nAnna waits.", "en", "screenplay", "doc.txt")
+    workspace = Workspace.at(tmp_path / "ws")
+
+    @flow
+    def one_stage():
+        return _stage_as_task(workspace, document, STAGES[0], settings, resources, manifest, "fp")
+
+    assert one_stage().status == "built"
+    assert manifest.stages["ingest_documents"].fingerprint == "fp"
+    assert _WatchedStages.by_prefect == 0
