@@ -21,6 +21,7 @@ from typing import Any
 from prefect import flow, task
 from prefect.cache_policies import NO_CACHE
 from prefect.task_runners import ThreadPoolTaskRunner
+from prefect.utilities.annotations import quote
 
 from flows.corpus import BuildReport, Progress, build
 from flows.prefect_server import reap_with_this_process
@@ -48,8 +49,10 @@ run_stage_task = task(name="run_stage", cache_policy=NO_CACHE, persist_result=Fa
 
 def _stage_as_task(workspace, ref, stage, settings, resources, manifest, fingerprint) -> StageOutcome:
     # A nested task run in the document task's process: it gets the reference, never the text.
+    # The manifest and the shared clients are quoted: Prefect does not walk them looking for
+    # upstream runs (the manifest changes while the document's other stages commit).
     return run_stage_task.with_options(task_run_name=f"{stage.name}[{ref.doc_id}]")(
-        workspace, ref, stage, settings, resources, manifest, fingerprint
+        workspace, ref, stage, settings, quote(resources), quote(manifest), fingerprint
     )
 
 

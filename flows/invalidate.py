@@ -37,24 +37,26 @@ def invalidate_after_failure(
     graph: tuple[Stage, ...] | list[Stage] = STAGES,
 ) -> list[str]:
     """Remove the failed stage's old outputs and its readers'; returns the stages marked stale."""
-    doc_id = manifest.doc_id
-    delete_stage_outputs(workspace, doc_id, failed, keep_failures=True)  # its failures row was just written
-    stale = []
-    for stage in downstream_of(failed, graph):
-        record = manifest.stages.get(stage.name)
-        if record is None or record.status == "stale":
-            continue
-        delete_stage_outputs(workspace, doc_id, stage)
-        manifest.stages[stage.name] = StageRecord(
-            fingerprint="",
-            version=record.version,
-            config_hash="",
-            outputs={},
-            seconds=0.0,
-            finished_at=now_iso(),
-            status="stale",
-            error=f"invalidated: {failed.name} failed on a changed input",
-        )
-        stale.append(stage.name)
-    save_manifest(workspace, manifest)
+    with manifest.lock:  # the document's other stages may be saving the manifest
+        doc_id = manifest.doc_id
+        # Its failures row was just written and stays.
+        delete_stage_outputs(workspace, doc_id, failed, keep_failures=True)
+        stale = []
+        for stage in downstream_of(failed, graph):
+            record = manifest.stages.get(stage.name)
+            if record is None or record.status == "stale":
+                continue
+            delete_stage_outputs(workspace, doc_id, stage)
+            manifest.stages[stage.name] = StageRecord(
+                fingerprint="",
+                version=record.version,
+                config_hash="",
+                outputs={},
+                seconds=0.0,
+                finished_at=now_iso(),
+                status="stale",
+                error=f"invalidated: {failed.name} failed on a changed input",
+            )
+            stale.append(stage.name)
+        save_manifest(workspace, manifest)
     return stale

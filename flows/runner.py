@@ -25,6 +25,7 @@ from tasks.tables.manifest import (
     stage_fingerprint,
 )
 from flows.invalidate import invalidate_after_failure
+from flows.schedule import run_graph, upstream
 from flows.stages import SIDE_TABLES, Stage, blocked_by
 from schemas.config import Settings
 from tasks.stage import StageContext
@@ -170,38 +171,49 @@ def run_document(
     stage_runner: Callable[..., StageOutcome] | None = None,
 ) -> DocumentReport:
     """Bring every stage of one document up to date; a failed stage blocks only the stages that read
-    (directly or through others) what it writes."""
+    (directly or through others) what it writes. Stages run as a dependency graph, up to
+    `build.stage_concurrency` at a time (flows.schedule); outcomes and progress lines come in
+    stage-list order."""
     manifest = load_manifest(workspace, raw.doc_id)
     manifest.input_sha256, manifest.source = raw.content_sha256, raw.owner_key
     started = time.perf_counter()
     report = DocumentReport(
         raw.doc_id, raw.title, n_chars=getattr(raw, "n_chars", None) or len(getattr(raw, "text", ""))
     )
+    by_name = {stage.name: stage for stage in stages}
     failed: set[str] = set()
-    for stage in stages:
-        blocker = blocked_by(stages, failed).get(stage.name)
+    failed_lock = threading.Lock()
+
+    def advance(name: str) -> StageOutcome:
+        """Runs once every stage upstream of `name` is done (their outcomes are final)."""
+        stage = by_name[name]
+        with failed_lock:
+            blocker = blocked_by(stages, failed).get(stage.name)
         if blocker is not None:
-            outcome = StageOutcome(stage.name, "blocked", error=f"not run: {blocker} failed")
-        else:
-            fingerprint = fingerprint_for(stage, raw, manifest, settings, resources)
-            if stage.name not in resources.force and is_up_to_date(
-                workspace, manifest.stages.get(stage.name), fingerprint
-            ):
-                record = manifest.stages[stage.name]
-                outcome = StageOutcome(
-                    stage.name, "skipped", {t: o["rows"] for t, o in record.outputs.items()}
-                )
-            else:
-                runner = stage_runner or run_stage
-                outcome = runner(workspace, raw, stage, settings, resources, manifest, fingerprint)
-            if outcome.status == "failed":
+            return StageOutcome(stage.name, "blocked", error=f"not run: {blocker} failed")
+        fingerprint = fingerprint_for(stage, raw, manifest, settings, resources)
+        if stage.name not in resources.force and is_up_to_date(
+            workspace, manifest.stages.get(stage.name), fingerprint
+        ):
+            record = manifest.stages[stage.name]
+            return StageOutcome(stage.name, "skipped", {t: o["rows"] for t, o in record.outputs.items()})
+        runner = stage_runner or run_stage
+        outcome = runner(workspace, raw, stage, settings, resources, manifest, fingerprint)
+        if outcome.status == "failed":
+            with failed_lock:
                 failed.add(stage.name)
-                stale = invalidate_after_failure(workspace, manifest, stage)
-                if stale:
-                    outcome.warnings.append(f"stale until rebuilt: {', '.join(stale)}")
-        report.outcomes.append(outcome)
-        if progress is not None:
-            progress(raw.doc_id, outcome)
+            stale = invalidate_after_failure(workspace, manifest, stage)
+            if stale:
+                outcome.warnings.append(f"stale until rebuilt: {', '.join(stale)}")
+        return outcome
+
+    report.outcomes = run_graph(
+        list(by_name),
+        upstream(stages),
+        advance,
+        settings.build.stage_concurrency,
+        (lambda _name, outcome: progress(raw.doc_id, outcome)) if progress is not None else None,
+    )
     resources.flush_vectors()  # this document's new vectors survive a later crash
     report.seconds = time.perf_counter() - started
     return report
@@ -254,7 +266,7 @@ def run_stage(
             doc_id,
             stage.name,
         )
-        manifest.stages[stage.name] = StageRecord(
+        failure = StageRecord(
             fingerprint="",
             version=stage.version,
             config_hash="",
@@ -264,7 +276,7 @@ def run_stage(
             status="failed",
             error=error,
         )
-        save_manifest(workspace, manifest)
+        _commit_record(workspace, manifest, stage.name, failure)
         return StageOutcome(stage.name, "failed", seconds=time.perf_counter() - started, error=error)
     records: dict[str, dict[str, Any]] = {}
     for name, arrow in outputs.items():
@@ -280,7 +292,7 @@ def run_stage(
         warnings.append(f"{lost} item(s) lost: the LLM server did not answer (the next build retries them)")
     if stage.uses_llm:
         details["backend"] = resources.backend_identity(stage)
-    manifest.stages[stage.name] = StageRecord(
+    record = StageRecord(
         fingerprint=fingerprint,
         version=stage.version,
         status=status,
@@ -295,9 +307,16 @@ def run_stage(
             **({"config": getattr(settings, stage.config).model_dump(mode="json")} if stage.config else {}),
         },
     )
-    save_manifest(workspace, manifest)
+    _commit_record(workspace, manifest, stage.name, record)
     rows = {n: r["rows"] for n, r in records.items() if n not in SIDE_TABLES or r["rows"]}
     return StageOutcome(stage.name, status, rows, seconds, warnings=warnings, lost_items=lost)
+
+
+def _commit_record(workspace: Workspace, manifest: DocumentManifest, stage: str, record: StageRecord) -> None:
+    """Set one stage's record and save the manifest as one step (other stages may be saving too)."""
+    with manifest.lock:
+        manifest.stages[stage] = record
+        save_manifest(workspace, manifest)
 
 
 def lost_items(failures: pa.Table) -> int:

@@ -21,6 +21,9 @@ class Section(BaseModel):
 
 class BuildSettings(Section):
     concurrency: int = Field(2, ge=1, le=64, description="documents built at the same time")
+    stage_concurrency: int = Field(
+        4, ge=1, le=32, description="independent stages of one document run at the same time (1: in order)"
+    )
     max_document_chars: int = Field(
         20_000_000, ge=1, description="larger inputs are refused with a failures row"
     )

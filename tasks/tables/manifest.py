@@ -11,6 +11,7 @@ here only, never in table rows.
 from __future__ import annotations
 
 import json
+import threading
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -39,12 +40,15 @@ class DocumentManifest:
     input_sha256: str = ""
     source: str = ""  # the owner key of the input (file path, or file#record id)
     stages: dict[str, StageRecord] = field(default_factory=dict)
+    # Held to change `stages` and save: a document's stages can run in threads at the same time.
+    lock: Any = field(default_factory=threading.RLock, repr=False, compare=False)
 
     def output_hash(self, table: str) -> str | None:
         """Hash of the partition of `table` last written for this document, by any stage."""
-        for record in self.stages.values():
-            if table in record.outputs:
-                return record.outputs[table]["sha256"]
+        with self.lock:
+            for record in self.stages.values():
+                if table in record.outputs:
+                    return record.outputs[table]["sha256"]
         return None
 
 
@@ -71,15 +75,16 @@ def load_manifest(workspace: Workspace, doc_id: str) -> DocumentManifest:
 
 
 def save_manifest(workspace: Workspace, manifest: DocumentManifest) -> None:
-    payload = {
-        "doc_id": manifest.doc_id,
-        "input_sha256": manifest.input_sha256,
-        "source": manifest.source,
-        "stages": {name: asdict(record) for name, record in manifest.stages.items()},
-    }
-    atomic_write_text(
-        manifest_path(workspace, manifest.doc_id), json.dumps(payload, indent=1, sort_keys=True)
-    )
+    with manifest.lock:  # one save at a time, so the last one written is the newest
+        payload = {
+            "doc_id": manifest.doc_id,
+            "input_sha256": manifest.input_sha256,
+            "source": manifest.source,
+            "stages": {name: asdict(record) for name, record in manifest.stages.items()},
+        }
+        atomic_write_text(
+            manifest_path(workspace, manifest.doc_id), json.dumps(payload, indent=1, sort_keys=True)
+        )
 
 
 def list_manifests(workspace: Workspace) -> list[DocumentManifest]:
