@@ -89,7 +89,8 @@ STAGES: tuple[Stage, ...] = (
         embed_texts.run,
         reads=("documents", "chunks", "sentences"),
         writes=("embeddings",),
-        version="1",
+        version="2",
+        config="embed_texts",
         needs_embedder=True,
     ),
     # Construction (paper §3.1): each LLM stage falls back to its heuristic implementation offline.
@@ -150,7 +151,7 @@ STAGES: tuple[Stage, ...] = (
         relate_episodes.run,
         reads=("documents", "sections", "entities", "relations", "episodes"),
         writes=("episode_links",),
-        version="1",
+        version="2",
         config="relate_episodes",
         needs_embedder=True,
         uses_llm=True,
