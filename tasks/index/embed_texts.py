@@ -1,8 +1,9 @@
 """Embed every chunk and sentence of a document (batched) into the `embeddings` table.
 
-With `[embed_texts] chunk_vectors = "sentences"` (the default) only the sentences go to the
-model and each chunk's vector is derived from its sentences' (tasks.index.derived_vectors);
-`"embedded"` embeds each chunk's text as well (twice the tokens)."""
+`[embed_texts] chunk_vectors = "embedded"` (the default) embeds each chunk's text; with
+`"sentences"` only the sentences go to the model and each chunk's vector is derived from its
+sentences' (tasks.index.derived_vectors): half the tokens, but a chunk's vector then covers all
+of it (the model reads 256 word pieces) and retrieval changes."""
 
 from __future__ import annotations
 

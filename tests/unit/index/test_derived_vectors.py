@@ -58,9 +58,7 @@ def test_the_embedded_setting_embeds_chunk_texts_and_the_default_does_not(tmp_pa
         workspace = Workspace.at(tmp_path / mode)
         resources = make_resources(settings, embedder_factory=lambda: model)
         assert build([str(SCREENPLAY)], workspace, settings, resources=resources, quiet=True).ok
-        chunks = set(read_frame(workspace, "chunks")["text"]) - set(read_frame(workspace, "sentences")["text"])
-        sent[mode] = len(chunks & set(model.seen))
-        assert len(read_frame(workspace, "embeddings")) == len(read_frame(workspace, "chunks")) + len(
-            read_frame(workspace, "sentences")
-        )
+        chunks, sentences = read_frame(workspace, "chunks"), read_frame(workspace, "sentences")
+        sent[mode] = len((set(chunks["text"]) - set(sentences["text"])) & set(model.seen))
+        assert len(read_frame(workspace, "embeddings")) == len(chunks) + len(sentences)
     assert sent["sentences"] == 0 and sent["embedded"] > 0
