@@ -25,7 +25,6 @@ from tasks.hierarchy.episode_candidates import (
     weighted_overlap,
 )
 from tasks.hierarchy.relate_llm import grouped_links
-from tasks.index.embed_assets import episode_text
 from tasks.hierarchy.units import (
     CHARACTER_TYPES,
     STAKE_TYPES,
@@ -202,10 +201,7 @@ def run(ctx: StageContext) -> StageOutput:
     episodes, entities, relations = ctx.table("episodes"), ctx.table("entities"), ctx.table("relations")
     types = entity_types(entities)
     infos = episode_infos(episodes, types, doc.language)
-    # Each episode is embedded by its embed_assets text, so that stage finds the vector already made.
-    ordered = episodes.sort_values(["ordinal", "episode_id"])
-    texts = [episode_text(t, s) for t, s in zip(ordered["title"], ordered["summary"])]
-    vectors = ctx.embedder.embed(texts) if ctx.embedder is not None and infos else None
+    vectors = ctx.embedder.embed([i.text for i in infos]) if ctx.embedder is not None and infos else None
     if vectors is not None:
         vectors = np.asarray(vectors, dtype=np.float32)
     candidates = candidate_pairs(

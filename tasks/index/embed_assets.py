@@ -11,8 +11,6 @@ import pandas as pd
 from tasks.stage import StageContext, StageOutput
 from tasks.embeddings import Embedder
 
-MAX_CHARS = 2000  # far past the 256 word pieces MiniLM reads
-
 
 def _join(*parts: Any) -> str:
     return " ".join(str(p) for p in parts if p is not None and str(p).strip() and str(p) != "nan").strip()
@@ -24,11 +22,6 @@ def _names(values: Any) -> str:
         if isinstance(values, (list, tuple)) or hasattr(values, "tolist")
         else ""
     )
-
-
-def episode_text(title: Any, summary: Any) -> str:
-    """The text an episode is embedded by (relate_episodes embeds the same, so it is embedded once)."""
-    return _join(f"{title}.", summary)[:MAX_CHARS]
 
 
 def asset_texts(tables: dict[str, pd.DataFrame]) -> list[tuple[str, str, str]]:
@@ -62,7 +55,7 @@ def asset_texts(tables: dict[str, pd.DataFrame]) -> list[tuple[str, str, str]]:
         ("event", "events", "event_id", lambda r: _join(r.description)),
         ("interaction", "interactions", "interaction_id", lambda r: _join(r.description)),
         ("occasion", "occasions", "occasion_id", lambda r: _join(r.description)),
-        ("episode", "episodes", "episode_id", lambda r: episode_text(r.title, r.summary)),
+        ("episode", "episodes", "episode_id", lambda r: _join(r.title + ".", r.summary)),
         ("storyline", "storylines", "storyline_id", lambda r: _join(r.name + ".", r.description)),
     ]
     items: list[tuple[str, str, str]] = []
@@ -73,7 +66,7 @@ def asset_texts(tables: dict[str, pd.DataFrame]) -> list[tuple[str, str, str]]:
         for row in frame.sort_values(key).itertuples(index=False):
             text = text_of(row)
             if text:
-                items.append((kind, getattr(row, key), text[:MAX_CHARS]))
+                items.append((kind, getattr(row, key), text[:2000]))
     return items
 
 

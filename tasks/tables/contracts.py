@@ -12,6 +12,7 @@ import duckdb
 import pyarrow as pa
 
 from schemas.tables import TableSpec, spec
+from tasks.tables.io import Workspace, read_table
 
 
 class ContractError(ValueError):
@@ -119,3 +120,28 @@ def _check_foreign_key(
             problems.append(f"{name}: {nulls} row(s) with no {fk.column}")
     con.unregister("ref")
     return problems
+
+
+def check_outputs(workspace: Workspace, doc_id: str, outputs: dict[str, pa.Table]) -> list[str]:
+    """Violations of every output partition's contracts, foreign keys resolved against the other
+    outputs or, failing that, the document's committed partition (each read once, only the
+    referenced columns)."""
+    wanted: dict[str, set[str]] = {}
+    for name in outputs:
+        for fk in spec(name).foreign_keys:
+            wanted.setdefault(fk.ref_table, set()).add(fk.ref_column)
+    committed: dict[str, pa.Table | None] = {}
+
+    def resolve(table: str) -> pa.Table | None:
+        if table in outputs:
+            return outputs[table]
+        if table not in committed:
+            columns = sorted(wanted.get(table, ())) or None
+            committed[table] = (
+                read_table(workspace, table, doc_id, columns=columns)
+                if workspace.partitions(table, doc_id)
+                else None
+            )
+        return committed[table]
+
+    return [p for name, rows in outputs.items() for p in check_contracts(name, rows, resolve)]
