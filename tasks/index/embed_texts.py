@@ -7,28 +7,25 @@ of it (the model reads 256 word pieces) and retrieval changes."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
+import pyarrow as pa
 
 from tasks.embeddings import Embedder
 from tasks.index.derived_vectors import group_means
+from tasks.index.vector_table import vector_table
 from tasks.stage import StageContext, StageOutput
 from tasks.text import count_tokens
 
 
-def _rows(doc_id: str, unit_kind: str, unit_ids: list[str], vectors: np.ndarray, model: str) -> list[dict]:
-    return [
-        {"doc_id": doc_id, "unit_kind": unit_kind, "unit_id": unit_id, "model": model, "vector": v.tolist()}
-        for unit_id, v in zip(unit_ids, vectors)
-    ]
-
-
-def embedding_rows(
-    doc_id: str, unit_kind: str, unit_ids: list[str], texts: list[str], embedder: Embedder
-) -> list[dict[str, Any]]:
-    vectors = embedder.embed(texts) if texts else np.zeros((0, 0), dtype=np.float32)
-    return _rows(doc_id, unit_kind, unit_ids, vectors, embedder.name)
+def embedding_table(
+    doc_id: str, units: list[tuple[str, list[str], np.ndarray]], model: str
+) -> pa.Table:
+    """`embeddings` rows of (unit kind, unit ids, their vectors) groups, in order."""
+    kinds = [kind for kind, ids, _ in units for _ in ids]
+    ids = [unit_id for _, unit_ids, _ in units for unit_id in unit_ids]
+    vectors = [v for _, unit_ids, v in units if len(unit_ids)]
+    columns = {"doc_id": [doc_id] * len(ids), "unit_kind": kinds, "unit_id": ids, "model": [model] * len(ids)}
+    return vector_table("embeddings", columns, np.concatenate(vectors) if vectors else np.zeros((0, 0)))
 
 
 def derived_chunk_vectors(
@@ -51,6 +48,10 @@ def derived_chunk_vectors(
     return vectors
 
 
+def _embed(embedder: Embedder, texts: list[str]) -> np.ndarray:
+    return embedder.embed(texts) if texts else np.zeros((0, 0), dtype=np.float32)
+
+
 def run(ctx: StageContext) -> StageOutput:
     if ctx.embedder is None:
         raise RuntimeError("embed_texts needs an embedder")
@@ -58,20 +59,17 @@ def run(ctx: StageContext) -> StageOutput:
     chunk_ids, chunk_texts = chunks["chunk_id"].tolist(), chunks["text"].tolist()
     sentence_ids, sentence_texts = sentences["sentence_id"].tolist(), sentences["text"].tolist()
     if ctx.settings.embed_texts.chunk_vectors == "embedded":
-        rows = embedding_rows(ctx.doc_id, "chunk", chunk_ids, chunk_texts, ctx.embedder)
-        rows += embedding_rows(ctx.doc_id, "sentence", sentence_ids, sentence_texts, ctx.embedder)
-        return {"embeddings": rows}
-    sentence_vectors = (
-        ctx.embedder.embed(sentence_texts) if sentence_texts else np.zeros((0, 0), dtype=np.float32)
-    )
-    chunk_vectors = derived_chunk_vectors(
-        chunk_ids,
-        chunk_texts,
-        sentences["chunk_id"].tolist(),
-        sentence_texts,
-        sentence_vectors,
-        ctx.embedder,
-    )
-    name = ctx.embedder.name
-    rows = _rows(ctx.doc_id, "chunk", chunk_ids, chunk_vectors, name)
-    return {"embeddings": rows + _rows(ctx.doc_id, "sentence", sentence_ids, sentence_vectors, name)}
+        chunk_vectors = _embed(ctx.embedder, chunk_texts)
+        sentence_vectors = _embed(ctx.embedder, sentence_texts)
+    else:
+        sentence_vectors = _embed(ctx.embedder, sentence_texts)
+        chunk_vectors = derived_chunk_vectors(
+            chunk_ids,
+            chunk_texts,
+            sentences["chunk_id"].tolist(),
+            sentence_texts,
+            sentence_vectors,
+            ctx.embedder,
+        )
+    units = [("chunk", chunk_ids, chunk_vectors), ("sentence", sentence_ids, sentence_vectors)]
+    return {"embeddings": embedding_table(ctx.doc_id, units, ctx.embedder.name)}
