@@ -29,14 +29,14 @@ from flows.schedule import run_graph, upstream
 from flows.stages import SIDE_TABLES, Stage, blocked_by
 from schemas.config import Settings
 from tasks.stage import StageContext
-from tasks.tables.contracts import ContractError, check_contracts
+from tasks.tables.contracts import ContractError, check_outputs
 from tasks.embeddings import Embedder, embedder_identity
 from schemas.ids import stable_hash
 from tasks.ingest.scan import DocumentRef, read_document
 from tasks.stage import RawDocument
 from tasks.llm.prompts import prompts_hash
 from tasks.vector_store import caching
-from tasks.tables.io import SchemaError, Workspace, read_frame, read_table, to_arrow, write_table
+from tasks.tables.io import SchemaError, Workspace, read_frame, to_arrow, write_table
 
 # Failures rows of items the LLM server never answered (connection, HTTP 5xx/429, timeouts): a later
 # build can recover them, so the stage is `partial` and runs again. Refusals and replies that never
@@ -345,12 +345,7 @@ def _validate_outputs(stage: Stage, produced: dict[str, Any]) -> dict[str, pa.Ta
 
 
 def _check_all(workspace: Workspace, doc_id: str, outputs: dict[str, pa.Table]) -> None:
-    def resolve(table: str) -> pa.Table | None:
-        if table in outputs:
-            return outputs[table]
-        return read_table(workspace, table, doc_id) if workspace.partitions(table, doc_id) else None
-
-    problems = [p for name, rows in outputs.items() for p in check_contracts(name, rows, resolve)]
+    problems = check_outputs(workspace, doc_id, outputs)
     if problems:
         raise ContractError("; ".join(problems[:5]))
 

@@ -92,6 +92,7 @@ STAGES: tuple[Stage, ...] = (
         reads=("documents", "chunks", "sentences"),
         writes=("embeddings",),
         version="1",
+        config="embed_texts",
         needs_embedder=True,
     ),
     # Construction (paper §3.1): each LLM stage falls back to its heuristic implementation offline.

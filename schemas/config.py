@@ -45,6 +45,11 @@ class EmbedTextsSettings(Section):
     url: str | None = Field(None, description="OpenAI-compatible /v1/embeddings base URL (backend http)")
     batch_size: int = Field(64, ge=1)
     dimensions: int = Field(384, ge=8, description="vector size of the hashing backend")
+    chunk_vectors: Literal["embedded", "sentences"] = Field(
+        "embedded",
+        description="embedded: each chunk's text is embedded; sentences: a chunk's vector is the "
+        "token-weighted mean of its sentences' vectors (half the tokens; retrieval changes, see README)",
+    )
 
 
 class LLMSettings(Section):

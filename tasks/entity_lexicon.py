@@ -50,6 +50,7 @@ class EntityLexicon:
     types: dict[str, str] = field(default_factory=dict)  # entity id -> entity type
     lowercase: set[str] = field(default_factory=set)  # surfaces that may match in lower case (common nouns)
     _latin: tuple[dict[str, str], int, dict[str, str], int] | None = None
+    _first_words: frozenset[str] = frozenset()  # first word of every Latin key (most tokens start none)
 
     @classmethod
     def from_entities(
@@ -105,6 +106,7 @@ class EntityLexicon:
                 cjk,
                 max((len(k) for k in cjk), default=0),
             )
+            self._first_words = frozenset(k.split(" ", 1)[0] for k in latin)
         return self._latin
 
     def find_mentions(self, text: str, offset: int = 0) -> list[Match]:
@@ -115,11 +117,13 @@ class EntityLexicon:
         found: list[Match] = []
         if latin:
             tokens = [(m.start(), m.end(), m.group(0)) for m in NAME_TOKEN.finditer(text)]
+            folded = [t[2].casefold() for t in tokens]  # casefolding is per character: join, then fold
+            first_words = self._first_words
             i = 0
             while i < len(tokens):
                 hit = None
-                for n in range(min(max_words, len(tokens) - i), 0, -1):
-                    key = " ".join(t[2] for t in tokens[i : i + n]).casefold()
+                for n in range(min(max_words, len(tokens) - i) if folded[i] in first_words else 0, 0, -1):
+                    key = " ".join(folded[i : i + n])
                     surface = latin.get(key)
                     if surface is None:
                         continue

@@ -40,7 +40,7 @@ def linked_chunks(inputs: NarrativeInputs, entity: dict[str, Any], limit: int) -
     wanted = set(as_list(entity.get("chunk_ids")))
     if not wanted and inputs.mentions is not None and len(inputs.mentions):
         wanted = set(inputs.mentions.loc[inputs.mentions["entity_id"] == entity["entity_id"], "chunk_id"])
-    chunks = [c for c in inputs.chunks.to_dict("records") if c["chunk_id"] in wanted]
+    chunks = [c for c in inputs.chunk_rows if c["chunk_id"] in wanted]
     if len(chunks) <= limit:
         return chunks
     if limit == 1:

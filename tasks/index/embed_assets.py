@@ -6,10 +6,13 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 from tasks.stage import StageContext, StageOutput
 from tasks.embeddings import Embedder
+from tasks.index.vector_table import vector_table
 
 
 def _join(*parts: Any) -> str:
@@ -70,21 +73,16 @@ def asset_texts(tables: dict[str, pd.DataFrame]) -> list[tuple[str, str, str]]:
     return items
 
 
-def asset_embedding_rows(
-    doc_id: str, items: list[tuple[str, str, str]], embedder: Embedder
-) -> list[dict[str, Any]]:
-    vectors = embedder.embed([text for _, _, text in items]) if items else []
-    return [
-        {
-            "doc_id": doc_id,
-            "unit_kind": kind,
-            "unit_id": unit_id,
-            "model": embedder.name,
-            "text": text,
-            "vector": vector.tolist(),
-        }
-        for (kind, unit_id, text), vector in zip(items, vectors)
-    ]
+def asset_embedding_rows(doc_id: str, items: list[tuple[str, str, str]], embedder: Embedder) -> pa.Table:
+    vectors = embedder.embed([text for _, _, text in items]) if items else np.zeros((0, 0))
+    columns = {
+        "doc_id": [doc_id] * len(items),
+        "unit_kind": [kind for kind, _, _ in items],
+        "unit_id": [unit_id for _, unit_id, _ in items],
+        "model": [embedder.name] * len(items),
+        "text": [text for _, _, text in items],
+    }
+    return vector_table("asset_embeddings", columns, vectors)
 
 
 def run(ctx: StageContext) -> StageOutput:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 BLANKS = " \t\u00a0\u3000"
 ZH_DIGITS = {
@@ -355,8 +356,10 @@ def read_zh(line: str) -> Shape | None:
     return Shape(stripped, number, value, interior, place or None, time_of_day, strength, False, markers)
 
 
+@lru_cache(maxsize=1 << 16)  # every stage that parses blocks asks again for the same lines
 def read_shape(line: str, language: str) -> Shape | None:
-    """The heading shape of one line, or None (the line alone, without context)."""
+    """The heading shape of one line, or None (the line alone, without context). Shapes are shared:
+    never change one."""
     shape = read_en(line)
     if language != "zh" or (shape is not None and shape.strength == "explicit"):
         return shape

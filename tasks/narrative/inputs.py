@@ -121,6 +121,11 @@ class NarrativeInputs:
                     return entity_id
         return None
 
+    @property
+    def chunk_rows(self) -> list[dict[str, Any]]:
+        """The chunks as records in text order (made once)."""
+        return self._chunk_rows
+
     def section_sentences(self, section: dict[str, Any]) -> pd.DataFrame:
         """The sentences of one section, in text order."""
         frame = self.sentences

@@ -145,6 +145,7 @@ def _scene(
     interactions: list[dict[str, Any]] = []
     sentences = inputs.section_sentences(section)
     starts = sentences["char_start"].tolist()
+    records = sentences.to_dict("records")  # once per scene, not once per action block
     turn: list[Block] = []
     for block in blocks + [Block("heading", len(inputs.text), len(inputs.text))]:
         if block.kind in ("dialogue", "parenthetical") and turn:
@@ -158,7 +159,7 @@ def _scene(
         if block.kind == "cue":
             turn = [block]
         elif block.kind == "action":
-            for sentence in sentences.iloc[_between(starts, block.start, block.end)].to_dict("records"):
+            for sentence in [records[i] for i in _between(starts, block.start, block.end)]:
                 made = _action_sentence(inputs, sentence, section, setting, state, per_chunk, max_events)
                 events.extend(made[0])
                 interactions.extend(made[1])
