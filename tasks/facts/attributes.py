@@ -295,3 +295,32 @@ def compose_summary(
             + " ".join(p if p.endswith((".", "!", "?", "\u201d", '"')) else p + "." for p in picks[:4])
         )
     return body.strip()[:1200]
+
+
+def add_entity_rows(
+    out: dict[str, list[dict[str, Any]]],
+    inputs: NarrativeInputs,
+    entity: dict[str, Any],
+    facts: list[dict[str, Any]],
+    attributes: dict[str, tuple[Any, list[str]]],
+    sections: list[str],
+    spread: list[int],
+    method: str,
+) -> None:
+    """Append one profiled entity's facts, attribute rows and profile row to `out`."""
+    out["atomic_facts"].extend(facts)
+    out["entity_attributes"].extend(
+        {"doc_id": inputs.doc_id, "entity_id": entity["entity_id"], "key": k, "value": v, "fact_ids": ids}
+        for k, (v, ids) in attributes.items()
+    )
+    out["entity_profiles"].append(
+        {
+            "entity_id": entity["entity_id"],
+            "doc_id": inputs.doc_id,
+            "summary": compose_summary(inputs, entity, facts, attributes, len(set(sections))),
+            "n_facts": len(facts),
+            "first_ordinal": min(spread) if spread else None,
+            "last_ordinal": max(spread) if spread else None,
+            "method": method,
+        }
+    )

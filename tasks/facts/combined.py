@@ -18,7 +18,7 @@ from pydantic import ValidationError
 from schemas.config import ExtractFactsSettings
 from schemas.ids import make_id
 from schemas.responses.combined import PassageFact
-from tasks.facts.attributes import compose_summary, derive_attributes
+from tasks.facts.attributes import add_entity_rows, derive_attributes
 from tasks.facts.heuristics import MAX_FACT_CHARS, normal_key
 from tasks.narrative.combined import failure_row
 from tasks.narrative.inputs import NarrativeInputs, clip_to_chunk, locate_quote
@@ -113,20 +113,5 @@ def combined_profiles(
         sections = [s for s in as_list(entity.get("section_ids")) if s in ordinals] or [
             f["section_id"] for f in facts
         ]
-        out["atomic_facts"].extend(facts)
-        out["entity_attributes"].extend(
-            {"doc_id": inputs.doc_id, "entity_id": entity["entity_id"], "key": k, "value": v, "fact_ids": ids}
-            for k, (v, ids) in attributes.items()
-        )
-        out["entity_profiles"].append(
-            {
-                "entity_id": entity["entity_id"],
-                "doc_id": inputs.doc_id,
-                "summary": compose_summary(inputs, entity, facts, attributes, len(set(sections))),
-                "n_facts": len(facts),
-                "first_ordinal": min(spread) if spread else None,
-                "last_ordinal": max(spread) if spread else None,
-                "method": PROFILE_METHOD,
-            }
-        )
+        add_entity_rows(out, inputs, entity, facts, attributes, sections, spread, PROFILE_METHOD)
     return out, counts

@@ -17,7 +17,7 @@ import pandas as pd
 
 from schemas.config import ExtractFactsSettings
 from tasks.stage import StageContext, StageOutput
-from tasks.facts.attributes import compose_summary, derive_attributes
+from tasks.facts.attributes import add_entity_rows, derive_attributes
 from tasks.facts.heuristics import METHOD, fact_rows
 from tasks.facts.combined import combined_profiles, stored_facts
 from tasks.facts.llm import llm_profiles
@@ -67,28 +67,7 @@ def heuristic_profiles(
             f["section_id"] for f in facts
         ]
         spread = [ordinals[s] for s in sections if s in ordinals]
-        out["atomic_facts"].extend(facts)
-        out["entity_attributes"].extend(
-            {
-                "doc_id": inputs.doc_id,
-                "entity_id": entity["entity_id"],
-                "key": key,
-                "value": value,
-                "fact_ids": fact_ids,
-            }
-            for key, (value, fact_ids) in attributes.items()
-        )
-        out["entity_profiles"].append(
-            {
-                "entity_id": entity["entity_id"],
-                "doc_id": inputs.doc_id,
-                "summary": compose_summary(inputs, entity, facts, attributes, len(set(sections))),
-                "n_facts": len(facts),
-                "first_ordinal": min(spread) if spread else None,
-                "last_ordinal": max(spread) if spread else None,
-                "method": METHOD,
-            }
-        )
+        add_entity_rows(out, inputs, entity, facts, attributes, sections, spread, METHOD)
     return out
 
 
