@@ -16,15 +16,14 @@ import pandas as pd
 from pydantic import ValidationError
 
 from schemas.config import ExtractFactsSettings
-from schemas.ids import make_id
 from schemas.responses.combined import PassageFact
 from tasks.facts.attributes import add_entity_rows, derive_attributes
-from tasks.facts.heuristics import MAX_FACT_CHARS, normal_key
+from tasks.facts.located import located_fact_row
+from tasks.facts.heuristics import normal_key
 from tasks.narrative.combined import failure_row
-from tasks.narrative.inputs import NarrativeInputs, clip_to_chunk, locate_quote
+from tasks.narrative.inputs import NarrativeInputs
 from tasks.tables.io import as_list
 
-METHOD = "llm"
 PROFILE_METHOD = "llm:facts+rules"
 
 
@@ -49,24 +48,16 @@ def fact_row(
     inputs: NarrativeInputs, entity_id: str, chunk: dict[str, Any], fact: PassageFact, key: str
 ) -> dict[str, Any]:
     """One atomic_facts row: the evidence span in its chunk (the whole chunk when not found)."""
-    found = locate_quote(str(chunk["text"]), fact.evidence)
-    offset = int(chunk["char_start"])
-    start, end = (offset + found[0], offset + found[1]) if found else (offset, int(chunk["char_end"]))
-    chunk_row, start, end = clip_to_chunk(inputs, start, end)
-    related = [e for e in (inputs.lexicon.resolve_one(n) for n in fact.related) if e and e != entity_id]
-    return {
-        "fact_id": make_id("fact", inputs.doc_id, entity_id, key),
-        "doc_id": inputs.doc_id,
-        "entity_id": entity_id,
-        "text": fact.text.strip()[:MAX_FACT_CHARS],
-        "fact_type": fact.fact_type,
-        "related_entity_ids": list(dict.fromkeys(related)),
-        "chunk_id": chunk_row["chunk_id"],
-        "section_id": chunk_row["section_id"],
-        "char_start": start,
-        "char_end": end,
-        "method": METHOD,
-    }
+    return located_fact_row(
+        inputs,
+        entity_id,
+        chunk,
+        key,
+        text=fact.text,
+        fact_type=fact.fact_type,
+        related=fact.related,
+        evidence=fact.evidence,
+    )
 
 
 def combined_profiles(

@@ -11,9 +11,9 @@ from typing import Any
 from schemas.responses.narrative import FactsReply
 from tasks.llm.grouped import group_by_shared, run_grouped
 from tasks.stage import StageContext
-from tasks.facts.heuristics import MAX_FACT_CHARS, normal_key
-from schemas.ids import make_id
-from tasks.narrative.inputs import NarrativeInputs, clip_to_chunk, locate_quote
+from tasks.facts.heuristics import normal_key
+from tasks.facts.located import located_fact_row
+from tasks.narrative.inputs import NarrativeInputs
 
 PROMPT_ID = "extract_facts/v2"
 TOKENS_PER_ENTITY = 700  # reply budget per entity of a group
@@ -137,27 +137,16 @@ def reply_rows(
             continue
         if key not in facts:
             chunk = chunks[item.excerpt - 1] if item.excerpt <= len(chunks) else chunks[0]
-            found = locate_quote(str(chunk["text"]), item.evidence)
-            offset = int(chunk["char_start"])
-            start, end = (offset + found[0], offset + found[1]) if found else (offset, int(chunk["char_end"]))
-            chunk_row, start, end = clip_to_chunk(inputs, start, end)
-            related = [
-                e for e in (inputs.lexicon.resolve_one(n) for n in item.related) if e and e != entity_id
-            ]
-            text = item.text.strip()[:MAX_FACT_CHARS]
-            facts[key] = {
-                "fact_id": make_id("fact", inputs.doc_id, entity_id, key),
-                "doc_id": inputs.doc_id,
-                "entity_id": entity_id,
-                "text": text,
-                "fact_type": item.fact_type,
-                "related_entity_ids": list(dict.fromkeys(related)),
-                "chunk_id": chunk_row["chunk_id"],
-                "section_id": chunk_row["section_id"],
-                "char_start": start,
-                "char_end": end,
-                "method": METHOD,
-            }
+            facts[key] = located_fact_row(
+                inputs,
+                entity_id,
+                chunk,
+                key,
+                text=item.text,
+                fact_type=item.fact_type,
+                related=item.related,
+                evidence=item.evidence,
+            )
         by_number[number] = facts[key]["fact_id"]
     attributes: dict[str, dict[str, Any]] = {}
     for item in reply.attributes:
