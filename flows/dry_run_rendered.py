@@ -19,7 +19,7 @@ from tasks.hierarchy.induce_storylines import PROMPT_ID as INDUCE_PROMPT
 from tasks.hierarchy.induce_storylines import document_inputs
 from tasks.hierarchy.relate_llm import PROMPT_ID as RELATE_PROMPT
 from tasks.hierarchy.relate_llm import relate_requests
-from tasks.hierarchy.saber import EpisodeEdge, ShortcutQuestion
+from tasks.hierarchy.saber_model import EpisodeEdge, ShortcutQuestion
 from tasks.hierarchy.shortcut_requests import shortcut_requests
 from tasks.hierarchy.storyline_relations import StorylineInfo
 from tasks.hierarchy.storyline_requests import storyline_requests

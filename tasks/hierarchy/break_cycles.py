@@ -3,9 +3,9 @@
 Reads the predicted `episode_links` and writes one `episode_relations` row per link with its
 status under the configured mode (raw / heuristic / saber) and weight s(e) = confidence ·
 type weight, plus one `saber_actions` row per removal, mark and judgment. The algorithm is
-tasks/saber.py; this stage only supplies the adjudicator: the LLM when one is configured
+tasks/hierarchy/saber.py; this stage only supplies the adjudicator: the LLM when one is configured
 (batched shortcut questions; a failed question is a failures row and counts as uncertain),
-else saber.heuristic_adjudicator. The adjudicator can only answer questions: it never adds,
+else saber_model.heuristic_adjudicator. The adjudicator can only answer questions: it never adds,
 reverses or creates edges. Outside raw mode the kept edges must form a DAG, or the stage fails.
 """
 
@@ -25,14 +25,14 @@ from tasks.hierarchy.shortcut_requests import shortcut_requests
 from schemas.ids import make_id
 from tasks.llm.grouped import run_grouped
 from tasks.llm.items import LLMBatch
-from tasks.hierarchy.saber import (
+from tasks.hierarchy.saber import clean_episode_graph
+from tasks.hierarchy.saber_model import (
     Adjudicator,
     EpisodeEdge,
     SaberResult,
     ShortcutQuestion,
     ShortcutVerdict,
     SupportCheck,
-    clean_episode_graph,
     effective_weight,
     heuristic_adjudicator,
 )

@@ -13,7 +13,7 @@ from typing import Any
 
 from schemas.config import BreakCyclesSettings
 from tasks.hierarchy.episode_records import episode_line
-from tasks.hierarchy.saber import ShortcutQuestion
+from tasks.hierarchy.saber_model import ShortcutQuestion
 from tasks.llm.grouped import group_by_shared, order_by_shared
 from tasks.text import count_tokens
 

@@ -13,7 +13,8 @@ from flows.corpus import build
 from schemas.config import load_settings
 from tasks.hierarchy import break_cycles
 from tasks.hierarchy.break_cycles import CyclicGraphError, assert_acyclic, causal_support
-from tasks.hierarchy.saber import EpisodeEdge, SaberResult, clean_episode_graph
+from tasks.hierarchy.saber import clean_episode_graph
+from tasks.hierarchy.saber_model import EpisodeEdge, SaberResult
 from tasks.tables.io import Workspace, read_frame, to_arrow
 from tests.conftest import SCREENPLAY
 from tests.fixtures.hierarchy.llm import llm_client

@@ -10,7 +10,7 @@ from schemas.config import BreakCyclesSettings, InduceStorylinesSettings, Relate
 from tasks.hierarchy.episode_llm import UNIT_WORDS, episode_block, telling_units, unit_lines
 from tasks.hierarchy.episode_records import MAX_PARTICIPANTS, SUMMARY_WORDS, episode_line
 from tasks.hierarchy.relate_llm import relate_requests
-from tasks.hierarchy.saber import EpisodeEdge, ShortcutQuestion
+from tasks.hierarchy.saber_model import EpisodeEdge, ShortcutQuestion
 from tasks.hierarchy.shortcut_requests import shortcut_requests
 from tasks.hierarchy.storyline_relations import EpisodeGraph, StorylineInfo
 from tasks.hierarchy.storyline_requests import storyline_requests

@@ -10,14 +10,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tasks.hierarchy.saber import (
+from tasks.hierarchy.saber import clean_episode_graph
+from tasks.hierarchy.saber_model import (
     ACTIONS,
     DEFAULT_TYPE_WEIGHTS,
     STATUSES,
     EpisodeEdge,
     ShortcutQuestion,
     ShortcutVerdict,
-    clean_episode_graph,
     effective_weight,
     heuristic_adjudicator,
 )
