@@ -14,6 +14,7 @@ from typing import Any
 import pandas as pd
 
 from flows.dry_run_built import built_estimate
+from flows.dry_run_downstream import STATE_ROUNDS_PER_SCENE
 from flows.stages import Stage
 from schemas.config import Settings
 from tasks.graph.combined import PROMPT_ID as COMBINED_PROMPT_ID
@@ -35,7 +36,7 @@ ASSUMPTIONS = {
     "shortcut_share_of_pairs": 0.3,
     "candidate_share_of_scene_pairs": 0.15,  # 0.035-0.20 measured on the STAGE dev screenplays
     "chains_per_section": 0.4,
-    "state_rounds_per_section": 1.5,
+    "state_rounds_per_section": STATE_ROUNDS_PER_SCENE,
     "episode_description_tokens": 120,
 }
 

@@ -10,6 +10,7 @@ notes with those as the previous pass and the stage's default reviewer note.
 
 from __future__ import annotations
 
+import math
 from collections import Counter, defaultdict
 
 import pandas as pd
@@ -26,6 +27,7 @@ from tasks.continuity.judge import judgment_item
 from tasks.continuity.scenes import SceneGraph, scene_graph
 from tasks.tables.io import as_list
 
+STATE_ROUNDS_PER_SCENE = 1.5  # extract -> critic rounds an LLM takes per scene: an assumption, stated
 DEFAULT_REVIEW = "revise for coverage and grounding"  # the stage's note when the critic names no problem
 # Tables a downstream estimate reads that a build may leave empty (no occasions, no facts ...).
 MAY_BE_EMPTY = ("mentions", "occasions", "events", "interactions", "atomic_facts", "continuity_judgments")
@@ -100,13 +102,14 @@ def _listing(rows: pd.DataFrame, graph: SceneGraph) -> str:
 
 
 def states(f: dict[str, pd.DataFrame], s: Settings, template: int) -> tuple[int, int]:
-    """Per scene with candidate characters: as many extract + critic rounds as the previous build's
-    states of that scene went through (one where it kept none)."""
+    """Per scene with candidate characters: as many extract + critic rounds as the previous LLM
+    build's states of that scene went through; over an offline build's states (one pass, no critic)
+    or a scene without states, STATE_ROUNDS_PER_SCENE rounds."""
     titles = documents(f)
     kept = f["character_states"]
     mentions = f["mentions"]
     settings = s.character_states
-    calls = prompt = 0
+    calls = prompt = 0.0
     for doc_id, graph in _graphs(f, sorted(map(str, kept["doc_id"].unique()))).items():
         title, language = titles.get(doc_id, ("", "en"))
         counts: dict[str, Counter] = defaultdict(Counter)
@@ -119,18 +122,22 @@ def states(f: dict[str, pd.DataFrame], s: Settings, template: int) -> tuple[int,
             if not characters:
                 continue
             rows = doc_states[doc_states["section_id"] == scene.section_id]
-            rounds = min(settings.max_rounds, max(1, int(rows["round"].max()) if len(rows) else 1))
+            if len(rows) and (rows["method"] == "llm").all():
+                rounds: float = min(settings.max_rounds, max(1, int(rows["round"].max())))
+            else:  # an offline build's states (or none kept): the rounds an LLM needs are assumed
+                rounds = min(settings.max_rounds, STATE_ROUNDS_PER_SCENE)
             shown = {
                 "heading": scene.heading,
                 "scene": scene.text[:MAX_SCENE_CHARS],
                 "characters": ", ".join(c.name for c in characters),
             }
             previous = "(first pass)"
-            for round_ in range(1, rounds + 1):
-                listing = _listing(rows.head(-(-len(rows) * round_ // rounds)), graph)
+            for round_ in range(1, math.ceil(rounds) + 1):
+                share = min(1.0, rounds - round_ + 1)  # a fractional last round: that share of scenes
+                listing = _listing(rows.head(-(-len(rows) * round_ // math.ceil(rounds))), graph)
                 extract = {**shown, "document_title": title, "feedback": previous}
-                calls += 2
-                prompt += rendered_tokens(EXTRACT_PROMPT, language, extract)
-                prompt += rendered_tokens(CRITIC_PROMPT, language, {**shown, "states": listing})
+                calls += 2 * share
+                prompt += share * rendered_tokens(EXTRACT_PROMPT, language, extract)
+                prompt += share * rendered_tokens(CRITIC_PROMPT, language, {**shown, "states": listing})
                 previous = f"Previous pass:\n{listing}\nReviewer: {DEFAULT_REVIEW}"
-    return calls, prompt
+    return round(calls), round(prompt)
