@@ -38,6 +38,7 @@ ASSUMPTIONS = {
     "chains_per_section": 0.4,
     "state_rounds_per_section": STATE_ROUNDS_PER_SCENE,
     "episode_description_tokens": 120,
+    "continuity_tokens_per_pair": 300,  # its line and its share of the scene packets (about 300 measured)
 }
 
 
@@ -195,6 +196,16 @@ def estimate_stage(
     merge_requests = max(
         open_pairs / merge.max_pairs_per_request, open_pairs * 2 * 110 / max(1, merge.pack_tokens)
     )
+    per_document = corpus.sections / max(1, corpus.documents)
+    scene_pairs = corpus.documents * per_document * (per_document - 1) / 2
+    continuity = settings.continuity
+    continuity_pairs = min(
+        continuity.max_candidates * corpus.documents, scene_pairs * a["candidate_share_of_scene_pairs"]
+    )
+    judge_requests = max(  # pairs grouped while their scene packets fit the budget
+        continuity_pairs / continuity.max_candidates_per_request,
+        continuity_pairs * a["continuity_tokens_per_pair"] / max(1, continuity.pack_tokens),
+    )
     combined = settings.extract_graph.combined
     per_call_input = {
         "extract_graph": corpus.chunk_tokens / max(1, graph_requests)
@@ -209,12 +220,10 @@ def estimate_stage(
         ),
         "break_cycles": 400,
         "induce_storylines": 600,
-        "judge_continuity": 700,
+        "judge_continuity": continuity_pairs * a["continuity_tokens_per_pair"] / max(1, judge_requests),
         "chain_continuity": 1200,
         "track_character_states": 900,
     }
-    per_document = corpus.sections / max(1, corpus.documents)
-    scene_pairs = corpus.documents * per_document * (per_document - 1) / 2
     calls = {
         "extract_graph": graph_requests * (2 if settings.extract_graph.gleaning else 1),
         "extract_narrative": narrative_requests,
@@ -231,10 +240,7 @@ def estimate_stage(
         if settings.break_cycles.mode == "saber"
         else 0,
         "induce_storylines": corpus.documents * settings.induce_storylines.max_storylines * 2,
-        "judge_continuity": min(
-            settings.continuity.max_candidates * corpus.documents,
-            scene_pairs * a["candidate_share_of_scene_pairs"],
-        ),
+        "judge_continuity": judge_requests,
         "chain_continuity": corpus.sections * a["chains_per_section"],
         "track_character_states": corpus.sections * a["state_rounds_per_section"] * 2,  # extract + critic
     }.get(stage.name)

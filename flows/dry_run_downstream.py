@@ -17,13 +17,19 @@ import pandas as pd
 
 from flows.dry_run_rendered import documents, rendered_tokens
 from schemas.config import Settings
-from tasks.character_states.llm import CRITIC_PROMPT, EXTRACT_PROMPT, MAX_SCENE_CHARS
+from tasks.character_states.requests import (
+    CRITIC_PROMPT,
+    EXTRACT_PROMPT,
+    SceneAsk,
+    round_values,
+    scene_groups,
+)
 from tasks.character_states.offline import candidates as state_candidates
 from tasks.continuity.critic import PROMPT_ID as CHAIN_PROMPT
 from tasks.continuity.critic import chain_item
 from tasks.continuity.inputs import SCENE_TABLES
-from tasks.continuity.judge import PROMPT_ID as JUDGE_PROMPT
-from tasks.continuity.judge import judgment_item
+from tasks.continuity.judge_requests import PROMPT_ID as JUDGE_PROMPT
+from tasks.continuity.judge_requests import judge_requests
 from tasks.continuity.scenes import SceneGraph, scene_graph
 from tasks.tables.io import as_list
 
@@ -46,7 +52,8 @@ def _graphs(f: dict[str, pd.DataFrame], doc_ids: list[str]) -> dict[str, SceneGr
 
 
 def judge(f: dict[str, pd.DataFrame], s: Settings, template: int) -> tuple[int, int]:
-    """The candidates the stage asks (the closest `max_candidates` per document), one request each."""
+    """The candidates the stage asks (the closest `max_candidates` per document), grouped into
+    requests as the stage groups them."""
     titles = documents(f)
     candidates = f["continuity_candidates"]
     graphs = _graphs(f, sorted(map(str, candidates["doc_id"].unique())))
@@ -56,11 +63,9 @@ def judge(f: dict[str, pd.DataFrame], s: Settings, template: int) -> tuple[int, 
             group.to_dict("records"), key=lambda c: (c["distance"], c["ordinal_a"], c["candidate_id"])
         )[: s.continuity.max_candidates]
         title, language = titles.get(str(doc_id), ("", "en"))
-        graph = graphs[str(doc_id)]
-        for candidate in rows:
-            candidate = {**candidate, "shared_entity_ids": as_list(candidate["shared_entity_ids"])}
-            calls += 1
-            prompt += rendered_tokens(JUDGE_PROMPT, language, judgment_item(graph, title, candidate))
+        plan = judge_requests(graphs[str(doc_id)], rows, language, s.continuity)
+        calls += len(plan.groups)
+        prompt += sum(rendered_tokens(JUDGE_PROMPT, language, plan.values(g, title)) for g in plan.groups)
     return calls, prompt
 
 
@@ -101,15 +106,28 @@ def _listing(rows: pd.DataFrame, graph: SceneGraph) -> str:
     )
 
 
+def _asked_in(round_: int, rounds: float, position: int) -> bool:
+    """Whether the scene at `position` among those assumed to need `rounds` (maybe fractional)
+    rounds is still open in `round_`: a fractional last round takes that share of the scenes,
+    spread evenly."""
+    if round_ <= math.floor(rounds):
+        return True
+    share = rounds - math.floor(rounds)
+    return round_ == math.floor(rounds) + 1 and math.floor((position + 1) * share) > math.floor(
+        position * share
+    )
+
+
 def states(f: dict[str, pd.DataFrame], s: Settings, template: int) -> tuple[int, int]:
     """Per scene with candidate characters: as many extract + critic rounds as the previous LLM
     build's states of that scene went through; over an offline build's states (one pass, no critic)
-    or a scene without states, STATE_ROUNDS_PER_SCENE rounds."""
+    or a scene without states, STATE_ROUNDS_PER_SCENE rounds. Each round's open scenes are grouped
+    into requests as the stage groups them."""
     titles = documents(f)
     kept = f["character_states"]
     mentions = f["mentions"]
     settings = s.character_states
-    calls = prompt = 0.0
+    calls = prompt = 0
     for doc_id, graph in _graphs(f, sorted(map(str, kept["doc_id"].unique()))).items():
         title, language = titles.get(doc_id, ("", "en"))
         counts: dict[str, Counter] = defaultdict(Counter)
@@ -117,27 +135,40 @@ def states(f: dict[str, pd.DataFrame], s: Settings, template: int) -> tuple[int,
         for section_id, entity_id in zip(in_doc.get("section_id", []), in_doc.get("entity_id", [])):
             counts[section_id][entity_id] += 1
         doc_states = kept[kept["doc_id"] == doc_id]
+        planned = []  # (scene, its characters line, its kept rows, its rounds, its place among assumed)
+        assumed = 0
         for scene in graph.scenes:
             characters = state_candidates(graph, scene, counts, settings.max_characters_per_scene)
-            if not characters:
-                continue
-            rows = doc_states[doc_states["section_id"] == scene.section_id]
-            if len(rows) and (rows["method"] == "llm").all():
-                rounds: float = min(settings.max_rounds, max(1, int(rows["round"].max())))
-            else:  # an offline build's states (or none kept): the rounds an LLM needs are assumed
-                rounds = min(settings.max_rounds, STATE_ROUNDS_PER_SCENE)
-            shown = {
-                "heading": scene.heading,
-                "scene": scene.text[:MAX_SCENE_CHARS],
-                "characters": ", ".join(c.name for c in characters),
-            }
-            previous = "(first pass)"
-            for round_ in range(1, math.ceil(rounds) + 1):
-                share = min(1.0, rounds - round_ + 1)  # a fractional last round: that share of scenes
-                listing = _listing(rows.head(-(-len(rows) * round_ // math.ceil(rounds))), graph)
-                extract = {**shown, "document_title": title, "feedback": previous}
-                calls += 2 * share
-                prompt += share * rendered_tokens(EXTRACT_PROMPT, language, extract)
-                prompt += share * rendered_tokens(CRITIC_PROMPT, language, {**shown, "states": listing})
-                previous = f"Previous pass:\n{listing}\nReviewer: {DEFAULT_REVIEW}"
-    return round(calls), round(prompt)
+            if characters:
+                rows = doc_states[doc_states["section_id"] == scene.section_id]
+                if len(rows) and (rows["method"] == "llm").all():
+                    rounds: float = min(settings.max_rounds, max(1, int(rows["round"].max())))
+                else:  # an offline build's states (or none kept): the rounds an LLM needs are assumed
+                    rounds = min(settings.max_rounds, STATE_ROUNDS_PER_SCENE)
+                planned.append((scene, ", ".join(c.name for c in characters), rows, rounds, assumed))
+                assumed += rounds != int(rounds)
+        for round_ in range(1, settings.max_rounds + 1):
+            extract: dict[str, SceneAsk] = {}
+            critic: dict[str, SceneAsk] = {}
+            for scene, names, rows, rounds, position in planned:
+                if not _asked_in(round_, rounds, position):
+                    continue
+                last = math.ceil(rounds)
+                before = _listing(rows.head(-(-len(rows) * (round_ - 1) // last)), graph)
+                listing = _listing(rows.head(-(-len(rows) * round_ // last)), graph)
+                notes = (
+                    "(first pass)" if round_ == 1 else f"Previous pass:\n{before}\nReviewer: {DEFAULT_REVIEW}"
+                )
+                key = scene.section_id
+                extract[key] = SceneAsk(key, scene.heading, names, scene.text, notes)
+                critic[key] = SceneAsk(key, scene.heading, names, scene.text, listing)
+            for asks, is_critic, prompt_id in (
+                (extract, False, EXTRACT_PROMPT),
+                (critic, True, CRITIC_PROMPT),
+            ):
+                for ids in scene_groups(list(asks.values()), is_critic, language, settings):
+                    calls += 1
+                    prompt += rendered_tokens(
+                        prompt_id, language, round_values(asks, ids, is_critic, language, title)
+                    )
+    return calls, prompt

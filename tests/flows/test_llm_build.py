@@ -67,7 +67,7 @@ def clean_and_faulted(tmp_path_factory):
 
 def test_every_llm_stage_runs_through_the_server(clean_and_faulted):
     clean, report, requests, _, _ = clean_and_faulted
-    assert report.ok and requests > 100
+    assert report.ok and requests > 20  # every stage sends several items per request
     calls = read_frame(clean, "llm_calls")
     # extract_graph's combined requests (the default) also return the units and facts
     assert set(calls["stage"]) == set(LLM_STAGES) - {"extract_narrative", "extract_facts"}
@@ -143,7 +143,7 @@ def test_rebuild_is_served_from_the_cache(clean_and_faulted, tmp_path):
         _, report = _build(copy, server, cache=True)
         assert report.ok and server.chat_requests() == []
     calls = read_frame(copy, "llm_calls")
-    assert len(calls) > 100 and (calls["status"] == "cached").all()
+    assert len(calls) == len(read_frame(clean, "llm_calls")) and (calls["status"] == "cached").all()
     for table in ("raw_mentions", "events", "episodes", "storylines"):
         assert read_frame(copy, table).equals(read_frame(clean, table)), table
 
