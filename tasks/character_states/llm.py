@@ -12,7 +12,6 @@ from typing import Any
 from schemas.ids import make_id
 from schemas.responses.continuity import StatesCritique, StatesReply
 from tasks.character_states.offline import Character
-from tasks.continuity.scenes import Scene, SceneGraph
 from tasks.character_states.requests import (
     CRITIC_PROMPT,
     EXTRACT_PROMPT,
@@ -20,6 +19,7 @@ from tasks.character_states.requests import (
     round_values,
     scene_groups,
 )
+from tasks.continuity.scenes import Scene, SceneGraph
 from tasks.llm.grouped import GroupedBatch, run_grouped
 from tasks.narrative.inputs import locate_quote
 from tasks.stage import StageContext

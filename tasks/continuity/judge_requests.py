@@ -20,7 +20,15 @@ from tasks.text import count_tokens
 
 PROMPT_ID = "judge_continuity/v2"
 LABELS = {
-    "en": ("and", "Evidence", "Characters", "Locations", "Objects", "Occasions", "Facts"),
+    "en": (
+        "and",
+        "Evidence",
+        "Characters",
+        "Locations",
+        "Objects",
+        "Occasions",
+        "Events, interactions and facts",
+    ),
     "zh": ("与", "证据", "人物", "地点", "物件", "场合", "事件、互动与事实"),
 }
 
