@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import subprocess
 import sys
@@ -38,6 +39,7 @@ if configure_process is not None:
     configure_process()
 
 import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
 
 from flows.answer_questions import QueryEngine, warm_up  # noqa: E402
 from flows.build_corpus import build_with_prefect as build  # noqa: E402  (documents as Prefect task runs)
@@ -116,6 +118,37 @@ def stage_items(workspace: Workspace) -> dict[str, int]:
     }
 
 
+def asked_items(workspace: Workspace) -> dict[str, int]:
+    """The items each LLM stage puts into its requests (what a request holds up to its
+    `max_*_per_request` or token budget): open merge pairs (decided `llm`, or `rule:no_evidence`
+    offline), episodes, candidate pairs, shortcut questions (rules `llm_*`), storylines,
+    continuity candidates asked, preliminary chains, scenes with character states."""
+
+    def frame(table: str):
+        return read_frame(workspace, table)
+
+    merges, actions, chains = frame("merge_decisions"), frame("saber_actions"), frame("continuity_chains")
+    asked = actions[actions["rule"].astype(str).str.startswith("llm_")] if len(actions) else actions
+    pairs = sum(
+        int(m.stages["relate_episodes"].details.get("candidate_pairs") or 0)
+        for m in list_manifests(workspace)
+        if "relate_episodes" in m.stages
+    )
+    states = frame("character_states")
+    candidates = frame("continuity_candidates")
+    per_doc = candidates.groupby("doc_id").size() if len(candidates) else pd.Series(dtype=int)
+    return {
+        "canonicalize_entities": int(merges["method"].isin(["llm", "rule:no_evidence"]).sum()),
+        "assemble_episodes": len(frame("episodes")),
+        "relate_episodes": pairs,
+        "break_cycles": len(asked.drop_duplicates(["doc_id", "relation_id"])) if len(asked) else 0,
+        "induce_storylines": len(frame("storylines")),
+        "judge_continuity": int(per_doc.clip(upper=load_settings().continuity.max_candidates).sum()),
+        "chain_continuity": int((chains["kind"] == "preliminary").sum()) if len(chains) else 0,
+        "track_character_states": int(states["section_id"].nunique()) if len(states) else 0,
+    }
+
+
 def llm_build(doc_path: Path, folder: Path, latency: float, concurrency: int, previous: Workspace) -> dict:
     with FakeOpenAIServer(
         model_names=("bench-model",), responder=pipeline_responder, latency_s=latency, **TOKEN_UNIT
@@ -163,6 +196,7 @@ def llm_build(doc_path: Path, folder: Path, latency: float, concurrency: int, pr
         "cost": estimate.get("cost"),
         "source_tokens": int(read_frame(workspace, "chunks")["n_tokens"].sum()),
         "items": stage_items(workspace),
+        "asked": asked_items(workspace),
     }
 
 
@@ -229,6 +263,7 @@ def offline_build(
         "stage_seconds": stage_seconds,
         "embedded": counting.by_caller,
         "items": stage_items(workspace),
+        "asked": asked_items(workspace),
         "settings": settings,
     }
 
@@ -344,33 +379,47 @@ def print_llm(llm: dict, offline: dict, latency: float, concurrency: int) -> Non
         f"{len(arrivals) * latency / max(1e-9, window - idle):.1f} in flight on average"
     )
     print(
-        "\n[3] --dry-run estimate vs actual, per stage (calls; prompt tokens); "
-        "'at offline counts' scales the "
-        "test server's calls and tokens per item to the offline build's item counts"
+        "\n[3] --dry-run estimate (from the offline build's items) vs actual, per stage (calls; prompt "
+        "tokens). The items differ: 'asked' counts what each stage puts into its requests in either "
+        "build; 'at offline' re-packs the offline build's asked items as densely as the test-server "
+        "build packed its own (calls = ceil(asked off / asked per request)) and scales its prompt "
+        "tokens per asked item"
     )
     print(
-        f"  {'stage':<22} {'est calls':>9} {'calls':>6} {'ratio':>6} {'at offline':>10} {'ratio':>6} "
-        f"{'est prompt':>11} {'prompt':>10} {'ratio':>6} {'at offline':>10} {'ratio':>6}"
+        f"  {'stage':<22} {'asked':>6} {'off':>5} {'est calls':>9} {'calls':>6} {'ratio':>6} {'at off':>6} "
+        f"{'ratio':>6} {'est prompt':>11} {'prompt':>10} {'ratio':>6} {'at offline':>10} {'ratio':>6}"
     )
-    totals = [0.0, 0.0, 0.0]
-    for stage in LLM_STAGES:
+    totals = [0.0, 0.0, 0.0, 0.0, 0.0, 0.0]
+    for stage in LLM_STAGES + DOWNSTREAM_STAGES:
         row = llm["estimate"].get(stage) or {}
         group = calls[calls["stage"] == stage]
         est_calls, est_prompt = row.get("calls") or 0, row.get("prompt_tokens") or 0
         actual_prompt = int(group["prompt_tokens"].sum())
-        items_llm, items_off = llm["items"].get(stage, 0), offline["items"].get(stage, 0)
-        scale = items_off / items_llm if items_llm else 1.0
-        totals = [totals[0] + est_calls, totals[1] + len(group), totals[2] + len(group) * scale]
+        asked_llm, asked_off = llm["asked"].get(stage), offline["asked"].get(stage)
+        if asked_llm is None:  # packed by chunks: the same chunks in both builds
+            asked_llm = asked_off = llm["items"].get(stage, 0)
+        per_request = asked_llm / len(group) if len(group) else 0.0
+        at_calls = math.ceil(asked_off / per_request - 1e-9) if per_request else 0
+        at_prompt = actual_prompt * asked_off / asked_llm if asked_llm else 0.0
+        totals = [
+            totals[0] + est_calls,
+            totals[1] + len(group),
+            totals[2] + at_calls,
+            totals[3] + est_prompt,
+            totals[4] + actual_prompt,
+            totals[5] + at_prompt,
+        ]
         print(
-            f"  {stage:<22} {est_calls:>9} {len(group):>6} {est_calls / max(1, len(group)):>6.2f} "
-            f"{len(group) * scale:>10.0f} {est_calls / max(1, len(group) * scale):>6.2f} {est_prompt:>11,} "
-            f"{actual_prompt:>10,} {est_prompt / max(1, actual_prompt):>6.2f} "
-            f"{actual_prompt * scale:>10,.0f} "
-            f"{est_prompt / max(1, actual_prompt * scale):>6.2f}"
+            f"  {stage:<22} {asked_llm:>6} {asked_off:>5} {est_calls:>9} {len(group):>6} "
+            f"{est_calls / max(1, len(group)):>6.2f} {at_calls:>6} {est_calls / max(1, at_calls):>6.2f} "
+            f"{est_prompt:>11,} {actual_prompt:>10,} {est_prompt / max(1, actual_prompt):>6.2f} "
+            f"{at_prompt:>10,.0f} {est_prompt / max(1, at_prompt):>6.2f}"
         )
     print(
-        f"  {'total':<22} {totals[0]:>9.0f} {totals[1]:>6.0f} {totals[0] / max(1, totals[1]):>6.2f} "
-        f"{totals[2]:>10.0f} {totals[0] / max(1, totals[2]):>6.2f}"
+        f"  {'total':<22} {'':>6} {'':>5} {totals[0]:>9.0f} {totals[1]:>6.0f} "
+        f"{totals[0] / max(1, totals[1]):>6.2f} {totals[2]:>6.0f} {totals[0] / max(1, totals[2]):>6.2f} "
+        f"{totals[3]:>11,.0f} {totals[4]:>10,.0f} {totals[3] / max(1, totals[4]):>6.2f} "
+        f"{totals[5]:>10,.0f} {totals[3] / max(1, totals[5]):>6.2f}"
     )
     print(
         "\n[3b] --dry-run over the LLM build's own workspace (its items) vs that build's calls "

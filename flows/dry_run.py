@@ -8,12 +8,14 @@ estimated with the ratios below, which are printed with the result.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
 
 from flows.dry_run_built import built_estimate
+from flows.dry_run_downstream import STATE_ROUNDS_PER_SCENE
 from flows.stages import Stage
 from schemas.config import Settings
 from tasks.graph.combined import PROMPT_ID as COMBINED_PROMPT_ID
@@ -35,9 +37,14 @@ ASSUMPTIONS = {
     "shortcut_share_of_pairs": 0.3,
     "candidate_share_of_scene_pairs": 0.15,  # 0.035-0.20 measured on the STAGE dev screenplays
     "chains_per_section": 0.4,
-    "state_rounds_per_section": 1.5,
-    "episode_description_tokens": 120,
+    "state_rounds_per_section": STATE_ROUNDS_PER_SCENE,
+    "relate_pair_tokens": 30,  # a candidate pair's line and its share of the episode lines
+    "continuity_tokens_per_pair": 300,  # its line and its share of the scene packets (about 300 measured)
+    "episode_block_tokens": 200,  # an episode's unit lines in an assemble request
+    "shortcut_question_tokens": 50,  # a shortcut question and its share of the episode lines
+    "storyline_tokens": 400,  # a storyline's episodes and signals in an induce request
 }
+STATE_SCENE_EXTRA_TOKENS = 30  # a scene block's number, heading, characters and notes beside its text
 
 
 # With `[extract_graph] combined`, these stages resolve the combined replies and send nothing.
@@ -194,6 +201,50 @@ def estimate_stage(
     merge_requests = max(
         open_pairs / merge.max_pairs_per_request, open_pairs * 2 * 110 / max(1, merge.pack_tokens)
     )
+    per_document = corpus.sections / max(1, corpus.documents)
+    scene_pairs = corpus.documents * per_document * (per_document - 1) / 2
+    continuity = settings.continuity
+    continuity_pairs = min(
+        continuity.max_candidates * corpus.documents, scene_pairs * a["candidate_share_of_scene_pairs"]
+    )
+    judge_requests = max(  # pairs grouped while their scene packets fit the budget
+        continuity_pairs / continuity.max_candidates_per_request,
+        continuity_pairs * a["continuity_tokens_per_pair"] / max(1, continuity.pack_tokens),
+    )
+    docs = max(1, corpus.documents)
+
+    def grouped(items: float, tokens_per_item: float, per_request: int, budget: int) -> float:
+        """Requests for `items` grouped up to `per_request` a request and `budget` tokens (never
+        across documents)."""
+        if items <= 0:
+            return 0.0
+        per_document = max(
+            items / docs / max(1, per_request), items / docs * tokens_per_item / max(1, budget)
+        )
+        return docs * math.ceil(per_document - 1e-9)
+
+    relate = settings.relate_episodes
+    relate_requests = grouped(
+        pairs, a["relate_pair_tokens"], relate.max_pairs_per_request, relate.pack_tokens
+    )
+    assemble = settings.assemble_episodes
+    assemble_requests = grouped(
+        episodes, a["episode_block_tokens"], assemble.max_per_request, assemble.pack_tokens
+    )
+    shortcut = settings.break_cycles
+    questions = min(shortcut.max_adjudications * docs, pairs * a["shortcut_share_of_pairs"])
+    break_requests = grouped(
+        questions, a["shortcut_question_tokens"], shortcut.max_per_request, shortcut.pack_tokens
+    )
+    induce = settings.induce_storylines
+    storylines = docs * induce.max_storylines
+    induce_requests = grouped(storylines, a["storyline_tokens"], induce.max_per_request, induce.pack_tokens)
+    states = settings.character_states
+    rounds = min(states.max_rounds, a["state_rounds_per_section"])
+    scene_block = corpus.chunk_tokens / max(1, corpus.sections) + STATE_SCENE_EXTRA_TOKENS
+    state_requests = rounds * grouped(
+        corpus.sections, scene_block, states.max_scenes_per_request, states.pack_tokens
+    )  # per round: extract requests, and as many critic requests
     combined = settings.extract_graph.combined
     per_call_input = {
         "extract_graph": corpus.chunk_tokens / max(1, graph_requests)
@@ -201,46 +252,35 @@ def estimate_stage(
         "extract_narrative": corpus.chunk_tokens / max(1, narrative_requests) + 120,
         "extract_facts": corpus.chunk_tokens * 1.5 / max(1, facts_requests),
         "canonicalize_entities": open_pairs * 120 / max(1, merge_requests),
-        "assemble_episodes": 400 * min(settings.assemble_episodes.max_per_request, 5),
-        "relate_episodes": min(
-            settings.relate_episodes.pack_tokens,
-            a["episode_description_tokens"] * settings.relate_episodes.max_pairs_per_request,
-        ),
-        "break_cycles": 400,
-        "induce_storylines": 600,
-        "judge_continuity": 700,
+        "assemble_episodes": episodes * a["episode_block_tokens"] / max(1, assemble_requests),
+        "relate_episodes": pairs * a["relate_pair_tokens"] / max(1, relate_requests),
+        "break_cycles": questions * a["shortcut_question_tokens"] / max(1, break_requests),
+        "induce_storylines": storylines * a["storyline_tokens"] / max(1, induce_requests),
+        "judge_continuity": continuity_pairs * a["continuity_tokens_per_pair"] / max(1, judge_requests),
         "chain_continuity": 1200,
-        "track_character_states": 900,
+        "track_character_states": corpus.sections * rounds * scene_block / max(1, state_requests),
     }
-    per_document = corpus.sections / max(1, corpus.documents)
-    scene_pairs = corpus.documents * per_document * (per_document - 1) / 2
     calls = {
         "extract_graph": graph_requests * (2 if settings.extract_graph.gleaning else 1),
         "extract_narrative": narrative_requests,
         "canonicalize_entities": merge_requests if settings.canonicalize_entities.enabled else 0,
         "extract_facts": facts_requests if facts.enabled else 0,
-        "assemble_episodes": episodes / min(settings.assemble_episodes.max_per_request, 5),
-        "relate_episodes": max(  # pairs grouped while the episodes they name fit the budget
-            pairs / settings.relate_episodes.max_pairs_per_request,
-            episodes * a["episode_description_tokens"] / max(1, settings.relate_episodes.pack_tokens),
-        ),
-        "break_cycles": min(
-            settings.break_cycles.max_adjudications * corpus.documents, pairs * a["shortcut_share_of_pairs"]
-        )
-        if settings.break_cycles.mode == "saber"
-        else 0,
-        "induce_storylines": corpus.documents * settings.induce_storylines.max_storylines * 2,
-        "judge_continuity": min(
-            settings.continuity.max_candidates * corpus.documents,
-            scene_pairs * a["candidate_share_of_scene_pairs"],
-        ),
+        "assemble_episodes": assemble_requests,
+        "relate_episodes": relate_requests,
+        "break_cycles": break_requests if shortcut.mode == "saber" else 0,
+        "induce_storylines": induce_requests,
+        "judge_continuity": judge_requests,
         "chain_continuity": corpus.sections * a["chains_per_section"],
-        "track_character_states": corpus.sections * a["state_rounds_per_section"] * 2,  # extract + critic
+        "track_character_states": state_requests * 2,  # extract + critic
     }.get(stage.name)
     if calls is None:
         return {"stage": stage.name, "calls": None, "prompt_tokens": None, "completion_tokens": None}
     calls = int(round(calls))
     prompt_tokens = int(calls * (_template_tokens(stage, settings) + per_call_input.get(stage.name, chunk)))
+    if stage.name == "track_character_states":  # an extract and a critic request: one template each
+        prompt_tokens = int(
+            calls / 2 * _template_tokens(stage, settings) + calls * per_call_input[stage.name]
+        )
     if stage.name == "extract_graph" and combined and settings.extract_graph.gleaning:
         # the gleaning round asks once more per pack with the graph-only prompt
         text = corpus.chunk_tokens / max(1, graph_requests)

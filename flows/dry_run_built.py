@@ -13,9 +13,11 @@ from typing import Any, Callable
 
 import pandas as pd
 
+from flows import dry_run_downstream as downstream
 from flows import dry_run_rendered as rendered
 from schemas.config import Settings
 from tasks.graph.packing import pack_chunks
+from tasks.continuity.inputs import SCENE_TABLES
 from tasks.llm.grouped import group_by_shared
 from tasks.tables.io import Workspace, as_list, read_frame
 from tasks.tables.manifest import load_manifest
@@ -26,10 +28,6 @@ EXCERPT_HEADER_TOKENS = 8
 ENTITY_NAME_EXTRA = 5  # "- name (character; also: ...)"
 MAX_NAMES = 60  # names listed per narrative request
 HEADING_TOKENS = 6
-CANDIDATE_PACKET_TOKENS = 500  # two scene packets and the shared evidence, beyond the instructions
-CHAIN_TOKENS = 1200
-SCENE_CHARS = 6000  # a character-state request shows at most this much of its scene
-STATES_LISTING_TOKENS = 60
 
 
 def _frames(workspace: Workspace, doc_ids: list[str], names: tuple[str, ...]) -> dict[str, pd.DataFrame]:
@@ -98,28 +96,6 @@ def _narrative(f: dict[str, pd.DataFrame], s: Settings, template: int) -> tuple[
     return calls, prompt
 
 
-def _judge(f: dict[str, pd.DataFrame], s: Settings, template: int) -> tuple[int, int]:
-    calls = len(f["continuity_candidates"])
-    return calls, calls * (template + CANDIDATE_PACKET_TOKENS)
-
-
-def _chains(f: dict[str, pd.DataFrame], s: Settings, template: int) -> tuple[int, int]:
-    chains = f["continuity_chains"]
-    calls = int((chains["kind"] == "preliminary").sum())
-    return calls, calls * (template + CHAIN_TOKENS)
-
-
-def _states(f: dict[str, pd.DataFrame], s: Settings, template: int) -> tuple[int, int]:
-    sections = f["sections"].set_index("section_id")
-    calls = prompt = 0
-    for section_id, rows in f["character_states"].groupby("section_id"):
-        rounds = int(rows["round"].max())
-        text = str(sections.loc[section_id, "text"])[:SCENE_CHARS] if "text" in sections else ""
-        calls += 2 * rounds  # extract and critic per round
-        prompt += rounds * (template + 2 * count_tokens(text) + STATES_LISTING_TOKENS)
-    return calls, prompt
-
-
 ESTIMATORS: dict[str, tuple[tuple[str, ...], Callable[..., tuple[int, int]]]] = {
     "extract_narrative": (("chunks", "entities"), _narrative),
     "extract_facts": (("chunks", "entities"), _facts),
@@ -137,9 +113,15 @@ ESTIMATORS: dict[str, tuple[tuple[str, ...], Callable[..., tuple[int, int]]]] = 
         ("storylines", "episodes", "entities", "episode_relations", "documents"),
         rendered.induce,
     ),
-    "judge_continuity": (("continuity_candidates",), _judge),
-    "chain_continuity": (("continuity_chains",), _chains),
-    "track_character_states": (("character_states", "sections"), _states),
+    "judge_continuity": (("continuity_candidates", "documents", *SCENE_TABLES), downstream.judge),
+    "chain_continuity": (
+        ("continuity_chains", "continuity_judgments", "documents", *SCENE_TABLES),
+        downstream.chains,
+    ),
+    "track_character_states": (
+        ("character_states", "documents", "sections", "entities", "mentions", "occasions"),
+        downstream.states,
+    ),
 }
 
 
@@ -151,7 +133,8 @@ def built_estimate(
         return None
     tables, estimate = ESTIMATORS[stage]
     frames = _frames(workspace, doc_ids, tables)
-    if any(frame.empty for frame in frames.values()) and stage != "chain_continuity":
+    required = [name for name in tables if name not in downstream.MAY_BE_EMPTY]
+    if any(frames[name].empty for name in required) and stage != "chain_continuity":
         return None
     if stage == "relate_episodes":  # candidate pairs are described in the previous build's manifest
         known = {}

@@ -242,10 +242,10 @@ STAGES: tuple[Stage, ...] = (
             "continuity_candidates",
         ),
         writes=("continuity_judgments",),
-        version="1",
+        version="2",
         config="continuity",
         uses_llm=True,
-        prompts=("judge_continuity/v1",),
+        prompts=("judge_continuity/v2",),
     ),
     Stage(
         "chain_continuity",
@@ -272,10 +272,10 @@ STAGES: tuple[Stage, ...] = (
         track_character_states.run,
         reads=("documents", "sections", "entities", "mentions", "occasions"),
         writes=("character_states",),
-        version="1",
+        version="2",
         config="character_states",
         uses_llm=True,
-        prompts=("extract_states/v1", "critique_states/v1"),
+        prompts=("extract_states/v2", "critique_states/v2"),
     ),
 )
 

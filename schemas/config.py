@@ -194,6 +194,12 @@ class ContinuitySettings(Section):
     max_distance: int = Field(0, ge=0, description="script-order prior k: pairs <= k scenes apart (0 = any)")
     min_similarity: float = Field(0.0, ge=0, le=1, description="scene-text similarity prior (0 = off)")
     max_candidates: int = Field(5000, ge=1, description="LLM judgments per document: closest pairs first")
+    pack_tokens: int = Field(
+        6000, ge=0, description="LLM: pairs share one request while their scene packets fit this budget"
+    )
+    max_candidates_per_request: int = Field(
+        32, ge=1, le=64, description="LLM: candidate pairs judged in one request"
+    )
     min_confidence: float = Field(0.5, ge=0, le=1, description="judged edges this sure enter the graph")
     chains: Literal["components", "cliques"] = Field("components", description="preliminary chains")
 
@@ -202,6 +208,10 @@ class CharacterStatesSettings(Section):
     max_rounds: int = Field(3, ge=1, le=6, description="extract -> critic -> revise rounds per scene (LLM)")
     max_characters_per_scene: int = Field(8, ge=1, description="candidate characters per scene")
     max_states_per_character: int = Field(4, ge=1)
+    pack_tokens: int = Field(
+        6000, ge=0, description="LLM: scenes share one extract or critic request while they fit this budget"
+    )
+    max_scenes_per_request: int = Field(16, ge=1, le=64, description="LLM: scenes in one request")
 
 
 class RetrievalSettings(Section):

@@ -1,6 +1,7 @@
 """LLM character states (paper appendix D.2): per scene, extract -> critic -> revise rounds
 until the critic accepts or `max_rounds` is reached. Every round is one batch over the scenes
-still open. A state must name a candidate character and quote the scene (else it is dropped);
+still open, several scenes per request (tasks.character_states.requests). A state must name a
+candidate character and quote the scene (else it is dropped);
 a scene's rows are the states of its last round, with that round and whether it was accepted.
 A failed request ends its scene with a `failures` row (and the previous round's states)."""
 
@@ -11,15 +12,19 @@ from typing import Any
 from schemas.ids import make_id
 from schemas.responses.continuity import StatesCritique, StatesReply
 from tasks.character_states.offline import Character
+from tasks.character_states.requests import (
+    CRITIC_PROMPT,
+    EXTRACT_PROMPT,
+    SceneAsk,
+    round_values,
+    scene_groups,
+)
 from tasks.continuity.scenes import Scene, SceneGraph
-from tasks.llm.items import run_structured
+from tasks.llm.grouped import GroupedBatch, run_grouped
 from tasks.narrative.inputs import locate_quote
 from tasks.stage import StageContext
 
-EXTRACT_PROMPT = "extract_states/v1"
-CRITIC_PROMPT = "critique_states/v1"
 METHOD = "llm"
-MAX_SCENE_CHARS = 6000
 
 
 def _resolve(name: str, characters: list[Character]) -> str | None:
@@ -77,6 +82,20 @@ def _listing(rows: list[dict[str, Any]], graph: SceneGraph) -> str:
     )
 
 
+def _ask(ctx: StageContext, asks: dict[str, SceneAsk], critic: bool) -> GroupedBatch[Any]:
+    """One round's extract (or critic) requests, several scenes per request."""
+    language, title = ctx.document.language, ctx.document.title
+    groups = scene_groups(list(asks.values()), critic, language, ctx.settings.character_states)
+    return run_grouped(
+        ctx,
+        CRITIC_PROMPT if critic else EXTRACT_PROMPT,
+        groups,
+        lambda ids: round_values(asks, ids, critic, language, title),
+        StatesCritique if critic else StatesReply,
+        tokens_per_item=60 if critic else 400,
+    )
+
+
 def llm_states(
     ctx: StageContext,
     graph: SceneGraph,
@@ -85,7 +104,6 @@ def llm_states(
     per_character: int,
 ) -> dict[str, list[dict[str, Any]]]:
     """States, llm_calls and failures of the planned scenes."""
-    title = ctx.document.title
     open_scenes = {scene.section_id: (scene, characters) for scene, characters in plan}
     feedback: dict[str, str] = {s: "(first pass)" for s in open_scenes}
     last: dict[str, list[dict[str, Any]]] = {}
@@ -95,24 +113,20 @@ def llm_states(
     for round_ in range(1, max_rounds + 1):
         if not open_scenes:
             break
-        items = []
-        for section_id, (scene, characters) in open_scenes.items():
-            items.append(
-                (
-                    f"{section_id}#extract{round_}",
-                    {
-                        "document_title": title,
-                        "heading": scene.heading,
-                        "scene": scene.text[:MAX_SCENE_CHARS],
-                        "characters": ", ".join(c.name for c in characters),
-                        "feedback": feedback[section_id],
-                    },
-                )
+        asks = {
+            f"{section_id}#extract{round_}": SceneAsk(
+                f"{section_id}#extract{round_}",
+                scene.heading,
+                ", ".join(c.name for c in characters),
+                scene.text,
+                feedback[section_id],
             )
-        extracted = run_structured(ctx, EXTRACT_PROMPT, items, StatesReply)
+            for section_id, (scene, characters) in open_scenes.items()
+        }
+        extracted = _ask(ctx, asks, critic=False)
         calls.extend(extracted.calls)
         failures.extend(extracted.failures)
-        judged_items = []
+        judged: dict[str, SceneAsk] = {}
         for section_id, (scene, characters) in list(open_scenes.items()):
             reply = extracted.values.get(f"{section_id}#extract{round_}")
             if reply is None:
@@ -120,18 +134,14 @@ def llm_states(
                 del open_scenes[section_id]
                 continue
             last[section_id] = _rows(graph, scene, characters, reply, round_, per_character)
-            judged_items.append(
-                (
-                    f"{section_id}#critic{round_}",
-                    {
-                        "heading": scene.heading,
-                        "scene": scene.text[:MAX_SCENE_CHARS],
-                        "characters": ", ".join(c.name for c in characters),
-                        "states": _listing(last[section_id], graph),
-                    },
-                )
+            judged[f"{section_id}#critic{round_}"] = SceneAsk(
+                f"{section_id}#critic{round_}",
+                scene.heading,
+                ", ".join(c.name for c in characters),
+                scene.text,
+                _listing(last[section_id], graph),
             )
-        critiques = run_structured(ctx, CRITIC_PROMPT, judged_items, StatesCritique)
+        critiques = _ask(ctx, judged, critic=True)
         calls.extend(critiques.calls)
         failures.extend(critiques.failures)
         for section_id in list(open_scenes):

@@ -1,5 +1,6 @@
 """Pairwise production-continuity judgments over source-grounded scene packets (paper
-appendix D.1). With an LLM, the pairwise prompt per candidate; offline, a deterministic rule
+appendix D.1). With an LLM, the pairwise prompt over candidates grouped several to a request
+(tasks.continuity.judge_requests); offline, a deterministic rule
 over the same packets, labelled `offline_rule`: a shared location (grounded in both scenes or
 the same heading location), compatible time of day and interior/exterior, object overlap as
 extra support, and blockers from changed states of the shared setting or objects."""
@@ -10,11 +11,12 @@ from typing import Any
 
 from schemas.ids import make_id
 from schemas.responses.continuity import ContinuityJudgment
-from tasks.continuity.scenes import Scene, SceneGraph, packet
-from tasks.llm.items import LLMBatch, run_structured
+from tasks.continuity.judge_requests import PROMPT_ID, judge_requests
+from tasks.continuity.scenes import Scene, SceneGraph
+from tasks.llm.grouped import run_grouped
+from tasks.llm.items import LLMBatch
 from tasks.stage import StageContext
 
-PROMPT_ID = "judge_continuity/v1"
 LIGHT = {
     "NIGHT": "night",
     "MIDNIGHT": "night",
@@ -107,35 +109,24 @@ def offline_judgments(graph: SceneGraph, candidates: list[dict[str, Any]]) -> li
     ]
 
 
-def judgment_item(graph: SceneGraph, document_title: str, candidate: dict[str, Any]) -> dict[str, str]:
-    """Prompt values for one candidate: both scene packets and the shared canonical evidence."""
-    by_id = graph.by_id
-    a, b = by_id[candidate["scene_a"]], by_id[candidate["scene_b"]]
-    shared = list(candidate["shared_entity_ids"])
-    lines = []
-    for entity_id in shared:
-        where = [
-            f'scene {s.index + 1}: "{s.grounded[entity_id][0]}"'
-            if entity_id in s.grounded
-            else f"scene {s.index + 1}: via occasion"
-            for s in (a, b)
-        ]
-        lines.append(f"- {graph.name(entity_id)} ({graph.kind(entity_id)}): {'; '.join(where)}")
-    values = {"document_title": document_title, "shared": "\n".join(lines) or "-"}
-    for prefix, scene in (("a", a), ("b", b)):
-        values.update({f"{prefix}_{key}": value for key, value in packet(scene, graph, shared).items()})
-    return values
-
-
 def llm_judgments(
     ctx: StageContext, graph: SceneGraph, candidates: list[dict[str, Any]]
 ) -> tuple[list[dict[str, Any]], LLMBatch[ContinuityJudgment]]:
-    """One pairwise request per candidate; candidates whose request failed are in the batch's failures."""
-    items = [(c["candidate_id"], judgment_item(graph, ctx.document.title, c)) for c in candidates]
-    batch = run_structured(ctx, PROMPT_ID, items, ContinuityJudgment)
+    """Several candidates per request (see judge_requests); candidates whose request failed, or
+    that a reply left out also when asked again, are in the batch's failures."""
+    doc = ctx.document
+    plan = judge_requests(graph, candidates, doc.language, ctx.settings.continuity)
+    batch = run_grouped(
+        ctx,
+        PROMPT_ID,
+        plan.groups,
+        lambda ids: plan.values(ids, doc.title),
+        ContinuityJudgment,
+        tokens_per_item=120,
+    )
     rows = []
     for candidate in candidates:
-        reply = batch.values.get(candidate["candidate_id"])
+        reply = batch.values.get(str(candidate["candidate_id"]))
         if reply is not None:
             verdict = {
                 "is_continuity": reply.is_continuity,

@@ -49,13 +49,17 @@ TABLES = (
 
 
 def _run(
-    source: Workspace, target: Workspace, server: FakeOpenAIServer
+    source: Workspace, target: Workspace, server: FakeOpenAIServer, per_request: int | None = None
 ) -> tuple[dict[str, pd.DataFrame], object]:
+    """The downstream stages over a copy of `source`; `per_request` bounds the items of a grouped
+    request (smaller groups: more requests for the faults to hit)."""
     shutil.copytree(source.root, target.root)
     llm = fast_llm_settings(server.url, timeout_s=0.5, deadline_s=5.0, max_retries=1, concurrency=8)
-    settings = load_settings(overrides={"embed_texts": {"backend": "hashing"}}).model_copy(
-        update={"llm": llm}
-    )
+    overrides: dict = {"embed_texts": {"backend": "hashing"}}
+    if per_request is not None:
+        overrides["continuity"] = {"max_candidates_per_request": per_request}
+        overrides["character_states"] = {"max_scenes_per_request": per_request}
+    settings = load_settings(overrides=overrides).model_copy(update={"llm": llm})
     with OpenAICompatibleClient(llm, cache=None, sleep=lambda _s: None) as client:
         report = build(
             [str(SCREENPLAY)],
@@ -74,7 +78,7 @@ def runs(sample_workspace, tmp_path_factory):
     with FakeOpenAIServer(model_names=(TEST_MODEL,), responder=pipeline_responder) as server:
         clean = _run(sample_workspace, Workspace.at(root / "clean"), server)
         server.set_fault_rate(0.3)
-        faulted = _run(sample_workspace, Workspace.at(root / "faulted"), server)
+        faulted = _run(sample_workspace, Workspace.at(root / "faulted"), server, per_request=2)
     return clean, faulted
 
 
@@ -92,6 +96,9 @@ def test_the_llm_path_fills_every_downstream_table(runs):
     judgments = tables["continuity_judgments"]
     assert len(judgments) == len(tables["continuity_candidates"]) and (judgments["method"] == "llm").all()
     assert judgments["is_continuity"].any() and not judgments["is_continuity"].all()
+    # Several candidates per request (prompt v2), each answered by its own number.
+    asked = calls[calls["stage"] == "judge_continuity"]
+    assert 1 <= len(asked) < len(judgments) and set(asked["prompt_id"]) == {"judge_continuity/v2"}
     chains = tables["continuity_chains"]
     finals = chains[chains["kind"] == "final"]
     assert len(finals) > 0 and (chains["method"] == "llm").all()
@@ -101,6 +108,10 @@ def test_the_llm_path_fills_every_downstream_table(runs):
         )
     states = tables["character_states"]
     assert len(states) > 0 and (states["method"] == "llm").all() and set(states["round"]) == {1, 2}
+    # Several scenes per extract and per critic request (prompts v2).
+    rounds = calls[calls["stage"] == "track_character_states"]
+    assert set(rounds["prompt_id"]) == {"extract_states/v2", "critique_states/v2"}
+    assert len(rounds) < 2 * states["section_id"].nunique()
 
 
 def test_nothing_is_lost_under_faults(runs):

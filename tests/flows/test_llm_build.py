@@ -67,7 +67,7 @@ def clean_and_faulted(tmp_path_factory):
 
 def test_every_llm_stage_runs_through_the_server(clean_and_faulted):
     clean, report, requests, _, _ = clean_and_faulted
-    assert report.ok and requests > 100
+    assert report.ok and requests > 20  # every stage sends several items per request
     calls = read_frame(clean, "llm_calls")
     # extract_graph's combined requests (the default) also return the units and facts
     assert set(calls["stage"]) == set(LLM_STAGES) - {"extract_narrative", "extract_facts"}
@@ -143,7 +143,7 @@ def test_rebuild_is_served_from_the_cache(clean_and_faulted, tmp_path):
         _, report = _build(copy, server, cache=True)
         assert report.ok and server.chat_requests() == []
     calls = read_frame(copy, "llm_calls")
-    assert len(calls) > 100 and (calls["status"] == "cached").all()
+    assert len(calls) == len(read_frame(clean, "llm_calls")) and (calls["status"] == "cached").all()
     for table in ("raw_mentions", "events", "episodes", "storylines"):
         assert read_frame(copy, table).equals(read_frame(clean, table)), table
 
@@ -155,6 +155,8 @@ GROUPED_STAGES = (
     "break_cycles",
     "induce_storylines",
 )
+# One request per item, rendered from the build's own scene graph and candidates / chains / states.
+DOWNSTREAM_STAGES = ("judge_continuity", "chain_continuity", "track_character_states")
 
 
 def test_dry_run_over_the_build_is_within_20_percent_of_its_calls_and_tokens(clean_and_faulted):
@@ -163,10 +165,14 @@ def test_dry_run_over_the_build_is_within_20_percent_of_its_calls_and_tokens(cle
     settings = settings.model_copy(update={"llm": settings.llm.model_copy(update={"url": "http://x/v1"})})
     estimate = {r["stage"]: r for r in dry_run([str(SCREENPLAY)], select_stages(), settings, clean)["stages"]}
     calls = read_frame(clean, "llm_calls")
-    for stage in GROUPED_STAGES:
+    for stage in GROUPED_STAGES + DOWNSTREAM_STAGES:
         actual = calls[calls["stage"] == stage]
         row = estimate[stage]
-        assert row["from"] == "previous build" and len(actual), stage
+        assert row["from"] == "previous build", stage
+        if stage == "chain_continuity" and actual.empty:  # no preliminary chain in this build
+            assert row["calls"] == 0
+            continue
+        assert len(actual), stage
         assert 0.8 <= row["calls"] / len(actual) <= 1.2, (stage, row["calls"], len(actual))
         tokens = int(actual["prompt_tokens"].sum())
         assert 0.8 <= row["prompt_tokens"] / tokens <= 1.2, (stage, row["prompt_tokens"], tokens)

@@ -115,7 +115,7 @@ def test_llm_loop_revises_until_the_critic_accepts(sample_workspace, tmp_path: P
     states, calls, workspace = _llm_states(sample_workspace, tmp_path / "two")
     assert len(states) > 0 and (states["method"] == "llm").all() and states["accepted"].all()
     assert set(states["round"]) == {1, 2}  # one-character scenes pass at once; the others are sent back once
-    assert {"extract_states/v1", "critique_states/v1"} == set(calls["prompt_id"])
+    assert {"extract_states/v2", "critique_states/v2"} == set(calls["prompt_id"])
     sections = read_frame(workspace, "sections", DOC)
     _assert_spans(states, sections, read_frame(workspace, "documents", DOC).iloc[0]["text"])
     capped, _, _ = _llm_states(sample_workspace, tmp_path / "one", max_rounds=1)

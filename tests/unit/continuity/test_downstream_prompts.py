@@ -7,7 +7,13 @@ import pytest
 
 from tasks.llm.prompts import PLACEHOLDER, load_prompt
 
-PROMPTS = ("judge_continuity/v1", "critique_chain/v1", "extract_states/v1", "critique_states/v1")
+PROMPTS = (
+    "judge_continuity/v1",
+    "judge_continuity/v2",
+    "critique_chain/v1",
+    "extract_states/v1",
+    "critique_states/v1",
+)
 
 
 @pytest.mark.parametrize("prompt_id", PROMPTS)

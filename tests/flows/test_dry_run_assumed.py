@@ -1,0 +1,40 @@
+"""`--dry-run` without a previous build: item counts come from the stated assumptions, and the
+grouped stages' requests follow the stages' own bounds (items per request, token budget), so a
+bound of one item a request estimates one request per item and larger bounds fewer."""
+
+from __future__ import annotations
+
+import math
+
+from flows.dry_run import ASSUMPTIONS, dry_run, measure_corpus
+from flows.stages import select_stages
+from schemas.config import load_settings
+from tests.conftest import SCREENPLAY
+
+GROUPED = {
+    "assemble_episodes": ("assemble_episodes", "max_per_request"),
+    "break_cycles": ("break_cycles", "max_per_request"),
+    "induce_storylines": ("induce_storylines", "max_per_request"),
+    "relate_episodes": ("relate_episodes", "max_pairs_per_request"),
+    "judge_continuity": ("continuity", "max_candidates_per_request"),
+    "track_character_states": ("character_states", "max_scenes_per_request"),
+}
+
+
+def _calls(overrides: dict) -> dict[str, int]:
+    settings = load_settings(overrides={"llm": {"url": "http://127.0.0.1:9/v1"}, **overrides})
+    return {r["stage"]: r["calls"] for r in dry_run([str(SCREENPLAY)], select_stages(), settings)["stages"]}
+
+
+def test_grouped_stages_follow_their_request_bounds():
+    grouped = _calls({})
+    one_each = _calls({section: {field: 1} for section, field in GROUPED.values()})
+    for stage in GROUPED:
+        assert 0 < grouped[stage] < one_each[stage], stage
+    settings = load_settings()
+    corpus, _ = measure_corpus([str(SCREENPLAY)], settings)
+    episodes = corpus.sections * ASSUMPTIONS["episodes_per_section"]
+    assert one_each["assemble_episodes"] == math.ceil(episodes - 1e-9)
+    assert one_each["induce_storylines"] == settings.induce_storylines.max_storylines
+    rounds = ASSUMPTIONS["state_rounds_per_section"]
+    assert one_each["track_character_states"] == round(2 * rounds * corpus.sections)
