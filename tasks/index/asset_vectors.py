@@ -1,8 +1,8 @@
-"""Asset vectors, with episodes and storylines optionally derived from vectors already embedded.
+"""Asset vectors, episodes and storylines derived from vectors already embedded (by default).
 
 An episode is a run of units (events, interactions, occasions) whose descriptions are embedded
 anyway (assemble_episodes embeds them; the vector store serves them again), so with
-`[embed_assets] hierarchy_vectors = "derived"` an episode's vector is the token-weighted mean of
+`[embed_assets] hierarchy_vectors = "derived"` (the default) an episode's vector is the token-weighted mean of
 its units' vectors and a storyline's the mean of its episodes', weighted by their units' tokens
 (tasks.index.derived_vectors). An episode or storyline with no member vector is embedded from
 its text. The `text` column keeps each asset's own text either way."""
@@ -37,8 +37,8 @@ def _derive(
     vectors: dict[str, np.ndarray],
     weights: dict[str, float],
 ) -> tuple[dict[str, np.ndarray], dict[str, float], list[int]]:
-    """Vectors of `kind` assets (positions `rows` in `items`) from their members'; the rows
-    with no member vector."""
+    """Vectors of the assets at positions `rows` of `items` from their members' vectors, each
+    group's summed member weight, and the rows with no member vector."""
     groups = [items[row][1] for row in rows]
     known = [(g, m) for g, m in pairs if m in vectors]
     if not known:
