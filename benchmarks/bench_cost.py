@@ -222,10 +222,17 @@ class CountingEmbedder:
 
 
 def offline_build(
-    doc_path: Path, folder: Path, embeddings: str | None = None, chunk_vectors: str | None = None
+    doc_path: Path,
+    folder: Path,
+    embeddings: str | None = None,
+    chunk_vectors: str | None = None,
+    hierarchy_vectors: str | None = None,
 ) -> dict:
     section = {"backend": embeddings, "chunk_vectors": chunk_vectors}
-    settings = load_settings(overrides={"embed_texts": {k: v for k, v in section.items() if v}})
+    overrides = {"embed_texts": {k: v for k, v in section.items() if v}}
+    if hierarchy_vectors:
+        overrides["embed_assets"] = {"hierarchy_vectors": hierarchy_vectors}
+    settings = load_settings(overrides=overrides)
     embedder = build_embedder(settings.embed_texts)
     embedder.embed(["load the model"])  # model load is paid before either timing
     counting = CountingEmbedder(embedder)
@@ -466,6 +473,12 @@ def main() -> None:
         default=None,
         help="[embed_texts] chunk_vectors of the offline build (default: the setting's default)",
     )
+    parser.add_argument(
+        "--hierarchy-vectors",
+        choices=["derived", "embedded"],
+        default=None,
+        help="[embed_assets] hierarchy_vectors of the offline build (default: the setting's default)",
+    )
     parser.add_argument("--llm-only", action="store_true", help="rows 1-3 only (no query or ask timings)")
     parser.add_argument(
         "--offline-only", action="store_true", help="rows 4-6 only (no test-server build; rows 1-3 skipped)"
@@ -480,7 +493,9 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as name:
         folder = Path(name)
         doc_path, doc_id, questions_path = write_inputs(folder, args.doc_title)
-        offline = offline_build(doc_path, folder, args.embeddings, args.chunk_vectors)
+        offline = offline_build(
+            doc_path, folder, args.embeddings, args.chunk_vectors, args.hierarchy_vectors
+        )
         llm = (
             None
             if args.offline_only
@@ -501,7 +516,8 @@ def main() -> None:
     embedding = sum(seconds for _, _, seconds in offline["embedded"].values())
     print(
         f"\n[4] offline build (MiniLM, chunk vectors "
-        f"{getattr(offline['settings'].embed_texts, 'chunk_vectors', 'embedded')}, "
+        f"{getattr(offline['settings'].embed_texts, 'chunk_vectors', 'embedded')}, episode vectors "
+        f"{getattr(getattr(offline['settings'], 'embed_assets', None), 'hierarchy_vectors', 'embedded')}, "
         f"Prefect task runs, model loaded, Prefect server up): {wall:.1f} s, "
         f"ok={offline['ok']}; embedding "
         f"floor ({offline['sentences']:,} sentences, {offline['floor_tokens']:,} tokens) "

@@ -82,6 +82,7 @@ class QueryEngine:
                 embed,
                 hierarchy=self.settings.answer.hierarchy,
                 attributes=self.settings.answer.attributes,
+                dense_chunk_score=self.settings.retrieval.dense_chunk_score,
             )
         return env
 

@@ -207,6 +207,7 @@ STAGES: tuple[Stage, ...] = (
         ),
         writes=("asset_embeddings",),
         version="1",
+        config="embed_assets",
         needs_embedder=True,
     ),
     # Downstream applications (paper §5, appendix D): production continuity and character states.

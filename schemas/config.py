@@ -46,9 +46,18 @@ class EmbedTextsSettings(Section):
     batch_size: int = Field(64, ge=1)
     dimensions: int = Field(384, ge=8, description="vector size of the hashing backend")
     chunk_vectors: Literal["embedded", "sentences"] = Field(
-        "embedded",
-        description="embedded: each chunk's text is embedded; sentences: a chunk's vector is the "
-        "token-weighted mean of its sentences' vectors (half the tokens; retrieval changes, see README)",
+        "sentences",
+        description="sentences: a chunk's vector is the token-weighted mean of its sentences' vectors "
+        "(half the tokens); embedded: each chunk's text is embedded (see README, Cost)",
+    )
+
+
+class EmbedAssetsSettings(Section):
+    hierarchy_vectors: Literal["derived", "embedded"] = Field(
+        "derived",
+        description="derived: an episode's vector is the token-weighted mean of its units' vectors, a "
+        "storyline's of its episodes' (fewer tokens); embedded: both are embedded from their text "
+        "(see README, Cost)",
     )
 
 
@@ -218,6 +227,10 @@ class RetrievalSettings(Section):
     top_k_chunks: int = Field(5, ge=1)
     candidates: int = Field(40, ge=1, description="candidates per retriever before fusion")
     rrf_k: int = Field(60, ge=1)
+    dense_chunk_score: Literal["best_sentence", "chunk"] = Field(
+        "best_sentence",
+        description="dense score of a chunk: its most similar sentence's, or its own vector's",
+    )
 
 
 class AnswerSettings(Section):
@@ -287,6 +300,7 @@ class Settings(Section):
     segment_sections: SegmentSectionsSettings = SegmentSectionsSettings()
     split_chunks: SplitChunksSettings = SplitChunksSettings()
     embed_texts: EmbedTextsSettings = EmbedTextsSettings()
+    embed_assets: EmbedAssetsSettings = EmbedAssetsSettings()
     llm: LLMSettings = LLMSettings()
     extract_graph: ExtractGraphSettings = ExtractGraphSettings()
     canonicalize_entities: CanonicalizeEntitiesSettings = CanonicalizeEntitiesSettings()

@@ -98,7 +98,10 @@ class VectorStore:
 
 
 class CachingEmbedder:
-    """An embedder that embeds only the texts its store has not seen (duplicates within a call once)."""
+    """An embedder that embeds only the texts its store has not seen (duplicates within a call once).
+
+    Stages of a document run side by side: a text another call is embedding right now is not
+    embedded again; the call first embeds its own new texts, then waits for those vectors."""
 
     def __init__(self, inner: Embedder, store: VectorStore) -> None:
         self.inner = inner
@@ -106,24 +109,47 @@ class CachingEmbedder:
         self.store = store
         self.embedded_texts = 0  # texts sent to the model, for benchmarks
         self.served_texts = 0  # texts answered from the store
+        self._pending: dict[bytes, threading.Event] = {}  # texts some call is embedding now
+        self._lock = threading.Lock()
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         texts = list(texts)
         if not texts:
             return self.inner.embed(texts)
         keys = [text_key(t) for t in texts]
-        found = self.store.get_many(keys)
-        missing: dict[bytes, str] = {}
-        for key, text, vector in zip(keys, texts, found):
-            if vector is None:
-                missing.setdefault(key, text)
-        if missing:
-            vectors = self.inner.embed(list(missing.values()))
-            self.store.put_many(list(missing), vectors)
-            fresh = dict(zip(missing, vectors))
-            found = [v if v is not None else fresh[k] for k, v in zip(keys, found)]
-        self.embedded_texts += len(missing)
-        self.served_texts += len(texts) - len(missing)
+        with self._lock:  # claim the missing texts no other call is embedding
+            found = self.store.get_many(keys)
+            own: dict[bytes, str] = {}
+            others: dict[bytes, threading.Event] = {}
+            for key, text, vector in zip(keys, texts, found):
+                if vector is not None or key in own or key in others:
+                    continue
+                if key in self._pending:
+                    others[key] = self._pending[key]
+                else:
+                    own[key] = text
+                    self._pending[key] = threading.Event()
+        fresh: dict[bytes, np.ndarray] = {}
+        try:
+            if own:
+                fresh.update(zip(own, self.inner.embed(list(own.values()))))
+                self.store.put_many(list(fresh), np.stack(list(fresh.values())))
+        finally:
+            with self._lock:
+                for key in own:
+                    self._pending.pop(key).set()
+        for event in others.values():
+            event.wait()
+        if others:  # vectors another call added (embedded here after all if that call failed)
+            late = dict(zip(others, self.store.get_many(list(others))))
+            lost = {key: text for key, text in zip(keys, texts) if key in late and late[key] is None}
+            if lost:
+                late.update(zip(lost, self.inner.embed(list(lost.values()))))
+                self.store.put_many(list(lost), np.stack([late[k] for k in lost]))
+            fresh.update(late)
+        found = [v if v is not None else fresh[k] for k, v in zip(keys, found)]
+        self.embedded_texts += len(own)
+        self.served_texts += len(texts) - len(own)
         return np.stack(found).astype(np.float32)
 
     def flush(self) -> int:

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-import numpy as np
 import pandas as pd
 import pyarrow as pa
 
 from tasks.stage import StageContext, StageOutput
 from tasks.embeddings import Embedder
+from tasks.index.asset_vectors import asset_vectors
 from tasks.index.vector_table import vector_table
 
 
@@ -73,8 +73,14 @@ def asset_texts(tables: dict[str, pd.DataFrame]) -> list[tuple[str, str, str]]:
     return items
 
 
-def asset_embedding_rows(doc_id: str, items: list[tuple[str, str, str]], embedder: Embedder) -> pa.Table:
-    vectors = embedder.embed([text for _, _, text in items]) if items else np.zeros((0, 0))
+def asset_embedding_rows(
+    doc_id: str,
+    items: list[tuple[str, str, str]],
+    embedder: Embedder,
+    tables: dict[str, pd.DataFrame] | None = None,
+    derive_hierarchy: bool = False,
+) -> pa.Table:
+    vectors = asset_vectors(items, tables or {}, embedder, derive_hierarchy)
     columns = {
         "doc_id": [doc_id] * len(items),
         "unit_kind": [kind for kind, _, _ in items],
@@ -88,4 +94,6 @@ def asset_embedding_rows(doc_id: str, items: list[tuple[str, str, str]], embedde
 def run(ctx: StageContext) -> StageOutput:
     if ctx.embedder is None:
         raise RuntimeError("embed_assets needs an embedder")
-    return {"asset_embeddings": asset_embedding_rows(ctx.doc_id, asset_texts(ctx.tables), ctx.embedder)}
+    derive = ctx.settings.embed_assets.hierarchy_vectors == "derived"
+    rows = asset_embedding_rows(ctx.doc_id, asset_texts(ctx.tables), ctx.embedder, ctx.tables, derive)
+    return {"asset_embeddings": rows}

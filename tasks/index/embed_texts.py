@@ -1,9 +1,10 @@
 """Embed every chunk and sentence of a document (batched) into the `embeddings` table.
 
-`[embed_texts] chunk_vectors = "embedded"` (the default) embeds each chunk's text; with
-`"sentences"` only the sentences go to the model and each chunk's vector is derived from its
-sentences' (tasks.index.derived_vectors): half the tokens, but a chunk's vector then covers all
-of it (the model reads 256 word pieces) and retrieval changes."""
+With `[embed_texts] chunk_vectors = "sentences"` (the default) only the sentences go to the
+model and each chunk's vector is derived from its sentences' (tasks.index.derived_vectors):
+half the tokens, and a chunk's vector covers all of it (the model reads 256 word pieces).
+`"embedded"` embeds each chunk's text. The hybrid retriever scores a chunk by its best
+sentence by default, so its ranking does not depend on this setting."""
 
 from __future__ import annotations
 
@@ -58,11 +59,12 @@ def run(ctx: StageContext) -> StageOutput:
     chunks, sentences = ctx.table("chunks"), ctx.table("sentences")
     chunk_ids, chunk_texts = chunks["chunk_id"].tolist(), chunks["text"].tolist()
     sentence_ids, sentence_texts = sentences["sentence_id"].tolist(), sentences["text"].tolist()
+    # sentences first: stages running beside this one embed texts equal to sentences (event
+    # descriptions), which the vector store then serves rather than embedding them again
+    sentence_vectors = _embed(ctx.embedder, sentence_texts)
     if ctx.settings.embed_texts.chunk_vectors == "embedded":
         chunk_vectors = _embed(ctx.embedder, chunk_texts)
-        sentence_vectors = _embed(ctx.embedder, sentence_texts)
     else:
-        sentence_vectors = _embed(ctx.embedder, sentence_texts)
         chunk_vectors = derived_chunk_vectors(
             chunk_ids,
             chunk_texts,

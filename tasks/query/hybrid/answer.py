@@ -81,7 +81,13 @@ def answer_hybrid(
     started = time.perf_counter()
     form = read_question(question, options)
     ranked = hybrid_search(
-        index, question, query_vector, settings.top_k_chunks, settings.candidates, settings.rrf_k
+        index,
+        question,
+        query_vector,
+        settings.top_k_chunks,
+        settings.candidates,
+        settings.rrf_k,
+        settings.dense_chunk_score,
     )
     evidence = evidence_from_chunks(index, [(r.position, r.score) for r in ranked])
     result = answer_extractively(

@@ -60,7 +60,13 @@ def answer_hybrid_llm(
     """The baseline's top-k chunks, answered by the LLM with the final-answer prompt."""
     started = time.perf_counter()
     ranked = hybrid_search(
-        index, question, query_vector, settings.top_k_chunks, settings.candidates, settings.rrf_k
+        index,
+        question,
+        query_vector,
+        settings.top_k_chunks,
+        settings.candidates,
+        settings.rrf_k,
+        settings.dense_chunk_score,
     )
     positions = [(r.position, r.score) for r in ranked]
     board = chunk_board(index, positions)

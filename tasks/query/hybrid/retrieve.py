@@ -34,6 +34,29 @@ def reciprocal_rank_fusion(rankings: list[list[int]], rrf_k: int) -> dict[int, f
     return fused
 
 
+def dense_chunk_scores(
+    index: DocumentIndex, query_vector: np.ndarray | None, dense_score: str = "best_sentence"
+) -> np.ndarray | None:
+    """Each chunk's similarity to the query vector (None without comparable vectors).
+
+    best_sentence: its most similar sentence's (the sentence vectors are there anyway, and a
+    chunk's own vector, embedded or derived, blurs a chunk whose one sentence answers); chunk:
+    its own vector's. A chunk without sentences falls back on its own vector."""
+    if query_vector is None or index.chunk_vectors.shape[1] != query_vector.shape[-1]:
+        return None
+    query = query_vector.reshape(-1)
+    scores = index.chunk_vectors @ query
+    if dense_score == "chunk" or index.sentence_vectors.shape[1] != query.shape[-1]:
+        return scores
+    order, starts, chunks = index.sentence_groups
+    if len(order):
+        # einsum, not BLAS: a threaded matrix-vector product waits for worker threads to wake
+        # after each query's model call (~6 ms against 0.7 ms for 2,485 sentences on a busy host)
+        similarity = np.einsum("ij,j->i", index.sentence_vectors, query)
+        scores[chunks] = np.maximum.reduceat(similarity[order], starts)
+    return scores
+
+
 def hybrid_search(
     index: DocumentIndex,
     question: str,
@@ -41,14 +64,15 @@ def hybrid_search(
     top_k: int,
     candidates: int,
     rrf_k: int,
+    dense_score: str = "best_sentence",
 ) -> list[RankedChunk]:
     """The top_k chunks for `question` by RRF over BM25 and (when vectors exist) dense ranks."""
     bm25 = index.chunk_bm25.scores(question)
     bm25_ranking = [p for p in top_positions(bm25, candidates) if bm25[p] > 0]
     rankings = [bm25_ranking]
     dense_ranking: list[int] = []
-    if query_vector is not None and index.chunk_vectors.shape[1] == query_vector.shape[-1]:
-        dense = index.chunk_vectors @ query_vector.reshape(-1)
+    dense = dense_chunk_scores(index, query_vector, dense_score)
+    if dense is not None:
         dense_ranking = top_positions(dense, candidates)
         rankings.append(dense_ranking)
     fused = reciprocal_rank_fusion(rankings, rrf_k)

@@ -98,6 +98,18 @@ class DocumentIndex:
         return self.chunks.to_dict("records")
 
     @cached_property
+    def sentence_groups(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(sentence positions grouped by chunk, where each group starts, the group's chunk
+        position): per-chunk reductions over sentence scores with one `reduceat`."""
+        position = {chunk_id: row for row, chunk_id in enumerate(self.chunks["chunk_id"])}
+        owner = np.array([position.get(c, -1) for c in self.sentences["chunk_id"]], dtype=np.int64)
+        order = np.argsort(owner, kind="stable")
+        order = order[owner[order] >= 0]
+        owners = owner[order]
+        starts = np.flatnonzero(np.r_[True, owners[1:] != owners[:-1]]) if len(owners) else owners
+        return order, starts, owners[starts] if len(owners) else owners
+
+    @cached_property
     def chunk_ids_of_section(self) -> dict[str, list[str]]:
         found: dict[str, list[str]] = {}
         for chunk_id, section_id in zip(self.chunks["chunk_id"], self.chunks["section_id"]):

@@ -18,6 +18,7 @@ class ToolEnv:
     # attributes and the attribute-built profile summaries (atomic facts stay).
     hierarchy: bool = True
     attributes: bool = True
+    dense_chunk_score: str = "best_sentence"  # [retrieval] dense_chunk_score of the text channel
     _vectors: dict[str, np.ndarray | None] = field(default_factory=dict)
 
     def vector(self, text: str) -> np.ndarray | None:

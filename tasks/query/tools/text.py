@@ -25,7 +25,9 @@ def _chunk_row(env: ToolEnv, position: int, score: float, channel: str = "text")
 
 def hybrid_evidence_search(env: ToolEnv, query: str, top_k: int = 5) -> list[ToolRow]:
     """Source chunks by lexical (BM25) and semantic recall fused by reciprocal rank."""
-    ranked = hybrid_search(env.store.source, query, env.vector(query), top_k, candidates=40, rrf_k=60)
+    ranked = hybrid_search(
+        env.store.source, query, env.vector(query), top_k, 40, 60, env.dense_chunk_score
+    )
     return [_chunk_row(env, r.position, r.score) for r in ranked]
 
 

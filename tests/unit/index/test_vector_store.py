@@ -3,6 +3,8 @@ and builds whose tables are the same with and without it."""
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 
 from flows.corpus import build, make_resources
@@ -78,3 +80,62 @@ def test_tables_are_unchanged_by_vector_reuse(tmp_path, hashing_settings) -> Non
     for table in ("episodes", "episode_links"):
         assert frames[False][table].equals(frames[True][table])
     assert any((tmp_path / "reuse-True" / "cache" / "vectors").rglob("*.npz"))
+
+
+class GatedEmbedder(CountingEmbedder):
+    """Blocks its first call until released, so a second call arrives while texts are in flight."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.entered, self.release = threading.Event(), threading.Event()
+        self.fail_first = False
+
+    def embed(self, texts):
+        if not self.entered.is_set():
+            self.entered.set()
+            self.release.wait(5)
+            if self.fail_first:
+                raise RuntimeError("model down")
+        return super().embed(texts)
+
+
+def _in_flight(model: GatedEmbedder, tmp_path) -> tuple[dict, CachingEmbedder]:
+    embedder = CachingEmbedder(model, VectorStore(tmp_path, model.name))
+    results: dict = {}
+
+    def first() -> None:
+        try:
+            results["first"] = embedder.embed(["a lamp", "the sea"])
+        except RuntimeError as error:
+            results["first"] = error
+
+    worker = threading.Thread(target=first)
+    worker.start()
+    assert model.entered.wait(5)
+    second = threading.Thread(
+        target=lambda: results.setdefault("second", embedder.embed(["the sea", "a key"]))
+    )
+    second.start()
+    second.join(0.2)
+    assert second.is_alive()  # waits for "the sea", embedded by the first call
+    model.release.set()
+    worker.join(5)
+    second.join(5)
+    return results, embedder
+
+
+def test_a_text_in_flight_is_waited_for_not_embedded_again(tmp_path) -> None:
+    model = GatedEmbedder()
+    results, embedder = _in_flight(model, tmp_path)
+    assert sorted(model.seen) == ["a key", "a lamp", "the sea"]
+    np.testing.assert_allclose(results["second"], model.inner.embed(["the sea", "a key"]), atol=1e-6)
+    assert embedder.embedded_texts == 3 and embedder.served_texts == 1
+
+
+def test_a_failed_call_in_flight_leaves_its_texts_to_the_waiting_call(tmp_path) -> None:
+    model = GatedEmbedder()
+    model.fail_first = True
+    results, _ = _in_flight(model, tmp_path)
+    assert isinstance(results["first"], RuntimeError)
+    np.testing.assert_allclose(results["second"], model.inner.embed(["the sea", "a key"]), atol=1e-6)
+    assert sorted(model.seen) == ["a key", "the sea"]

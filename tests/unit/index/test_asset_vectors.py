@@ -1,0 +1,62 @@
+"""Episode and storyline vectors derived from their members' vectors (opt-in), others embedded."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from tasks.embeddings import HashingEmbedder
+from tasks.index.asset_vectors import asset_vectors
+from tasks.text import count_tokens
+
+
+class Recording(HashingEmbedder):
+    def __init__(self) -> None:
+        super().__init__(64)
+        self.seen: list[str] = []
+
+    def embed(self, texts):
+        self.seen.extend(texts)
+        return super().embed(texts)
+
+
+ITEMS = [
+    ("entity", "ent-1", "Nadia (person)."),
+    ("event", "evt-1", "Nadia arrives at the airport."),
+    ("interaction", "int-1", "John asks Nadia about the ticket and the flight."),
+    ("episode", "epi-1", "Arrival. Nadia arrives and John asks about the flight."),
+    ("episode", "epi-2", "An episode whose units were not embedded."),
+    ("storyline", "sto-1", "Nadia and John: the arrival."),
+]
+TABLES = {
+    "episodes": pd.DataFrame({"episode_id": ["epi-1", "epi-2"], "unit_ids": [["evt-1", "int-1"], ["evt-9"]]}),
+    "storylines": pd.DataFrame({"storyline_id": ["sto-1"], "episode_ids": [["epi-1", "epi-2"]]}),
+}
+
+
+def _normalised(vector: np.ndarray) -> np.ndarray:
+    return vector / np.linalg.norm(vector)
+
+
+def test_embedded_by_default_every_text_once() -> None:
+    model = Recording()
+    vectors = asset_vectors(ITEMS, TABLES, model, derive_hierarchy=False)
+    assert model.seen == [text for _, _, text in ITEMS]
+    np.testing.assert_allclose(vectors, HashingEmbedder(64).embed([t for _, _, t in ITEMS]), atol=1e-6)
+
+
+def test_derived_episode_and_storyline_vectors() -> None:
+    model = Recording()
+    vectors = asset_vectors(ITEMS, TABLES, model, derive_hierarchy=True)
+    plain = HashingEmbedder(64)
+    event, interaction = plain.embed([ITEMS[1][2], ITEMS[2][2]])
+    weights = [count_tokens(ITEMS[1][2]), count_tokens(ITEMS[2][2])]
+    episode = _normalised(weights[0] * event + weights[1] * interaction)
+    np.testing.assert_allclose(vectors[3], episode, atol=1e-6)
+    # epi-2 has no embedded unit: its own text is embedded; the storyline weighs both by their tokens
+    lone = plain.embed([ITEMS[4][2]])[0]
+    np.testing.assert_allclose(vectors[4], lone, atol=1e-6)
+    storyline = _normalised(sum(weights) * episode + count_tokens(ITEMS[4][2]) * lone)
+    np.testing.assert_allclose(vectors[5], storyline, atol=1e-6)
+    assert ITEMS[3][2] not in model.seen and ITEMS[5][2] not in model.seen
+    assert ITEMS[4][2] in model.seen
