@@ -10,7 +10,8 @@ from typing import Any
 
 from schemas.ids import make_id
 from schemas.responses.continuity import ContinuityJudgment
-from tasks.continuity.scenes import Scene, SceneGraph, packet
+from tasks.continuity.packets import PacketCache
+from tasks.continuity.scenes import Scene, SceneGraph
 from tasks.llm.items import LLMBatch, run_structured
 from tasks.stage import StageContext
 
@@ -107,9 +108,12 @@ def offline_judgments(graph: SceneGraph, candidates: list[dict[str, Any]]) -> li
     ]
 
 
-def judgment_item(graph: SceneGraph, document_title: str, candidate: dict[str, Any]) -> dict[str, str]:
+def judgment_item(
+    graph: SceneGraph, document_title: str, candidate: dict[str, Any], packets: PacketCache | None = None
+) -> dict[str, str]:
     """Prompt values for one candidate: both scene packets and the shared canonical evidence."""
-    by_id = graph.by_id
+    packets = packets or PacketCache(graph)
+    by_id = packets.by_id
     a, b = by_id[candidate["scene_a"]], by_id[candidate["scene_b"]]
     shared = list(candidate["shared_entity_ids"])
     lines = []
@@ -123,7 +127,7 @@ def judgment_item(graph: SceneGraph, document_title: str, candidate: dict[str, A
         lines.append(f"- {graph.name(entity_id)} ({graph.kind(entity_id)}): {'; '.join(where)}")
     values = {"document_title": document_title, "shared": "\n".join(lines) or "-"}
     for prefix, scene in (("a", a), ("b", b)):
-        values.update({f"{prefix}_{key}": value for key, value in packet(scene, graph, shared).items()})
+        values.update({f"{prefix}_{key}": value for key, value in packets.packet(scene, shared).items()})
     return values
 
 
@@ -131,7 +135,9 @@ def llm_judgments(
     ctx: StageContext, graph: SceneGraph, candidates: list[dict[str, Any]]
 ) -> tuple[list[dict[str, Any]], LLMBatch[ContinuityJudgment]]:
     """One pairwise request per candidate; candidates whose request failed are in the batch's failures."""
-    items = [(c["candidate_id"], judgment_item(graph, ctx.document.title, c)) for c in candidates]
+    title, packets = ctx.document.title, PacketCache(graph)
+    # A generator: each candidate's request is sent as soon as its prompt is built.
+    items = ((c["candidate_id"], judgment_item(graph, title, c, packets)) for c in candidates)
     batch = run_structured(ctx, PROMPT_ID, items, ContinuityJudgment)
     rows = []
     for candidate in candidates:
