@@ -15,6 +15,7 @@ class PacketCache:
         self._fixed: dict[str, dict[str, str]] = {}
         self._lines: dict[str, tuple[list[str], list[str]]] = {}
         self._evidence: dict[tuple[str, frozenset[str]], str] = {}
+        self._line_hits: dict[tuple[str, str], tuple[int, ...]] = {}
 
     def evidence(self, scene: Scene, entity_ids: list[str]) -> str:
         """`scenes.evidence_lines(scene, entity_ids, graph)`, with the scene's lines split once."""
@@ -22,14 +23,27 @@ class PacketCache:
         key = (scene.section_id, surfaces)
         found = self._evidence.get(key)
         if found is None:
-            if scene.section_id not in self._lines:
-                lines = [line.strip() for line in scene.text.splitlines() if line.strip()]
-                self._lines[scene.section_id] = (lines, [line.lower() for line in lines])
-            lines, lowered = self._lines[scene.section_id]
-            picked = [
-                line for line, low in zip(lines, lowered) if any(s and s in low for s in surfaces)
-            ] or lines[:4]
+            lines = self._scene_lines(scene)[0]
+            hits = sorted({k for s in surfaces if s for k in self._hits(scene, s)})
+            picked = [lines[k] for k in hits] or lines[:4]
             found = self._evidence[key] = "\n".join(picked)[:MAX_EVIDENCE_CHARS]
+        return found
+
+    def _scene_lines(self, scene: Scene) -> tuple[list[str], list[str]]:
+        """The scene's non-blank lines, stripped, and the same lowercased."""
+        found = self._lines.get(scene.section_id)
+        if found is None:
+            lines = [line.strip() for line in scene.text.splitlines() if line.strip()]
+            found = self._lines[scene.section_id] = (lines, [line.lower() for line in lines])
+        return found
+
+    def _hits(self, scene: Scene, surface: str) -> tuple[int, ...]:
+        """Positions of the scene's lines holding `surface` (lowercased)."""
+        key = (scene.section_id, surface)
+        found = self._line_hits.get(key)
+        if found is None:
+            lowered = self._scene_lines(scene)[1]
+            found = self._line_hits[key] = tuple(k for k, low in enumerate(lowered) if surface in low)
         return found
 
     def packet(self, scene: Scene, shared: list[str]) -> dict[str, str]:
