@@ -221,13 +221,15 @@ class OpenAICompatibleClient:
         """`structured` over many requests, `settings.concurrency` at a time, results in request order.
 
         `requests` may be lazy (a generator): each request is sent as soon as it is produced, so
-        rendering the next prompts overlaps with the requests already in flight."""
+        rendering the next prompts overlaps with the requests already in flight. There are more
+        workers than slots: a worker parsing and validating its reply has released its slot, and
+        another worker is already waiting to take it (the server pool still bounds what is in flight).
+        """
+        workers = self.settings.concurrency + max(2, self.settings.concurrency // 2)
         if isinstance(requests, Sequence):
             if not requests:
                 return []
-            workers = min(self.settings.concurrency, len(requests))
-        else:
-            workers = self.settings.concurrency
+            workers = min(workers, len(requests))
         with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="llm") as pool:
             futures = [pool.submit(self.structured, request, response_model) for request in requests]
             return [future.result() for future in futures]
