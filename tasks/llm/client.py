@@ -224,8 +224,10 @@ class OpenAICompatibleClient:
         rendering the next prompts overlaps with the requests already in flight. There are more
         workers than slots: a worker parsing and validating its reply has released its slot, and
         another worker is already waiting to take it (the server pool still bounds what is in flight).
+        Below 4 slots, one worker per slot: requests (and their re-asks) keep their order.
         """
-        workers = self.settings.concurrency + max(2, self.settings.concurrency // 2)
+        limit = self.settings.concurrency
+        workers = limit + limit // 2 if limit >= 4 else limit
         if isinstance(requests, Sequence):
             if not requests:
                 return []
