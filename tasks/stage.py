@@ -100,15 +100,24 @@ class StageContext:
     raw: "RawDocument | None" = None
     embedder: "Embedder | None" = None
     llm: "LLMClient | None" = None
+    # (raw document, documents frame) -> info: stages read `document` inside per-item loops
+    _document: tuple[Any, Any, DocumentInfo] | None = field(
+        default=None, init=False, repr=False, compare=False
+    )
 
     @property
     def document(self) -> DocumentInfo:
+        source = self.raw if self.raw is not None else self.tables["documents"]
+        cached = self._document
+        if cached is not None and cached[0] is self.raw and cached[1] is source:
+            return cached[2]
         if self.raw is not None:
-            return DocumentInfo(
-                self.raw.doc_id, self.raw.title, self.raw.language, self.raw.kind, self.raw.text
-            )
-        frame = self.tables["documents"]
-        return DocumentInfo.from_row(frame.iloc[0].to_dict())
+            raw = self.raw
+            info = DocumentInfo(raw.doc_id, raw.title, raw.language, raw.kind, raw.text)
+        else:
+            info = DocumentInfo.from_row(source.iloc[0].to_dict())
+        self._document = (self.raw, source, info)
+        return info
 
     def table(self, name: str) -> pd.DataFrame:
         return self.tables[name]

@@ -58,7 +58,13 @@ def resolve_decisions(decisions: Iterable[Decision]) -> list[Decision]:
             ordered.append(d)
             continue
         clash = next(
-            ((x, y) for x in members[ra] for y in members[rb] if tuple(sorted((x, y))) in apart), None
+            (
+                (x, y)
+                for x in sorted(members[ra])  # sorted: a set's order changes with the process's hash seed
+                for y in sorted(members[rb])
+                if tuple(sorted((x, y))) in apart
+            ),
+            None,
         )
         if clash:
             ordered.append(

@@ -26,11 +26,19 @@ def mention_samples(
 ) -> list[str]:
     """Up to `limit` context windows around an entity's first mentions, in text order; windows that
     overlap within a chunk are merged into one."""
+    spans = zip(mentions["chunk_id"], mentions["char_start"], mentions["char_end"])
+    return span_samples(list(spans), chunk_text, limit)
+
+
+def span_samples(
+    spans: list[tuple[str, int, int]], chunk_text: dict[str, tuple[int, str]], limit: int = SAMPLE_MENTIONS
+) -> list[str]:
+    """`mention_samples` of an entity's mentions given as (chunk id, char_start, char_end), in order."""
     by_chunk: dict[str, list[tuple[int, int]]] = {}
-    for m in mentions.itertuples():
-        if m.chunk_id in chunk_text:
-            start = chunk_text[m.chunk_id][0]
-            by_chunk.setdefault(m.chunk_id, []).append((int(m.char_start) - start, int(m.char_end) - start))
+    for chunk_id, char_start, char_end in spans:
+        if chunk_id in chunk_text:
+            start = chunk_text[chunk_id][0]
+            by_chunk.setdefault(chunk_id, []).append((int(char_start) - start, int(char_end) - start))
     samples: list[str] = []
     for chunk_id, spans in by_chunk.items():
         text = chunk_text[chunk_id][1]
@@ -86,9 +94,12 @@ def merge_requests(
     records = raw_entities[raw_entities["raw_entity_id"].isin(asked)].set_index("raw_entity_id")
     chunk_text = {c.chunk_id: (int(c.char_start), c.text) for c in chunks.itertuples()}
     mentions = raw_mentions[raw_mentions["raw_entity_id"].isin(asked)].sort_values("char_start")
-    by_entity = dict(tuple(mentions.groupby("raw_entity_id")))
+    spans: dict[str, list[tuple[str, int, int]]] = {}  # per entity, in the sorted order
+    columns = ("raw_entity_id", "chunk_id", "char_start", "char_end")
+    for raw_id, chunk_id, char_start, char_end in zip(*(mentions[c] for c in columns)):
+        spans.setdefault(raw_id, []).append((chunk_id, char_start, char_end))
     described = {
-        raw_id: entity_record(row, mention_samples(by_entity.get(raw_id, mentions.head(0)), chunk_text))
+        raw_id: entity_record(row, span_samples(spans.get(raw_id, []), chunk_text))
         for raw_id, row in records.to_dict("index").items()
     }
     pairs = {f"{a}|{b}": (a, b) for a, b, _ in undecided}

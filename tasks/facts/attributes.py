@@ -10,6 +10,7 @@ from typing import Any
 
 import pandas as pd
 
+from tasks.facts.relation_index import RelationIndex
 from tasks.narrative.inputs import NarrativeInputs, join_names
 
 OCCUPATIONS_EN = frozenset(
@@ -121,9 +122,15 @@ def _surfaces(inputs: NarrativeInputs, entity_id: str) -> list[str]:
 
 
 def derive_attributes(
-    inputs: NarrativeInputs, entity: dict[str, Any], facts: list[dict[str, Any]], relations: pd.DataFrame
+    inputs: NarrativeInputs,
+    entity: dict[str, Any],
+    facts: list[dict[str, Any]],
+    relations: pd.DataFrame | RelationIndex | None,
 ) -> dict[str, tuple[str, list[str]]]:
-    """key -> (value, supporting fact ids) for one entity."""
+    """key -> (value, supporting fact ids) for one entity (pass a RelationIndex built once when
+    deriving many entities)."""
+    if not isinstance(relations, RelationIndex):
+        relations = RelationIndex(relations)
     entity_id, language = entity["entity_id"], inputs.language
     attributes: dict[str, tuple[str, list[str]]] = {}
     surfaces = _surfaces(inputs, entity_id)
@@ -226,18 +233,13 @@ def _relations_table(
     inputs: NarrativeInputs,
     entity_id: str,
     facts: list[dict[str, Any]],
-    relations: pd.DataFrame,
+    relations: RelationIndex,
     put: Any,
     limit: int = 3,
 ) -> None:
     """The strongest relations to characters that the entity's facts also attest."""
-    if relations is None or relations.empty:
-        return
-    own = relations[
-        (relations["source_entity_id"] == entity_id) | (relations["target_entity_id"] == entity_id)
-    ]
     added = 0
-    for relation in own.sort_values(["weight", "relation_id"], ascending=[False, True]).to_dict("records"):
+    for relation in relations.of(entity_id):
         other = (
             relation["target_entity_id"]
             if relation["source_entity_id"] == entity_id

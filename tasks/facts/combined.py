@@ -19,6 +19,7 @@ from schemas.config import ExtractFactsSettings
 from schemas.responses.combined import PassageFact
 from tasks.facts.attributes import add_entity_rows, derive_attributes
 from tasks.facts.located import located_fact_row
+from tasks.facts.relation_index import RelationIndex
 from tasks.facts.heuristics import normal_key
 from tasks.narrative.combined import failure_row
 from tasks.narrative.inputs import NarrativeInputs
@@ -94,12 +95,13 @@ def combined_profiles(
         "entity_attributes": [],
         "entity_profiles": [],
     }
+    relation_index = RelationIndex(relations)  # sorted once for every entity
     for entity in profiled:
         kept = by_entity.get(entity["entity_id"], {}).values()
         facts = sorted(kept, key=lambda f: (f["char_start"], f["fact_id"]))
         if not facts:
             continue
-        attributes = derive_attributes(inputs, entity, facts, relations)
+        attributes = derive_attributes(inputs, entity, facts, relation_index)
         spread = [ordinals[f["section_id"]] for f in facts if f["section_id"] in ordinals]
         sections = [s for s in as_list(entity.get("section_ids")) if s in ordinals] or [
             f["section_id"] for f in facts

@@ -18,6 +18,7 @@ import pandas as pd
 from schemas.config import ExtractFactsSettings
 from tasks.stage import StageContext, StageOutput
 from tasks.facts.attributes import add_entity_rows, derive_attributes
+from tasks.facts.relation_index import RelationIndex
 from tasks.facts.heuristics import METHOD, fact_rows
 from tasks.facts.combined import combined_profiles, stored_facts
 from tasks.facts.llm import llm_profiles
@@ -55,6 +56,7 @@ def heuristic_profiles(
     """Facts, attributes and profiles of every profiled entity from its linked chunks' sentences."""
     out: dict[str, list[dict[str, Any]]] = {table: [] for table in TABLES}
     ordinals = dict(zip(inputs.sections["section_id"], inputs.sections["ordinal"].astype(int)))
+    relation_index = RelationIndex(relations)  # sorted once for every entity
     for entity in profiled_entities(inputs.entities, settings.min_degree):
         chunks = linked_chunks(inputs, entity, settings.max_chunks_per_entity)
         facts = fact_rows(
@@ -62,7 +64,7 @@ def heuristic_profiles(
         )
         if not facts:
             continue
-        attributes = derive_attributes(inputs, entity, facts, relations)
+        attributes = derive_attributes(inputs, entity, facts, relation_index)
         sections = [s for s in as_list(entity.get("section_ids")) if s in ordinals] or [
             f["section_id"] for f in facts
         ]

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass
+from functools import lru_cache
 
 from schemas.ids import make_id
 from tasks.text import CJK_CHAR
@@ -92,6 +93,7 @@ def is_cjk(text: str) -> bool:
     return bool(CJK_CHAR.search(text))
 
 
+@lru_cache(maxsize=1 << 16)  # pure, and asked for the same surfaces over and over while grounding
 def clean_surface(surface: str) -> str:
     """A surface with outer punctuation and possessive removed, spaces collapsed (NFKC)."""
     text = unicodedata.normalize("NFKC", surface).strip()
@@ -104,6 +106,7 @@ def clean_surface(surface: str) -> str:
     return text.rstrip(".")
 
 
+@lru_cache(maxsize=1 << 16)
 def normalize_name(surface: str) -> str:
     """The identity of a name inside one type: casefolded tokens without a leading article."""
     text = clean_surface(surface)

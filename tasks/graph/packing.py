@@ -93,8 +93,10 @@ def split_reply(reply: GraphExtraction, members: tuple[Member, ...], language: s
     replies = []
     for k in range(len(members)):
         keep = {key for key in named[k] if isinstance(key, int)} | needed[k] | (unplaced if k == 0 else set())
+        # The items were validated with the packed reply, whose lists may be longer than one
+        # chunk's reply model allows (a combined pack answers up to 120 entities): not re-validated.
         replies.append(
-            GraphExtraction(
+            GraphExtraction.model_construct(
                 entities=[e for i, e in enumerate(reply.entities) if i in keep], relations=relations[k]
             )
         )

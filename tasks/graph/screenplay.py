@@ -129,17 +129,45 @@ def written_as_proper(text: str, name: str) -> bool:
     mid-sentence capitals: "Actually," at the start of a line proves nothing."""
     if name.split()[-1].lower() in ROLE_WORDS:
         return False
-    pattern = re.compile(rf"(?<![\w'’])({re.escape(name)})(?![\w])", re.IGNORECASE)
     lower = upper_mid = 0
-    for match in pattern.finditer(text):
-        surface = match.group(1)
+    for start in _occurrences(text, name):
+        surface = text[start : start + len(name)]
         if surface.islower():
             lower += 1
-        elif surface[0].isupper() and re.search(
-            r"[a-z,;]\s*$", text[max(0, match.start() - 3) : match.start()]
-        ):
+        elif surface[0].isupper() and re.search(r"[a-z,;]\s*$", text[max(0, start - 3) : start]):
             upper_mid += 1
     return lower == 0 or lower <= upper_mid // 3
+
+
+# Characters that match an ASCII letter under re.IGNORECASE without being its lower or upper case
+# (dotless i, long s, Kelvin sign), and one whose lower case is two characters.
+_FOLDS_TO_ASCII = re.compile("[\u0130\u0131\u017f\u212a]")
+
+
+def _occurrences(text: str, name: str) -> list[int]:
+    """Starts of `(?<![\\w'’])name(?![\\w])` matches of `name` in `text`, case-insensitive, left to
+    right without overlap (as re.finditer finds them). An ASCII name is found with str.find in the
+    lowercased text (the same matches when no character of the text case-folds into ASCII
+    otherwise); any other name with the regular expression."""
+    if not name.isascii() or _FOLDS_TO_ASCII.search(text):
+        pattern = re.compile(rf"(?<![\w'’])({re.escape(name)})(?![\w])", re.IGNORECASE)
+        return [match.start() for match in pattern.finditer(text)]
+    lowered, needle, size = text.lower(), name.lower(), len(name)
+    starts: list[int] = []
+    at = lowered.find(needle)
+    while at >= 0:
+        before = text[at - 1] if at > 0 else ""
+        after = text[at + size] if at + size < len(text) else ""
+        if (not before or not (_word(before) or before in "'’")) and (not after or not _word(after)):
+            starts.append(at)
+            at = lowered.find(needle, at + size)
+        else:
+            at = lowered.find(needle, at + 1)
+    return starts
+
+
+def _word(char: str) -> bool:
+    return char.isalnum() or char == "_"
 
 
 def read_speakers(blocks: list[Block], title: str) -> tuple[Counter, dict[int, str]]:

@@ -15,7 +15,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Generic, Protocol, Sequence, TypeVar
+from typing import Any, Callable, Generic, Iterable, Protocol, Sequence, TypeVar
 
 import httpx
 from pydantic import BaseModel, ValidationError
@@ -124,7 +124,7 @@ class LLMClient(Protocol):
     def text(self, request: LLMRequest) -> LLMResult[str]: ...
 
     def map_structured(
-        self, requests: Sequence[LLMRequest], response_model: type[M]
+        self, requests: Iterable[LLMRequest], response_model: type[M]
     ) -> list[LLMResult[M]]: ...
 
     def tool_step(self, request: LLMRequest, tools: list[dict[str, Any]]) -> LLMResult[ToolStep]: ...
@@ -217,13 +217,24 @@ class OpenAICompatibleClient:
         Tool arguments are returned as the model wrote them; validating them is the caller's job."""
         return self._call(request, parse_tool_step, None, None, tools=tools)
 
-    def map_structured(self, requests: Sequence[LLMRequest], response_model: type[M]) -> list[LLMResult[M]]:
-        """`structured` over many requests, `settings.concurrency` at a time, results in request order."""
-        if not requests:
-            return []
-        workers = min(self.settings.concurrency, len(requests))
+    def map_structured(self, requests: Iterable[LLMRequest], response_model: type[M]) -> list[LLMResult[M]]:
+        """`structured` over many requests, `settings.concurrency` at a time, results in request order.
+
+        `requests` may be lazy (a generator): each request is sent as soon as it is produced, so
+        rendering the next prompts overlaps with the requests already in flight. There are more
+        workers than slots: a worker parsing and validating its reply has released its slot, and
+        another worker is already waiting to take it (the server pool still bounds what is in flight).
+        Below 4 slots, one worker per slot: requests (and their re-asks) keep their order.
+        """
+        limit = self.settings.concurrency
+        workers = limit + limit // 2 if limit >= 4 else limit
+        if isinstance(requests, Sequence):
+            if not requests:
+                return []
+            workers = min(workers, len(requests))
         with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="llm") as pool:
-            return list(pool.map(lambda r: self.structured(r, response_model), requests))
+            futures = [pool.submit(self.structured, request, response_model) for request in requests]
+            return [future.result() for future in futures]
 
     # -- one logical call --------------------------------------------------------------
 

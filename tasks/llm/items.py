@@ -7,7 +7,7 @@ attempt is an `llm_calls` row. Stages call this and never see HTTP, retries or t
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Generic, Sequence, TypeVar
+from typing import Any, Generic, Iterable, Iterator, Sequence, TypeVar
 
 from pydantic import BaseModel
 
@@ -33,13 +33,18 @@ class LLMBatch(Generic[M]):
 def build_requests(
     ctx: StageContext,
     prompt_id: str,
-    items: Sequence[tuple[str, dict[str, Any]]],
+    items: Iterable[tuple[str, dict[str, Any]]],
     max_tokens: int | None = None,
-) -> list[LLMRequest]:
-    """One request per (item id, placeholder values), in the document's language."""
+) -> Iterator[LLMRequest]:
+    """One request per (item id, placeholder values), in the document's language, rendered as the
+    items come (lazily); an item id seen before is a ValueError."""
     prompt = load_prompt(prompt_id, ctx.document.language)
-    return [
-        LLMRequest(
+    seen: set[str] = set()
+    for item_id, values in items:
+        if item_id in seen:
+            raise ValueError(f"stage {ctx.stage}: item ids must be unique per call")
+        seen.add(item_id)
+        yield LLMRequest(
             stage=ctx.stage,
             item_id=item_id,
             doc_id=ctx.doc_id,
@@ -48,23 +53,25 @@ def build_requests(
             messages=render_messages(prompt, values),
             max_tokens=max_tokens,
         )
-        for item_id, values in items
-    ]
 
 
 def run_structured(
     ctx: StageContext,
     prompt_id: str,
-    items: Sequence[tuple[str, dict[str, Any]]],
+    items: Iterable[tuple[str, dict[str, Any]]],
     response_model: type[M],
     max_tokens: int | None = None,
 ) -> LLMBatch[M]:
-    """Ask the LLM once per item (bounded concurrency inside the client) and collect the outcome."""
+    """Ask the LLM once per item (bounded concurrency inside the client) and collect the outcome.
+
+    `items` may be a generator: each item's request is sent as soon as it is built, so the CPU of
+    building the next items overlaps with the requests in flight."""
     if ctx.llm is None:
         raise RuntimeError(f"stage {ctx.stage} asked for the LLM but none is configured")
-    ids = [item_id for item_id, _ in items]
-    if len(set(ids)) != len(ids):
-        raise ValueError(f"stage {ctx.stage}: item ids must be unique per call")
+    if isinstance(items, Sequence):
+        ids = [item_id for item_id, _ in items]
+        if len(set(ids)) != len(ids):  # before any request is sent
+            raise ValueError(f"stage {ctx.stage}: item ids must be unique per call")
     batch: LLMBatch[M] = LLMBatch()
     results = ctx.llm.map_structured(build_requests(ctx, prompt_id, items, max_tokens), response_model)
     for result in results:

@@ -4,7 +4,7 @@ that got no value) of the calls made through it: query-time accounting for one q
 from __future__ import annotations
 
 import threading
-from typing import Any, Sequence
+from typing import Any, Iterable
 
 from tasks.llm.client import LLMClient, LLMRequest, LLMResult
 
@@ -34,5 +34,5 @@ class RecordingClient:
     def tool_step(self, request: LLMRequest, tools: list[dict[str, Any]]) -> LLMResult:
         return self._keep(self.inner.tool_step(request, tools))
 
-    def map_structured(self, requests: Sequence[LLMRequest], response_model: type) -> list[LLMResult]:
+    def map_structured(self, requests: Iterable[LLMRequest], response_model: type) -> list[LLMResult]:
         return [self._keep(result) for result in self.inner.map_structured(requests, response_model)]

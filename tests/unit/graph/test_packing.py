@@ -3,7 +3,7 @@
 from types import SimpleNamespace
 
 from flows.dry_run import packed_requests
-from schemas.responses.graph import GraphExtraction
+from schemas.responses.graph import ExtractedEntity, GraphExtraction
 from tasks.graph.packing import Member, pack_chunks, split_reply
 
 TEXT = "Anna meets Ben at the pier.\n\nLater Carl waits alone by the lighthouse."
@@ -70,3 +70,17 @@ def test_a_packed_reply_is_split_by_where_names_occur() -> None:
     ]  # no chunk names both: the first named end
     assert [e.name for e in parts[1].entities] == ["Carl", "lighthouse"]
     assert [r.description for r in parts[1].relations] == ["waits"]
+
+
+def test_a_chunk_may_receive_more_entities_than_a_single_chunk_reply_allows() -> None:
+    # A combined pack answers up to 120 entities; one chunk naming 62 of them must not fail the stage.
+    names = [f"Person{i:02d}" for i in range(62)]
+    first = " ".join(names) + "."
+    members = (Member("c0", 0, first), Member("c1", len(first) + 2, "Nobody else."))
+    reply = GraphExtraction.model_construct(
+        entities=[ExtractedEntity(name=n, type="character", description="", aliases=[]) for n in names],
+        relations=[],
+    )
+    parts = split_reply(reply, members, "en")
+    assert [e.name for e in parts[0].entities] == names
+    assert parts[1].entities == []
