@@ -14,25 +14,33 @@ Prefect task run of its own. What to skip is decided by the project's manifest
 from __future__ import annotations
 
 import json
+import os
+import threading
+import time
+from contextlib import nullcontext
 from functools import partial
 from pathlib import Path
 from typing import Any
 
 from prefect import flow, task
 from prefect.cache_policies import NO_CACHE
-from prefect.task_runners import ThreadPoolTaskRunner
+from prefect.futures import as_completed
+from prefect.task_runners import ProcessPoolTaskRunner, ThreadPoolTaskRunner
 from prefect.utilities.annotations import quote
 
-from flows.corpus import BuildReport, Progress, build
-from flows.prefect_server import reap_with_this_process
+from flows.corpus import BuildReport, build
+from flows.progress import Progress
+from flows.prefect_server import reap_with_this_process, shared_with_workers
+from flows.runtime import THREAD_VARIABLES
 from flows.runner import DocumentReport, Resources, StageOutcome, run_document, run_stage
 from flows.sessions import (
     Session,
     close_session,
     make_resources,
     open_session,
+    registered_session,
     session_for,
-    settings_payload,
+    worker_settings,
     api_key,
 )
 from flows.stages import Stage, select_stages
@@ -40,6 +48,7 @@ from schemas.config import Settings, load_settings
 from schemas.ids import sha256_bytes
 from tasks.ingest.scan import DocumentRef
 from tasks.llm.client import build_llm_client
+from tasks.llm.pool import SharedPool, adopt_pools, share_pool
 from tasks.tables.io import Workspace, atomic_write_text
 
 PLANS_DIR = "plans"
@@ -58,12 +67,18 @@ def _stage_as_task(workspace, ref, stage, settings, resources, manifest, fingerp
 
 @task(name="build_document", cache_policy=NO_CACHE, persist_result=False)
 def build_document(
-    workspace: str, ref: dict[str, Any], stages: list[str], settings: dict[str, Any], session: str
+    workspace: str,
+    ref: dict[str, Any],
+    stages: list[str],
+    settings: dict[str, Any],
+    session: str,
+    quiet: bool = True,
+    force: list[str] = (),
 ) -> DocumentReport:
     """Build one document, read from its input by reference, in whatever process runs the task."""
-    state = session_for(session, settings, stages, workspace)
+    state = session_for(session, settings, stages, workspace, quiet, force)
     document = DocumentRef.from_json(ref)
-    report = run_document(
+    return run_document(
         Workspace.at(workspace),
         document,
         state.stages,
@@ -72,9 +87,6 @@ def build_document(
         state.progress,
         _stage_as_task,
     )
-    if state.progress is not None:
-        state.progress.document_done(report)
-    return report
 
 
 def write_plan(workspace: Workspace, refs: list[DocumentRef], session: str) -> tuple[Path, str]:
@@ -94,24 +106,65 @@ def read_plan(path: str, sha256: str) -> list[dict[str, Any]]:
 
 @flow(name="build_documents", persist_result=False, validate_parameters=False)
 def build_documents_flow(
-    workspace: str, plan: str, plan_sha256: str, stages: list[str], settings: dict[str, Any], session: str
+    workspace: str,
+    plan: str,
+    plan_sha256: str,
+    stages: list[str],
+    settings: dict[str, Any],
+    session: str,
+    quiet: bool = True,
+    force: list[str] = (),
 ) -> list[DocumentReport]:
     futures = [
         build_document.with_options(task_run_name=f"build_document[{ref['doc_id']}]").submit(
-            workspace, ref, stages, settings, session
+            workspace, ref, stages, settings, session, quiet, force
         )
         for ref in read_plan(plan, plan_sha256)
     ]
+    # Document lines are printed here, in the process that started the run, as documents finish
+    # (wherever they were built), so they are counted once.
+    started = registered_session(session)
+    for future in as_completed(futures):
+        if started is not None and started.progress is not None:
+            started.progress.document_done(future.result())
     return [future.result() for future in futures]
 
 
-def task_runner_for(runner: str, concurrency: int, dask_address: str | None = None):
-    """Prefect's thread pool (default), or a Dask cluster: `dask_address`, else a LocalCluster of
-    `concurrency` single-threaded worker processes."""
+def start_worker(shared_pools: list[SharedPool], threads: int) -> None:
+    """Runs once in each worker process as it starts, before any task: the process takes its LLM
+    request slots from the bound it shares with the others, and its share of the machine's
+    threads for the embedding model (set before the model library loads)."""
+    for name in THREAD_VARIABLES:
+        os.environ[name] = str(threads)
+    adopt_pools(shared_pools)
+    threading.Thread(target=_exit_with_parent, args=(os.getppid(),), daemon=True).start()
+
+
+def _exit_with_parent(parent: int) -> None:
+    # A worker never outlives the build that started it (even one killed with SIGKILL): the next
+    # build takes over the stale writer lock and must not find this one still writing.
+    while os.getppid() == parent:
+        time.sleep(1.0)
+    os._exit(1)
+
+
+def task_runner_for(
+    runner: str, concurrency: int, dask_address: str | None = None, shared_pools: list[SharedPool] = ()
+):
+    """Prefect's thread pool (default); `concurrency` worker processes on this machine (their CPU
+    work runs in parallel; together they keep the LLM bound of `shared_pools`); or a Dask cluster:
+    `dask_address`, else a LocalCluster of `concurrency` single-threaded worker processes."""
     if runner == "thread":
         return ThreadPoolTaskRunner(max_workers=concurrency)
+    if runner == "process":
+        threads = int(os.environ.get(THREAD_VARIABLES[0]) or os.cpu_count() or 1)
+        return ProcessPoolTaskRunner(
+            max_workers=concurrency,
+            initializer=start_worker,
+            initargs=(list(shared_pools), max(1, threads // max(1, concurrency))),
+        )
     if runner != "dask":
-        raise ValueError(f"unknown runner {runner!r}; choose thread or dask")
+        raise ValueError(f"unknown runner {runner!r}; choose thread, process or dask")
     from prefect_dask import DaskTaskRunner  # optional scale-out dependency, loaded only when asked for
 
     if dask_address:
@@ -140,18 +193,24 @@ def build_documents(
     settings = resources.settings
     session = open_session(Session(resources=resources, stages=stages, progress=progress))
     plan, digest = write_plan(workspace, refs, session)
+    # Worker processes share this process's bound on requests in flight to the LLM server.
+    pool = getattr(resources.llm, "pool", None)
+    shared = [share_pool(pool)] if runner == "process" and pool is not None else []
     try:
         flow_ = build_documents_flow.with_options(
-            task_runner=task_runner_for(runner, settings.build.concurrency, dask_address)
+            task_runner=task_runner_for(runner, settings.build.concurrency, dask_address, shared)
         )
-        return flow_(
-            str(workspace.root),
-            str(plan),
-            digest,
-            [s.name for s in stages],
-            settings_payload(settings),
-            session,
-        )
+        with shared_with_workers() if runner == "process" else nullcontext():
+            return flow_(
+                str(workspace.root),
+                str(plan),
+                digest,
+                [s.name for s in stages],
+                worker_settings(resources),
+                session,
+                progress.quiet,
+                sorted(resources.force),
+            )
     finally:
         close_session(session)
         plan.unlink(missing_ok=True)

@@ -90,9 +90,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     build.add_argument(
         "--runner",
-        choices=["thread", "dask"],
+        choices=["thread", "process", "dask"],
         default="thread",
-        help="Prefect task runner: thread pool (default) or Dask (prefect-dask)",
+        help="Prefect task runner: thread pool (default), worker processes on this machine (CPU work "
+        "in parallel), or Dask (prefect-dask)",
     )
     build.add_argument(
         "--dask-address",

@@ -13,6 +13,8 @@ import os
 import subprocess
 import sys
 import threading
+from contextlib import contextmanager
+from typing import Iterator
 
 WATCHDOG = """
 import os, signal, sys, time
@@ -86,3 +88,18 @@ def reap_with_this_process() -> int | None:
         if server.server_process is None:
             raise RuntimeError("the temporary Prefect server did not start")
         return server.server_process.pid
+
+
+@contextmanager
+def shared_with_workers() -> Iterator[None]:
+    """Within: Prefect's settings name this process's temporary server by URL, so worker processes
+    (which inherit the settings with every task) report to it instead of each starting their own.
+    Nothing changes when Prefect talks to a configured server."""
+    from prefect.server.api.server import SubprocessASGIServer
+    from prefect.settings import PREFECT_API_URL, temporary_settings
+
+    if reap_with_this_process() is None:
+        yield
+        return
+    with temporary_settings(updates={PREFECT_API_URL: SubprocessASGIServer().api_url}):
+        yield

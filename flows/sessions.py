@@ -3,8 +3,9 @@
 Flow and task parameters are references only (paths, doc ids, hashes, settings, a session
 key). The process that starts a run registers its clients (embedder, LLM client, progress
 printer, stage list) under the key; a task running in that process finds them there. A
-task running elsewhere (a Dask worker) builds them from the settings once per process and
-reuses them for every later task: each worker loads the embedding model once.
+task running elsewhere (a worker process, a Dask worker) builds them from the settings once per
+process and reuses them for every later task: each worker loads the embedding model once, and
+prints its documents' stage lines itself.
 """
 
 from __future__ import annotations
@@ -12,9 +13,10 @@ from __future__ import annotations
 import os
 import threading
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Callable
 
+from flows.progress import Progress
 from flows.runner import Resources
 from flows.stages import Stage, select_stages
 from schemas.config import Settings
@@ -28,7 +30,7 @@ from tasks.tables.io import Workspace
 class Session:
     resources: Resources
     stages: list[Stage]
-    progress: Any = None  # flows.corpus.Progress in the process that started the run
+    progress: Progress | None = None  # stage lines (and, where the run started, document lines)
 
 
 _SESSIONS: dict[str, Session] = {}
@@ -67,16 +69,47 @@ def settings_payload(settings: Settings) -> dict[str, Any]:
     return settings.model_dump(mode="json")
 
 
-def session_for(key: str, settings: dict[str, Any], stage_names: list[str], workspace: str) -> Session:
-    """The registered session, or one built from the parameters (once per worker process)."""
+def worker_settings(resources: Resources) -> dict[str, Any]:
+    """The settings a worker process builds its clients from: without the LLM URL when this build
+    fell back to the offline heuristics (the server did not answer), so workers do the same."""
+    settings = resources.settings
+    if resources.llm is None and settings.llm.url:
+        settings = settings.model_copy(update={"llm": settings.llm.model_copy(update={"url": None})})
+    return settings_payload(settings)
+
+
+def registered_session(key: str) -> Session | None:
+    """The session registered under `key` in this process (the one that started the run), if any."""
+    with _LOCK:
+        return _SESSIONS.get(key)
+
+
+def session_for(
+    key: str,
+    settings: dict[str, Any],
+    stage_names: list[str],
+    workspace: str,
+    quiet: bool = True,
+    force: list[str] = (),
+) -> Session:
+    """The registered session, or one built from the parameters (once per worker process): the
+    workspace's LLM cache and vector store, the stages forced to rebuild."""
     with _LOCK:
         found = _SESSIONS.get(key)
         if found is not None:
             return found
         parsed = Settings.model_validate(settings)
-        resources_key = stable_hash("resources", settings, workspace)
+        resources_key = stable_hash("resources", settings, workspace, sorted(force))
         resources = _WORKER_RESOURCES.get(resources_key)
         if resources is None:
-            llm = build_llm_client(parsed.llm, api_key(), Workspace.at(workspace).cache_dir / "llm")
-            resources = _WORKER_RESOURCES[resources_key] = make_resources(parsed, llm=llm)
-        return Session(resources=resources, stages=select_stages(stage_names or None))
+            target = Workspace.at(workspace)
+            llm = build_llm_client(parsed.llm, api_key(), target.cache_dir / "llm")
+            resources = replace(
+                make_resources(parsed, llm=llm),
+                force=frozenset(force),
+                vectors_dir=target.cache_dir / "vectors",
+            )
+            _WORKER_RESOURCES[resources_key] = resources
+        return Session(
+            resources=resources, stages=select_stages(stage_names or None), progress=Progress(0, quiet=quiet)
+        )

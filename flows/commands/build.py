@@ -30,8 +30,8 @@ from tasks.tables.lock import WorkspaceLocked
 def run(args: argparse.Namespace) -> int:
     if args.runner == "thread" and args.dask_address:
         raise UserError("--dask-address needs --runner dask")
-    if args.runner == "dask" and args.no_prefect:
-        raise UserError("--runner dask runs under Prefect; drop --no-prefect")
+    if args.runner != "thread" and args.no_prefect:
+        raise UserError(f"--runner {args.runner} runs under Prefect; drop --no-prefect")
 
     settings = settings_from(args)
     workspace = workspace_from(args, must_exist=bool(args.retry_failed and not args.paths))

@@ -1,4 +1,5 @@
-"""kill -9 at random points, two builds at once, and the Prefect server of a killed build."""
+"""kill -9 at random points, two builds at once, and the Prefect server and worker processes of a
+killed build."""
 
 from __future__ import annotations
 
@@ -17,8 +18,11 @@ from flows.stages import STAGES
 from tasks.tables import ledger
 from tasks.tables.io import Workspace
 from tasks.tables.lock import WriterLock
-from tests.conftest import REPO, SCREENPLAY
-from tests.faults.conftest import nkw, table_contents
+from tests.conftest import REPO, SCREENPLAY, STORY
+from tests.faults.conftest import llm_config, nkw, table_contents
+from tests.fixtures.llm_fixtures import TEST_MODEL
+from tests.fixtures.openai_server import FakeOpenAIServer
+from tests.fixtures.pipeline_llm import pipeline_responder
 from tests.security.conftest import snapshot
 
 BUILD = ["--embeddings", "hashing", "--no-prefect", "-q"]
@@ -135,3 +139,45 @@ def _is_zombie(pid: int) -> bool:
             return handle.read().split(") ", 1)[1].startswith("Z")
     except OSError:
         return True
+
+
+@pytest.mark.slow
+def test_worker_processes_do_not_outlive_a_killed_build(tmp_path):
+    # Workers of `--runner process` exit with the build: a later build that takes over the stale
+    # writer lock must not find one still writing.
+    ws = Workspace.at(tmp_path / "ws")
+    config = llm_config(tmp_path)
+    env = {key: value for key, value in os.environ.items() if key != "PREFECT_API_URL"}
+    env.update(
+        PYTHONPATH=str(REPO), PREFECT_HOME=str(tmp_path / "prefect"), NKW_API_KEY="", OPENAI_API_KEY=""
+    )
+    with FakeOpenAIServer(model_names=(TEST_MODEL,), responder=pipeline_responder, latency_s=0.3) as server:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "flows.cli", "build", str(SCREENPLAY), str(STORY), "-w", str(ws.root)]
+            + ["--embeddings", "hashing", "-q", "--runner", "process", "--concurrency", "2"]
+            + ["--config", str(config), "--llm-url", server.url, "--model", TEST_MODEL],
+            cwd=REPO,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        workers: set[int] = set()
+        deadline = time.monotonic() + 240
+        while len(workers) < 2 and time.monotonic() < deadline and process.poll() is None:
+            for pid in subprocess.run(
+                ["pgrep", "-P", str(process.pid)], capture_output=True, text=True
+            ).stdout.split():
+                with open(f"/proc/{pid}/cmdline", "rb") as handle:
+                    if b"spawn_main" in handle.read():  # not the resource tracker
+                        workers.add(int(pid))
+            time.sleep(0.2)
+        while server.counts["chat"] < 3 and time.monotonic() < deadline and process.poll() is None:
+            time.sleep(0.1)  # the workers are building: LLM requests arrive
+        assert len(workers) == 2 and process.poll() is None, "the build should have two workers mid-build"
+        process.send_signal(signal.SIGKILL)
+        process.wait()
+        for _ in range(100):
+            if all(not os.path.exists(f"/proc/{pid}") or _is_zombie(pid) for pid in workers):
+                break
+            time.sleep(0.1)
+    assert all(not os.path.exists(f"/proc/{pid}") or _is_zombie(pid) for pid in workers)
