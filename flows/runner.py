@@ -25,7 +25,7 @@ from tasks.tables.manifest import (
     stage_fingerprint,
 )
 from flows.invalidate import invalidate_after_failure
-from flows.schedule import run_graph, upstream
+from flows.schedule import requests_first, run_graph, upstream
 from flows.stages import SIDE_TABLES, Stage, blocked_by
 from schemas.config import Settings
 from tasks.stage import StageContext
@@ -172,8 +172,9 @@ def run_document(
 ) -> DocumentReport:
     """Bring every stage of one document up to date; a failed stage blocks only the stages that read
     (directly or through others) what it writes. Stages run as a dependency graph, up to
-    `build.stage_concurrency` at a time (flows.schedule); outcomes and progress lines come in
-    stage-list order."""
+    `build.stage_concurrency` at a time (flows.schedule; with an LLM, stages that lead to no
+    request start once every stage that leads to one has started); outcomes and progress lines
+    come in stage-list order."""
     manifest = load_manifest(workspace, raw.doc_id)
     manifest.input_sha256, manifest.source = raw.content_sha256, raw.owner_key
     started = time.perf_counter()
@@ -213,6 +214,7 @@ def run_document(
         advance,
         settings.build.stage_concurrency,
         (lambda _name, outcome: progress(raw.doc_id, outcome)) if progress is not None else None,
+        requests_first(stages) if resources.llm is not None else None,
     )
     resources.flush_vectors()  # this document's new vectors survive a later crash
     report.seconds = time.perf_counter() - started

@@ -44,17 +44,34 @@ def upstream(stages: Sequence[Stage], graph: Sequence[Stage] = STAGES) -> dict[s
     return {stage.name: frozenset(visit(stage.name, frozenset()) & names) for stage in stages}
 
 
+def requests_first(stages: Sequence[Stage]) -> dict[str, frozenset[str]]:
+    """With an LLM: the stages that lead to no request (indexing, embedding) start only once every
+    stage leading to one has started, so their CPU work overlaps with requests in flight instead
+    of delaying the next request; name -> the stages it waits to see started."""
+    waits = upstream(stages)
+    llm_stages = {stage.name for stage in stages if stage.uses_llm}
+    feeders = {name for stage in llm_stages for name in waits[stage]}  # some LLM stage waits for them
+    leads = feeders | llm_stages
+    return {
+        stage.name: frozenset(feeders - waits[stage.name])
+        for stage in stages
+        if stage.name not in leads and feeders - waits[stage.name]
+    }
+
+
 def run_graph(
     names: Sequence[str],
     waits_for: dict[str, frozenset[str]],
     work: Callable[[str], Result],
     workers: int,
     emit: Callable[[str, Result], None] | None = None,
+    starts_after: dict[str, frozenset[str]] | None = None,
 ) -> list[Result]:
-    """`work(name)` for every name once all of `waits_for[name]` are done, at most `workers` at a time
-    (ready names start in list order); returns the results in list order and calls `emit` in that
-    order too, each as soon as it and every name before it are done. With one worker, everything
-    runs in the calling thread. An exception from `work` is raised once the running calls finish."""
+    """`work(name)` for every name once all of `waits_for[name]` are done and all of
+    `starts_after[name]` have started, at most `workers` at a time (ready names start in list
+    order); returns the results in list order and calls `emit` in that order too, each as soon as
+    it and every name before it are done. With one worker, everything runs in the calling thread in
+    list order. An exception from `work` is raised once the running calls finish."""
     results: dict[str, Result] = {}
     emitted = 0
 
@@ -71,16 +88,26 @@ def run_graph(
             flush()
         return [results[name] for name in names]
     waiting = list(names)
+    gates = {name: frozenset(after) & set(names) for name, after in (starts_after or {}).items()}
     running: dict[Future, str] = {}
     error: BaseException | None = None
     with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="stage") as pool:
         while waiting or running:
-            if error is None:
-                for name in [n for n in waiting if waits_for.get(n, frozenset()) <= results.keys()]:
-                    if len(running) >= workers:
-                        break
-                    waiting.remove(name)
-                    running[pool.submit(contextvars.copy_context().run, work, name)] = name
+            while error is None and len(running) < workers:
+                started = set(names) - set(waiting)  # a start may open another's gate
+                ready = next(
+                    (
+                        n
+                        for n in waiting
+                        if waits_for.get(n, frozenset()) <= results.keys()
+                        and gates.get(n, frozenset()) <= started
+                    ),
+                    None,
+                )
+                if ready is None:
+                    break
+                waiting.remove(ready)
+                running[pool.submit(contextvars.copy_context().run, work, ready)] = ready
             if not running:
                 if error is not None or not waiting:
                     break

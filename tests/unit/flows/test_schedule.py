@@ -9,7 +9,7 @@ import time
 import pytest
 
 from flows.runner import Resources, run_document
-from flows.schedule import run_graph, upstream
+from flows.schedule import requests_first, run_graph, upstream
 from flows.stages import STAGES, Stage, select_stages
 from schemas.config import load_settings
 from schemas.tables import spec
@@ -63,6 +63,32 @@ def test_run_graph_respects_dependencies_and_the_bound():
 
     assert run_graph([s.name for s in stages], waits, work, workers=2) == ["A", "B", "C", "D", "E", "F"]
     assert peak[0] == 2
+
+
+def test_requests_first_holds_back_only_stages_that_lead_to_no_request():
+    gates = requests_first(list(STAGES))
+    assert set(gates) == {"index_terms", "embed_texts", "embed_assets"}
+    assert {"extract_graph", "propose_continuity", "judge_continuity"} <= gates["embed_texts"]
+    assert "track_character_states" not in gates["embed_texts"]  # it leads to no other request
+    assert gates["embed_assets"] == {"propose_continuity", "judge_continuity"}  # the rest it waits for anyway
+    offline = [Stage(s.name, s.run, s.reads, s.writes, s.version) for s in STAGES]  # no LLM stage
+    assert requests_first(offline) == {}
+
+
+def test_a_held_back_stage_starts_once_its_gate_has_started_not_finished():
+    started: list[str] = []
+    release = threading.Event()
+
+    def work(name: str) -> str:
+        started.append(name)
+        if name == "request":
+            assert release.wait(5)  # still running when "index" may start
+        else:
+            release.set()
+        return name
+
+    out = run_graph(["index", "request"], {}, work, workers=2, starts_after={"index": frozenset({"request"})})
+    assert out == ["index", "request"] and started == ["request", "index"]
 
 
 def test_results_and_emits_come_in_list_order_whatever_finishes_first():
