@@ -11,7 +11,7 @@ in raw_units for extract_narrative and extract_facts (empty offline and with `co
 from __future__ import annotations
 
 from tasks.stage import StageContext, StageOutput
-from tasks.graph.heuristics import extract_heuristic
+from tasks.graph.heuristics import extract_heuristic, offline_characters
 from tasks.graph.combined import extract_combined
 from tasks.graph.llm import extract_with_llm
 
@@ -21,7 +21,7 @@ PROMPT_ID = "extract_graph/v1"
 def run(ctx: StageContext) -> StageOutput:
     document = ctx.document
     settings = ctx.settings.extract_graph
-    rows, warnings = extract_heuristic(
+    reading = (
         document.doc_id,
         document.text,
         document.language,
@@ -31,11 +31,13 @@ def run(ctx: StageContext) -> StageOutput:
         ctx.table("chunks"),
         ctx.table("sentences"),
         settings.min_prose_name_count,
-        settings.max_description_chars,
     )
     if ctx.llm is None:
+        rows, warnings = extract_heuristic(*reading, settings.max_description_chars)
         return {**rows, "raw_units": [], "_warnings": warnings}
-    # The offline reading supplies the known-name list that keeps per-chunk LLM replies consistent.
+    # The offline reading's characters are the known-name list that keeps per-chunk LLM replies
+    # consistent (only they are read: the rest of that reading would delay the first request).
+    characters = offline_characters(*reading)
     if settings.combined:
-        return extract_combined(ctx, rows["raw_entities"])
-    return {**extract_with_llm(ctx, PROMPT_ID, rows["raw_entities"]), "raw_units": []}
+        return extract_combined(ctx, characters)
+    return {**extract_with_llm(ctx, PROMPT_ID, characters), "raw_units": []}

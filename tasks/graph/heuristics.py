@@ -1,7 +1,8 @@
 """The offline graph extractor: entities from the text's own structure, grounded as mention
 spans over the chunks, and relations from sentences, dialogue turns and scene settings.
 
-One pure entry point, `extract_heuristic`, for screenplays (English and Chinese) and prose.
+One pure entry point, `extract_heuristic`, for screenplays (English and Chinese) and prose;
+`offline_characters` is the part of that reading the LLM extraction needs (its known names).
 """
 
 from __future__ import annotations
@@ -59,6 +60,30 @@ class Plan:
     )  # extra relations
 
 
+def _read(
+    doc_id: str,
+    text: str,
+    language: str,
+    kind: str,
+    title: str,
+    sections: pd.DataFrame,
+    chunks: pd.DataFrame,
+    sentences: pd.DataFrame,
+    min_prose_name_count: int,
+) -> tuple[GraphDraft, Plan, MentionIndex, ChunkIndex]:
+    """The document's entities, found by the reader of its kind and grounded over the chunks."""
+    index = ChunkIndex(chunks)
+    draft = GraphDraft(doc_id, text, index)
+    ordered = sections.sort_values("ordinal")
+    if kind == "screenplay" and language == "zh":
+        plan = _plan_zh_screenplay(draft, text, ordered)
+    elif kind == "screenplay":
+        plan = _plan_en_screenplay(draft, text, title, ordered, sentences)
+    else:
+        plan = _plan_prose(draft, text, sentences, min_prose_name_count, language)
+    return draft, plan, _ground(draft, plan, index, chunks), index
+
+
 def extract_heuristic(
     doc_id: str,
     text: str,
@@ -72,16 +97,9 @@ def extract_heuristic(
     max_description_chars: int,
 ) -> tuple[dict[str, list[dict[str, Any]]], list[str]]:
     """raw_entities / raw_mentions / raw_relations rows of one document, and warnings."""
-    index = ChunkIndex(chunks)
-    draft = GraphDraft(doc_id, text, index)
-    ordered = sections.sort_values("ordinal")
-    if kind == "screenplay" and language == "zh":
-        plan = _plan_zh_screenplay(draft, text, ordered)
-    elif kind == "screenplay":
-        plan = _plan_en_screenplay(draft, text, title, ordered, sentences)
-    else:
-        plan = _plan_prose(draft, text, sentences, min_prose_name_count, language)
-    mentions = _ground(draft, plan, index, chunks)
+    draft, plan, mentions, index = _read(
+        doc_id, text, language, kind, title, sections, chunks, sentences, min_prose_name_count
+    )
     _describe_actors(draft, sentences, mentions, set(sections["char_start"].astype(int)))
     names = {key: _display(draft, key) for key in draft.entities}
     sentence_relations(draft, sentences, mentions, plan.speaker_keys, names, language)
@@ -99,6 +117,31 @@ def extract_heuristic(
         else []
     )
     return draft.to_rows(max_description_chars), warnings
+
+
+def offline_characters(
+    doc_id: str,
+    text: str,
+    language: str,
+    kind: str,
+    title: str,
+    sections: pd.DataFrame,
+    chunks: pd.DataFrame,
+    sentences: pd.DataFrame,
+    min_prose_name_count: int,
+) -> list[dict[str, Any]]:
+    """The characters `extract_heuristic` writes (name, entity_type, n_mentions as in its
+    raw_entities rows), without the relations, descriptions and rows the LLM path does not use."""
+    draft, _, mentions, _ = _read(
+        doc_id, text, language, kind, title, sections, chunks, sentences, min_prose_name_count
+    )
+    grounded = {m.key for m in mentions.items}
+    counts = Counter(key for key, _, _ in draft.mentions)
+    return [
+        {"name": _display(draft, key), "entity_type": key[0], "n_mentions": counts[key]}
+        for key in draft.entities
+        if key in grounded and key[0] == "character"
+    ]
 
 
 def _display(draft: GraphDraft, key: EntityKey) -> str:

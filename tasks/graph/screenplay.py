@@ -8,6 +8,7 @@ The lexicon is then grounded over the chunks by `graph_heuristics`; nothing here
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from collections import Counter
 from dataclasses import dataclass, field
 
@@ -144,15 +145,23 @@ def written_as_proper(text: str, name: str) -> bool:
 _FOLDS_TO_ASCII = re.compile("[\u0130\u0131\u017f\u212a]")
 
 
+@lru_cache(maxsize=4)
+def _lowered(text: str) -> tuple[str, bool]:
+    """The text in lower case, and whether str.find in it gives the regular expression's matches
+    (once per document: every speaker's name is looked up in the same text)."""
+    return text.lower(), not _FOLDS_TO_ASCII.search(text)
+
+
 def _occurrences(text: str, name: str) -> list[int]:
     """Starts of `(?<![\\w'’])name(?![\\w])` matches of `name` in `text`, case-insensitive, left to
     right without overlap (as re.finditer finds them). An ASCII name is found with str.find in the
     lowercased text (the same matches when no character of the text case-folds into ASCII
     otherwise); any other name with the regular expression."""
-    if not name.isascii() or _FOLDS_TO_ASCII.search(text):
+    lowered, plain = _lowered(text)
+    if not name.isascii() or not plain:
         pattern = re.compile(rf"(?<![\w'’])({re.escape(name)})(?![\w])", re.IGNORECASE)
         return [match.start() for match in pattern.finditer(text)]
-    lowered, needle, size = text.lower(), name.lower(), len(name)
+    needle, size = name.lower(), len(name)
     starts: list[int] = []
     at = lowered.find(needle)
     while at >= 0:

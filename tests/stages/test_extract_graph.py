@@ -10,13 +10,14 @@ import pandas as pd
 import pytest
 
 from schemas.responses.graph import GraphExtraction
-from tasks.graph.heuristics import extract_heuristic
+from tasks.graph.heuristics import extract_heuristic, offline_characters
 from tasks.graph.llm import ChunkReply, ground_replies
 from tasks.graph.names import display_name, normalize_name, raw_entity_id
 from tasks.graph.screenplay import normalize_cue
 from tasks.graph.upsert import ChunkIndex, GraphDraft
 from tasks.graph.zh import resolve_speakers
 from tasks.llm.client import OpenAICompatibleClient
+from tasks.tables.io import read_frame
 from tests.fixtures.graph.helpers import (
     TWO_SMITHS,
     ZH_CUES,
@@ -221,8 +222,6 @@ def test_prose_names_role_actors_and_attribution(tmp_path):
 
 
 def test_offline_extraction_is_deterministic(sample_workspace):
-    from tasks.tables.io import read_frame
-
     inputs = {
         t: read_frame(sample_workspace, t, "the_lighthouse_key")
         for t in ("documents", "sections", "chunks", "sentences")
@@ -244,6 +243,25 @@ def test_offline_extraction_is_deterministic(sample_workspace):
     assert json.dumps(first, sort_keys=True, default=str) == json.dumps(second, sort_keys=True, default=str)
     names = {r["name"] for r in first[0]["raw_entities"]}
     assert {"Margaret Hale", "Tom Hale", "Ellis Crowe", "brass key", "tobacco tin"} <= names
+
+
+def test_offline_characters_are_the_characters_of_the_full_offline_reading(tmp_path, sample_workspace):
+    # The LLM path reads only the characters (its known names); they must be the full reading's.
+    zh_workspace, _ = build_graph([ZH_CUES], tmp_path, graph_settings())
+    docs = [(sample_workspace, "the_lighthouse_key"), (sample_workspace, "the_fisherman_and_his_wife")]
+    zh_doc = read_frame(zh_workspace, "documents")["doc_id"].iloc[0]
+    for workspace, doc_id in docs + [(zh_workspace, zh_doc)]:
+        documents, sections, chunks, sentences = tables(
+            workspace, doc_id, "documents", "sections", "chunks", "sentences"
+        )
+        doc = documents.iloc[0]
+        reading = (doc.doc_id, doc.text, doc.language, doc.kind, doc.title, sections, chunks, sentences, 2)
+        rows, _ = extract_heuristic(*reading, 600)
+        full = sorted(
+            (r["name"], r["n_mentions"]) for r in rows["raw_entities"] if r["entity_type"] == "character"
+        )
+        light = sorted((c["name"], c["n_mentions"]) for c in offline_characters(*reading))
+        assert light == full and len(full) >= 2, doc_id
 
 
 # -- the LLM path ----------------------------------------------------------------------------
