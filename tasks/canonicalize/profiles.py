@@ -57,12 +57,13 @@ def profile_entities(
     chunk_text = {c.chunk_id: (int(c.char_start), c.text, c.section_id) for c in chunks.itertuples()}
     votes: dict[str, Counter] = defaultdict(Counter)
     sections: dict[str, set[str]] = defaultdict(set)
-    for m in raw_mentions.itertuples():
-        start, text, section_id = chunk_text[m.chunk_id]
-        sections[m.raw_entity_id].add(section_id)
-        votes[m.raw_entity_id].update(
-            _pronoun_votes(text, m.char_start - start, m.char_end - start, m.surface)
-        )
+    columns = ("raw_entity_id", "chunk_id", "char_start", "char_end", "surface")
+    for raw_id, chunk_id, char_start, char_end, surface in zip(*(raw_mentions[c].tolist() for c in columns)):
+        start, text, section_id = chunk_text[chunk_id]
+        sections[raw_id].add(section_id)
+        found = _pronoun_votes(text, char_start - start, char_end - start, surface)
+        if found:
+            votes[raw_id].update(found)
     parts = {e.raw_entity_id: name_parts(e.name) for e in raw_entities.itertuples()}
     _pool_first_name_votes(raw_entities, parts, votes)
     profiles = {}

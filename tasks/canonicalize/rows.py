@@ -53,19 +53,22 @@ def canonical_rows(
     by_section = lambda ids: sorted(set(ids), key=lambda s: section_ordinal[s])  # noqa: E731
 
     mentions: dict[tuple[str, int, int], dict[str, Any]] = {}
-    for m in raw_mentions.sort_values(["char_start", "char_end", "mention_id"]).itertuples():
-        entity_id = mapping[m.raw_entity_id]
-        key = (entity_id, int(m.char_start), int(m.char_end))
+    ordered = raw_mentions.sort_values(["char_start", "char_end", "mention_id"])
+    columns = ("raw_entity_id", "char_start", "char_end", "chunk_id", "surface")
+    # Plain column lists rather than itertuples: a document has tens of thousands of mentions.
+    for raw_id, start, end, chunk_id, surface in zip(*(ordered[c].tolist() for c in columns)):
+        entity_id = mapping[raw_id]
+        key = (entity_id, int(start), int(end))
         if key not in mentions:
             mentions[key] = {
-                "mention_id": make_id("men", doc_id, entity_id, m.char_start, m.char_end),
+                "mention_id": make_id("men", doc_id, entity_id, start, end),
                 "doc_id": doc_id,
                 "entity_id": entity_id,
-                "chunk_id": m.chunk_id,
-                "section_id": chunk_info[m.chunk_id][1],
-                "surface": m.surface,
-                "char_start": int(m.char_start),
-                "char_end": int(m.char_end),
+                "chunk_id": chunk_id,
+                "section_id": chunk_info[chunk_id][1],
+                "surface": surface,
+                "char_start": int(start),
+                "char_end": int(end),
             }
 
     relations = _relations(

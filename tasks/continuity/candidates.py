@@ -18,13 +18,21 @@ from tasks.continuity.scenes import SceneGraph
 from tasks.text import index_terms
 
 
-def text_similarity(a: Counter, b: Counter) -> float:
-    """Cosine of two term-count vectors (0 when either is empty)."""
+def text_similarity(
+    a: Counter, b: Counter, norm_a: float | None = None, norm_b: float | None = None
+) -> float:
+    """Cosine of two term-count vectors (0 when either is empty); the norms may be given (a scene is
+    compared with many others)."""
     if not a or not b:
         return 0.0
-    dot = sum(count * b[term] for term, count in a.items() if term in b)
-    norm = math.sqrt(sum(v * v for v in a.values())) * math.sqrt(sum(v * v for v in b.values()))
+    small, large = (a, b) if len(a) <= len(b) else (b, a)
+    dot = sum(count * large[term] for term, count in small.items() if term in large)  # integers: exact
+    norm = (norm_a if norm_a is not None else _norm(a)) * (norm_b if norm_b is not None else _norm(b))
     return round(dot / norm, 4) if norm else 0.0
+
+
+def _norm(counts: Counter) -> float:
+    return math.sqrt(sum(v * v for v in counts.values()))
 
 
 def hub_entities(graph: SceneGraph, max_share: float) -> set[str]:
@@ -50,6 +58,22 @@ def entity_pairs(graph: SceneGraph, skip: set[str] = frozenset()) -> dict[tuple[
     return shared
 
 
+def pairs_sharing_any(graph: SceneGraph) -> int:
+    """How many scene pairs share at least one entity (hubs included), from one bit mask of scenes
+    per entity: the pairs of a hub in most scenes are never listed."""
+    scenes_of: dict[str, int] = defaultdict(int)
+    for scene in graph.scenes:
+        for entity_id in scene.linked:
+            scenes_of[entity_id] |= 1 << scene.index
+    total = 0
+    for scene in graph.scenes:
+        partners = 0
+        for entity_id in scene.linked:
+            partners |= scenes_of[entity_id]
+        total += (partners >> (scene.index + 1)).bit_count()  # later scenes only: each pair once
+    return total
+
+
 def candidate_rows(
     graph: SceneGraph, language: str, settings: ContinuitySettings
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
@@ -57,16 +81,18 @@ def candidate_rows(
     hubs = hub_entities(graph, settings.max_entity_share)
     shared = entity_pairs(graph, hubs)
     terms = {s.index: Counter(index_terms(s.text, language)) for s in graph.scenes}
+    norms = {index: _norm(counts) for index, counts in terms.items()}
+    linked = {s.index: s.linked for s in graph.scenes}
     rows: list[dict[str, Any]] = []
     for (a, b), entity_ids in sorted(shared.items()):
         if settings.max_distance and b - a > settings.max_distance:
             continue
-        similarity = text_similarity(terms[a], terms[b])
+        similarity = text_similarity(terms[a], terms[b], norms[a], norms[b])
         if similarity < settings.min_similarity:
             continue
         left, right = graph.scenes[a], graph.scenes[b]
         # The hubs the two scenes also share are listed too: they are shared, just not decisive.
-        entity_ids = entity_ids | ((left.linked & right.linked) & hubs)
+        entity_ids = entity_ids | ((linked[a] & linked[b]) & hubs)
         ordered = sorted(entity_ids, key=lambda e: (graph.kind(e), graph.name(e), e))
         # The occasions that link a shared entity to a scene where no mention grounds it.
         occasions = sorted(
@@ -98,7 +124,7 @@ def candidate_rows(
         "doc_id": graph.doc_id,
         "n_scenes": n,
         "all_pairs": n * (n - 1) // 2,
-        "entity_pairs": len(entity_pairs(graph)) if hubs else len(shared),
+        "entity_pairs": pairs_sharing_any(graph) if hubs else len(shared),
         "hub_entities": len(hubs),
         "candidates": len(rows),
         "max_entity_share": settings.max_entity_share,

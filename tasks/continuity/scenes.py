@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 import pandas as pd
@@ -54,8 +55,9 @@ class SceneGraph:
     scenes: list[Scene]
     entities: dict[str, dict[str, Any]]  # entity id -> row (setup types only)
 
-    @property
+    @cached_property
     def by_id(self) -> dict[str, Scene]:
+        # Built once: the judges look scenes up for every candidate pair.
         return {s.section_id: s for s in self.scenes}
 
     def name(self, entity_id: str) -> str:
@@ -99,13 +101,14 @@ def scene_graph(doc_id: str, tables: dict[str, pd.DataFrame]) -> SceneGraph:
     mentions = tables["mentions"]
     if len(mentions):
         ordered = mentions.sort_values(["section_id", "char_start", "mention_id"])
-        for m in ordered.itertuples(index=False):
-            scene = by_id.get(m.section_id)
-            if scene is None or m.entity_id not in entities:
+        columns = ("section_id", "entity_id", "surface", "char_start", "char_end")
+        for section_id, entity_id, surface, start, end in zip(*(ordered[c].tolist() for c in columns)):
+            scene = by_id.get(section_id)
+            if scene is None or entity_id not in entities:
                 continue
-            scene.surfaces.setdefault(m.entity_id, set()).add(str(m.surface))
-            if m.entity_id not in scene.grounded:
-                scene.grounded[m.entity_id] = (str(m.surface), int(m.char_start), int(m.char_end))
+            scene.surfaces.setdefault(entity_id, set()).add(str(surface))
+            if entity_id not in scene.grounded:
+                scene.grounded[entity_id] = (str(surface), int(start), int(end))
     occasions = tables.get("occasions")
     if occasions is not None and len(occasions):
         for o in occasions.sort_values("occasion_id").to_dict("records"):

@@ -9,6 +9,7 @@ longest first, so "程勇爸爸" is never read as "程勇".
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from dataclasses import dataclass, field
 
 from tasks.graph.upsert import EntityKey, claim_spans
@@ -43,11 +44,7 @@ class Lexicon:
 
     def _compiled(self) -> re.Pattern[str] | None:
         if self._pattern is None and self.entries:
-            body = surface_trie(list(self.entries))
-            if self.language == "zh":
-                self._pattern = re.compile(f"(?:{body})")
-            else:
-                self._pattern = re.compile(rf"(?<![\w'’\-])(?:{body})(?![\w\-]|['’][a-rt-z])", re.IGNORECASE)
+            self._pattern = _surface_pattern(self.language, tuple(sorted(self.entries)))
         return self._pattern
 
     def find_spans(
@@ -70,6 +67,16 @@ class Lexicon:
                 continue
             found.append((offset + match.start(), offset + match.end(), entity_key))
         return claim_spans(found)
+
+
+@lru_cache(maxsize=2048)
+def _surface_pattern(language: str, surfaces: tuple[str, ...]) -> re.Pattern[str]:
+    """The compiled pattern of a set of surfaces: the per-chunk lexicons of an LLM extraction
+    repeat the same few names scene after scene, and compiling is most of a small lexicon's cost."""
+    body = surface_trie(list(surfaces))
+    if language == "zh":
+        return re.compile(f"(?:{body})")
+    return re.compile(rf"(?<![\w'’\-])(?:{body})(?![\w\-]|['’][a-rt-z])", re.IGNORECASE)
 
 
 def surface_trie(surfaces: list[str]) -> str:

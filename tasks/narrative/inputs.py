@@ -49,13 +49,14 @@ class NarrativeInputs:
         self._chunk_rows = self.chunks.to_dict("records")
         self._chunk_starts = [int(c["char_start"]) for c in self._chunk_rows]
         known = set(self.lexicon.names)
+        columns = ("char_start", "char_end", "entity_id")
         rows = (
             []
             if self.mentions is None or not len(self.mentions)
-            else sorted(
-                (int(m.char_start), int(m.char_end), str(m.entity_id))
-                for m in self.mentions.itertuples()
-                if str(m.entity_id) in known
+            else sorted(  # column lists, not itertuples: tens of thousands of mentions
+                (int(start), int(end), str(entity_id))
+                for start, end, entity_id in zip(*(self.mentions[c].tolist() for c in columns))
+                if str(entity_id) in known
             )
         )
         self._mention_rows = rows

@@ -6,11 +6,14 @@ plus the rule, the critic and the split logic on small cases."""
 from __future__ import annotations
 
 import json
+import math
+from collections import Counter
 
 import networkx as nx
 import pandas as pd
 import pytest
 
+from tasks.continuity.candidates import entity_pairs, pairs_sharing_any, text_similarity
 from tasks.continuity.chains import grounded_runs, offline_critique, split_groups
 from tasks.continuity.judge import rule_judgment
 from tasks.continuity.scenes import Scene, SceneGraph
@@ -114,6 +117,30 @@ def _scene(index: int, time: str, interior: str, grounded: list[str], location: 
         "",
         grounded={e: (e, 0, len(e)) for e in grounded},
     )
+
+
+def test_pairs_sharing_any_entity_are_counted_without_listing_them():
+    kinds = {"office": "location", "lamp": "object", "ann": "character", "bob": "character"}
+    scenes = [
+        _scene(0, "DAY", "INT", ["office", "ann"]),
+        _scene(1, "DAY", "INT", ["ann"]),
+        _scene(2, "DAY", "INT", ["lamp"]),
+        _scene(3, "DAY", "INT", ["lamp", "ann", "bob"]),
+        _scene(4, "DAY", "INT", []),
+        _scene(5, "DAY", "INT", ["bob", "office"]),
+    ]
+    graph = _graph(*scenes, kinds=kinds)
+    scenes[4].via_occasion["ann"].append("occ_1")  # linked by an occasion counts as well
+    assert pairs_sharing_any(graph) == len(entity_pairs(graph)) == 9  # ann 6, office, lamp, bob
+
+
+def test_text_similarity_with_given_norms_is_the_same_cosine():
+    a, b = Counter({"key": 3, "van": 1, "tin": 2}), Counter({"key": 1, "tin": 1, "road": 4})
+    norm = lambda c: math.sqrt(sum(v * v for v in c.values()))  # noqa: E731
+    assert (
+        text_similarity(a, b) == text_similarity(a, b, norm(a), norm(b)) == round(5 / (norm(a) * norm(b)), 4)
+    )
+    assert text_similarity(a, Counter()) == 0.0
 
 
 def test_rule_needs_a_shared_location_and_compatible_setup():
