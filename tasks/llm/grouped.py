@@ -144,10 +144,12 @@ def run_grouped(
     for attempt, tag in enumerate(("", "#again")):
         if not pending:
             break
-        requests = [
+        # Lazily: each group's request is sent as soon as its prompt is rendered, while the next
+        # groups are rendered.
+        requests = (
             _request(ctx, prompt_id, ids, render, tag, _max_tokens(ctx, tokens_per_item, len(ids)))
             for ids in pending
-        ]
+        )
         results = ctx.llm.map_structured(requests, batch_model(response_model))
         missing: list[list[str]] = []
         for ids, result in zip(pending, results):
@@ -155,10 +157,11 @@ def run_grouped(
             if result.value is None:
                 batch.failures.extend(_failure(result, i) for i in ids)
                 continue
+            asked = tuple(ids)
             for answer in result.value.items:
                 if 1 <= answer.number <= len(ids) and ids[answer.number - 1] not in batch.values:
                     batch.values[ids[answer.number - 1]] = answer
-                    batch.asked_with[ids[answer.number - 1]] = tuple(ids)
+                    batch.asked_with[ids[answer.number - 1]] = asked
             left = [i for i in ids if i not in batch.values]
             if left and attempt == 0:
                 missing.append(left)
