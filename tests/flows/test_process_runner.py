@@ -5,11 +5,13 @@ that started the build (never more requests in flight than `[llm] concurrency`).
 from __future__ import annotations
 
 import multiprocessing
+from dataclasses import replace
 
 import pandas as pd
 
 from flows.build_corpus import build_with_prefect
 from flows.corpus import build, make_resources
+from flows.sessions import worker_settings
 from flows.stages import STAGES
 from schemas.config import Settings, load_settings
 from tasks.llm.client import OpenAICompatibleClient
@@ -56,6 +58,19 @@ def test_worker_processes_build_the_tables_of_the_thread_runner(tmp_path, prefec
     ]
     again = build_with_prefect(PATHS, processes, _settings(), runner="process", quiet=True)
     assert again.ok and again.count("skipped") == 2 * len(STAGES) and not again.used_prefect
+    # --force reaches the workers: the forced stage runs again there (its readers see the same output).
+    forced = replace(make_resources(_settings()), force=frozenset({"index_terms"}))
+    rebuilt = build_with_prefect(
+        PATHS, processes, _settings(), resources=forced, runner="process", quiet=True
+    )
+    assert rebuilt.ok and rebuilt.count("built") == 2 and rebuilt.count("skipped") == 2 * (len(STAGES) - 1)
+
+
+def test_workers_build_offline_when_the_build_fell_back_to_the_heuristics():
+    settings = _settings(llm={"url": "http://127.0.0.1:9/v1", "model": TEST_MODEL})
+    fallen_back = make_resources(settings, llm=None)  # what preflight leaves when the server is down
+    assert worker_settings(fallen_back)["llm"]["url"] is None
+    assert worker_settings(make_resources(settings, llm=object()))["llm"]["url"] == "http://127.0.0.1:9/v1"
 
 
 def test_worker_processes_keep_the_shared_llm_bound(tmp_path, prefect_harness):
@@ -81,7 +96,7 @@ def test_worker_processes_keep_the_shared_llm_bound(tmp_path, prefect_harness):
         frame = read_frame(workspace, "llm_calls").drop(columns=["latency_ms"])
         return frame.sort_values(["stage", "item_id", "call_key", "attempt"]).reset_index(drop=True)
 
-    # The second build's requests were answered by its own cache-free workers, not reused.
+    # Each workspace has its own LLM cache: both builds sent every request, the same ones.
     pd.testing.assert_frame_equal(calls(processes), calls(threads))
 
 
