@@ -117,8 +117,7 @@ def _short(text: str) -> str:
 
 
 def _surfaces(inputs: NarrativeInputs, entity_id: str) -> list[str]:
-    names = [s for s, e in inputs.lexicon.surfaces.items() if e == entity_id]
-    return sorted(names, key=len, reverse=True)
+    return inputs.surfaces_by_entity.get(entity_id, [])
 
 
 def derive_attributes(

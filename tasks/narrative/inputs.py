@@ -7,6 +7,7 @@ from __future__ import annotations
 import bisect
 import re
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 import pandas as pd
@@ -61,6 +62,15 @@ class NarrativeInputs:
         )
         self._mention_rows = rows
         self._mention_starts = [r[0] for r in rows]
+
+    @cached_property
+    def surfaces_by_entity(self) -> dict[str, list[str]]:
+        """Every entity's lexicon surfaces, longest first (ties in lexicon order), built once:
+        attribute rules look up an entity's surfaces for each of its facts."""
+        grouped: dict[str, list[str]] = {}
+        for surface, entity_id in self.lexicon.surfaces.items():
+            grouped.setdefault(entity_id, []).append(surface)
+        return {entity_id: sorted(names, key=len, reverse=True) for entity_id, names in grouped.items()}
 
     @classmethod
     def from_tables(cls, document: Any, tables: dict[str, pd.DataFrame]) -> "NarrativeInputs":
