@@ -64,6 +64,13 @@ class NarrativeInputs:
         self._mention_starts = [r[0] for r in rows]
 
     @cached_property
+    def spoken_texts(self) -> frozenset[str]:
+        """Texts of the sentences said under a speaker's cue, built once (every unit's evidence
+        is checked against them)."""
+        said = self.sentences["speaker"].notna()
+        return frozenset(self.sentences.loc[said, "text"].tolist()) if len(self.sentences) else frozenset()
+
+    @cached_property
     def surfaces_by_entity(self) -> dict[str, list[str]]:
         """Every entity's lexicon surfaces, longest first (ties in lexicon order), built once:
         attribute rules look up an entity's surfaces for each of its facts."""

@@ -240,10 +240,7 @@ def _span(inputs: NarrativeInputs, chunk: dict[str, Any], evidence: str) -> tupl
 def _is_dialogue(evidence: str, chunk_start: int, inputs: NarrativeInputs) -> bool:
     # Quoted speech or a screenplay line under a cue counts as dialogue.
     return bool(re.search(r"[\"“”「」]", evidence)) or (
-        inputs.kind == "screenplay"
-        and bool(
-            inputs.sentences[inputs.sentences["text"] == " ".join(evidence.split())]["speaker"].notna().any()
-        )
+        inputs.kind == "screenplay" and " ".join(evidence.split()) in inputs.spoken_texts
     )
 
 
