@@ -172,12 +172,16 @@ def compact_description(parts: list[str], max_chars: int) -> str:
     """Distinct description parts joined in order, cut at a sentence or word boundary to `max_chars`."""
     seen: set[str] = set()
     kept: list[str] = []
+    length = -1  # of " ".join(kept)
     for part in parts:
         text = re.sub(r"\s+", " ", part or "").strip()
         key = text.casefold()
         if text and key not in seen and not any(key in s for s in seen):
             seen.add(key)
             kept.append(text)
+            length += len(text) + 1
+            if length > max_chars:
+                break  # the cut below reads only the first max_chars: later parts cannot change it
     joined = " ".join(kept)
     if len(joined) <= max_chars:
         return joined
