@@ -214,16 +214,9 @@ STAGES: tuple[Stage, ...] = (
     Stage(
         "propose_continuity",
         propose_continuity.run,
-        reads=(
-            "documents",
-            "sections",
-            "entities",
-            "mentions",
-            "occasions",
-            "events",
-            "interactions",
-            "atomic_facts",
-        ),
+        # Candidates come from the scenes' entities (mentions and occasions) and texts only; the
+        # scenes' facts are read by the judges that show them, so proposing need not wait for them.
+        reads=("documents", "sections", "entities", "mentions", "occasions"),
         writes=("continuity_counts", "continuity_candidates"),
         version="1",
         config="continuity",

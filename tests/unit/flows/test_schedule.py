@@ -71,6 +71,7 @@ def test_requests_first_holds_back_only_stages_that_lead_to_no_request():
     assert {"extract_graph", "propose_continuity", "judge_continuity"} <= gates["embed_texts"]
     assert "track_character_states" not in gates["embed_texts"]  # it leads to no other request
     assert gates["embed_assets"] == {"propose_continuity", "judge_continuity"}  # the rest it waits for anyway
+    assert "extract_facts" not in upstream(list(STAGES))["propose_continuity"]
     offline = [Stage(s.name, s.run, s.reads, s.writes, s.version) for s in STAGES]  # no LLM stage
     assert requests_first(offline) == {}
 

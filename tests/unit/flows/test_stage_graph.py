@@ -84,10 +84,9 @@ def test_stage_prompts_are_the_ones_the_code_sends():
 def test_a_failed_stage_blocks_only_what_reads_its_output():
     stages = list(STAGES)
     blocked = blocked_by(stages, {"extract_facts"})
-    # embed_assets and continuity read atomic_facts; hierarchy and character states never do.
-    assert blocked == dict.fromkeys(
-        ["embed_assets", "propose_continuity", "judge_continuity", "chain_continuity"], "extract_facts"
-    )
+    # embed_assets and the continuity judges read atomic_facts; proposing candidates, the hierarchy
+    # and character states never do.
+    assert blocked == dict.fromkeys(["embed_assets", "judge_continuity", "chain_continuity"], "extract_facts")
     transitive = blocked_by(stages, {"extract_graph"})
     assert transitive["canonicalize_entities"] == "extract_graph"
     assert transitive["induce_storylines"] == "extract_graph"  # through entities and episodes
