@@ -119,7 +119,7 @@ def llm_judgments(
     batch = run_grouped(
         ctx,
         PROMPT_ID,
-        plan.groups,
+        plan.iter_groups(),
         lambda ids: plan.values(ids, doc.title),
         ContinuityJudgment,
         tokens_per_item=120,

@@ -9,12 +9,12 @@ A scene's packet shows the lines that mention any entity it shares with another 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from functools import cached_property
+from typing import Any, Iterator
 
 from schemas.config import ContinuitySettings
 from tasks.continuity.scenes import SceneGraph, packet
-from tasks.llm.grouped import group_by_shared, order_by_shared
+from tasks.llm.grouped import iter_groups_by_shared, order_by_shared
 from tasks.tables.io import as_list
 from tasks.text import count_tokens
 
@@ -69,29 +69,76 @@ def scene_block(graph: SceneGraph, section_id: str, shared: list[str], language:
     )
 
 
-@dataclass(frozen=True)
 class JudgeRequests:
-    """Candidate pairs of one document grouped into requests, each scene packet written once."""
+    """Candidate pairs of one document grouped into requests, each scene packet written once.
 
-    candidates: dict[str, dict[str, Any]]  # candidate id -> candidate row
-    packets: dict[str, str]  # section id -> its labelled packet
-    shared: dict[str, str]  # candidate id -> its shared-evidence lines
-    order: dict[str, int]  # section id -> script position
-    labels: dict[str, str]  # section id -> "scene 12"
-    joiner: str
-    groups: list[list[str]]
+    Packets and shared-evidence lines are rendered when a group first needs them (their token
+    counts decide the groups), so the stage's first request goes out after the packets of its
+    first group, not after every packet of the document."""
+
+    def __init__(
+        self, graph: SceneGraph, candidates: list[dict[str, Any]], language: str, settings: ContinuitySettings
+    ) -> None:
+        self.graph, self.language, self.settings = graph, language, settings
+        self.candidates = {str(c["candidate_id"]): c for c in candidates}  # candidate id -> its row
+        self._sharing: dict[str, list[str]] = {}  # section id -> entities it shares with asked scenes
+        for c in candidates:
+            for side in ("scene_a", "scene_b"):
+                known = self._sharing.setdefault(c[side], [])
+                known.extend(e for e in as_list(c["shared_entity_ids"]) if e not in known)
+        scenes = graph.by_id
+        self.order = {s: scenes[s].index for s in self._sharing}  # section id -> script position
+        self.labels = {s: scene_label(scenes[s].index, language) for s in self._sharing}
+        self.joiner = LABELS["zh" if language == "zh" else "en"][0]
+        self._packets: dict[str, str] = {}
+        self._shared: dict[str, str] = {}
+        self._parts = order_by_shared(
+            [(i, (c["scene_a"], c["scene_b"], f"pair:{i}")) for i, c in self.candidates.items()]
+        )
+
+    def packet(self, section_id: str) -> str:
+        """The scene's labelled packet (rendered once)."""
+        if section_id not in self._packets:
+            self._packets[section_id] = scene_block(
+                self.graph, section_id, self._sharing[section_id], self.language
+            )
+        return self._packets[section_id]
+
+    def shared(self, candidate_id: str) -> str:
+        """The pair's shared-evidence lines (rendered once)."""
+        if candidate_id not in self._shared:
+            self._shared[candidate_id] = shared_lines(
+                self.graph, self.candidates[candidate_id], self.language
+            )
+        return self._shared[candidate_id]
+
+    def cost(self, part: str) -> int:
+        if part.startswith("pair:"):
+            return count_tokens(self.shared(part[len("pair:") :])) + 6  # + its number line
+        return count_tokens(self.packet(part))
+
+    def iter_groups(self) -> Iterator[list[str]]:
+        """The groups as they are formed (what the stage sends)."""
+        return iter_groups_by_shared(
+            self._parts, self.cost, self.settings.pack_tokens, self.settings.max_candidates_per_request
+        )
+
+    @cached_property
+    def groups(self) -> list[list[str]]:
+        """Every group (what the dry run counts)."""
+        return list(self.iter_groups())
 
     def values(self, ids: list[str], title: str) -> dict[str, str]:
         asked = [self.candidates[i] for i in ids]
         shown = sorted({s for c in asked for s in (c["scene_a"], c["scene_b"])}, key=self.order.__getitem__)
         pairs = [
             f"{n}. {self.labels[c['scene_a']]} {self.joiner} {self.labels[c['scene_b']]}\n"
-            f"{self.shared[c['candidate_id']]}"
+            f"{self.shared(str(c['candidate_id']))}"
             for n, c in enumerate(asked, 1)
         ]
         return {
             "document_title": title,
-            "scenes": "\n\n".join(self.packets[s] for s in shown),
+            "scenes": "\n\n".join(self.packet(s) for s in shown),
             "pairs": "\n\n".join(pairs),
         }
 
@@ -100,27 +147,4 @@ def judge_requests(
     graph: SceneGraph, candidates: list[dict[str, Any]], language: str, settings: ContinuitySettings
 ) -> JudgeRequests:
     """`candidates` (the asked ones, closest first) grouped into requests."""
-    by_id = {str(c["candidate_id"]): c for c in candidates}
-    sharing: dict[str, list[str]] = {}
-    for c in candidates:
-        for side in ("scene_a", "scene_b"):
-            known = sharing.setdefault(c[side], [])
-            known.extend(e for e in as_list(c["shared_entity_ids"]) if e not in known)
-    packets = {s: scene_block(graph, s, shared, language) for s, shared in sharing.items()}
-    shared = {i: shared_lines(graph, c, language) for i, c in by_id.items()}
-    cost = {s: count_tokens(text) for s, text in packets.items()}
-    cost.update({f"pair:{i}": count_tokens(text) + 6 for i, text in shared.items()})  # + its number line
-    parts = [(i, (c["scene_a"], c["scene_b"], f"pair:{i}")) for i, c in by_id.items()]
-    groups = group_by_shared(
-        order_by_shared(parts), cost, settings.pack_tokens, settings.max_candidates_per_request
-    )
-    scenes = graph.by_id
-    return JudgeRequests(
-        by_id,
-        packets,
-        shared,
-        {s: scenes[s].index for s in sharing},
-        {s: scene_label(scenes[s].index, language) for s in sharing},
-        LABELS["zh" if language == "zh" else "en"][0],
-        groups,
-    )
+    return JudgeRequests(graph, candidates, language, settings)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence, TypeVar
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence, TypeVar
 
 from pydantic import BaseModel
 
@@ -72,24 +72,41 @@ def order_by_shared(items: Sequence[tuple[str, Sequence[str]]]) -> list[tuple[st
 
 
 def group_by_shared(
-    items: Sequence[tuple[str, Sequence[str]]], cost: dict[str, int], budget: int, max_items: int = MAX_ITEMS
+    items: Sequence[tuple[str, Sequence[str]]],
+    cost: Mapping[str, int] | Callable[[str], int],
+    budget: int,
+    max_items: int = MAX_ITEMS,
 ) -> list[list[str]]:
     """Consecutive items grouped while the union of the parts they show (excerpts, records), each
     sent once per request, fits `budget` tokens; an item's parts are `(item id, part keys)`."""
-    groups: list[list[str]] = []
+    return list(iter_groups_by_shared(items, cost, budget, max_items))
+
+
+def iter_groups_by_shared(
+    items: Iterable[tuple[str, Sequence[str]]],
+    cost: Mapping[str, int] | Callable[[str], int],
+    budget: int,
+    max_items: int = MAX_ITEMS,
+) -> Iterator[list[str]]:
+    """`group_by_shared`, each group given as soon as it is complete: a part's cost (a callable
+    may render the part) is asked for only when an item showing it is reached, so a stage can send
+    its first request before it has rendered every part."""
+    price = cost if callable(cost) else (lambda key: cost.get(key, 0))
+    group: list[str] = []
     shown: set[str] = set()
     used = 0
     limit = max(1, min(max_items, MAX_ITEMS))
     for item_id, keys in items:
-        extra = sum(cost.get(k, 0) for k in set(keys) - shown)
-        if not groups or len(groups[-1]) >= limit or used + extra > budget:
-            groups.append([])
-            shown, used = set(), 0
-            extra = sum(cost.get(k, 0) for k in set(keys))
-        groups[-1].append(item_id)
+        extra = sum(price(k) for k in set(keys) - shown)
+        if group and (len(group) >= limit or used + extra > budget):
+            yield group
+            group, shown, used = [], set(), 0
+            extra = sum(price(k) for k in set(keys))
+        group.append(item_id)
         shown.update(keys)
         used += extra
-    return groups
+    if group:
+        yield group
 
 
 def _request(
@@ -128,45 +145,61 @@ def _failure(result: LLMResult, item_id: str, error: str | None = None) -> dict[
 def run_grouped(
     ctx: StageContext,
     prompt_id: str,
-    groups: Sequence[Sequence[str]],
+    groups: Iterable[Sequence[str]],
     render: Render,
     response_model: type[M],
     tokens_per_item: int | None = None,
 ) -> GroupedBatch[M]:
-    """Ask once per group (all groups at once through the client's bounded pool) and map answers back."""
+    """Ask once per group (all groups at once through the client's bounded pool) and map answers back.
+
+    `groups` may be lazy (a generator): each group's request is sent as soon as the group is formed
+    and its prompt rendered, while the next groups are formed."""
     if ctx.llm is None:
         raise RuntimeError(f"stage {ctx.stage} asked for the LLM but none is configured")
-    flat = [i for g in groups for i in g]
-    if len(set(flat)) != len(flat):
-        raise ValueError(f"stage {ctx.stage}: item ids must be unique per call")
+    if isinstance(groups, Sequence):
+        flat = [i for g in groups for i in g]
+        if len(set(flat)) != len(flat):  # before any request is sent
+            raise ValueError(f"stage {ctx.stage}: item ids must be unique per call")
     batch: GroupedBatch[M] = GroupedBatch()
-    pending = [list(g) for g in groups if g]
+    seen: set[str] = set()
+
+    def first_round() -> Iterator[list[str]]:
+        for group in groups:
+            if not group:
+                continue
+            if seen & set(group):
+                raise ValueError(f"stage {ctx.stage}: item ids must be unique per call")
+            seen.update(group)
+            yield list(group)
+
+    pending: Iterable[list[str]] = first_round()
     for attempt, tag in enumerate(("", "#again")):
-        if not pending:
-            break
-        # Lazily: each group's request is sent as soon as its prompt is rendered, while the next
-        # groups are rendered.
-        requests = (
-            _request(ctx, prompt_id, ids, render, tag, _max_tokens(ctx, tokens_per_item, len(ids)))
-            for ids in pending
-        )
-        results = ctx.llm.map_structured(requests, batch_model(response_model))
+        asked: list[list[str]] = []  # the groups in request order, as the requests are made
+
+        def requests(rounds: Iterable[list[str]], tag: str = tag, asked: list[list[str]] = asked):
+            for ids in rounds:
+                asked.append(ids)
+                yield _request(ctx, prompt_id, ids, render, tag, _max_tokens(ctx, tokens_per_item, len(ids)))
+
+        results = ctx.llm.map_structured(requests(pending), batch_model(response_model))
         missing: list[list[str]] = []
-        for ids, result in zip(pending, results):
+        for ids, result in zip(asked, results):
             batch.calls.extend(result.calls)
             if result.value is None:
                 batch.failures.extend(_failure(result, i) for i in ids)
                 continue
-            asked = tuple(ids)
+            group_ids = tuple(ids)
             for answer in result.value.items:
                 if 1 <= answer.number <= len(ids) and ids[answer.number - 1] not in batch.values:
                     batch.values[ids[answer.number - 1]] = answer
-                    batch.asked_with[ids[answer.number - 1]] = asked
+                    batch.asked_with[ids[answer.number - 1]] = group_ids
             left = [i for i in ids if i not in batch.values]
             if left and attempt == 0:
                 missing.append(left)
             elif left:
                 error = "llm missing: the batched reply left this item out, also when asked again"
                 batch.failures.extend(_failure(result, i, error) for i in left)
+        if not missing:
+            break
         pending = missing
     return batch

@@ -76,4 +76,18 @@ def test_packets_do_not_depend_on_the_grouping(graph_and_candidates):
     graph, candidates = graph_and_candidates
     one = judge_requests(graph, candidates, "en", ContinuitySettings(max_candidates_per_request=1))
     many = judge_requests(graph, candidates, "en", ContinuitySettings())
-    assert one.packets == many.packets and one.shared == many.shared
+    scenes = {s for c in candidates for s in (c["scene_a"], c["scene_b"])}
+    assert len(one.groups) > len(many.groups)
+    assert [one.packet(s) for s in sorted(scenes)] == [many.packet(s) for s in sorted(scenes)]
+    ids = [str(c["candidate_id"]) for c in candidates]
+    assert [one.shared(i) for i in ids] == [many.shared(i) for i in ids]
+
+
+def test_the_first_group_comes_before_every_packet_is_rendered(graph_and_candidates):
+    # The stage sends its first request once that group is formed, not after the whole document.
+    graph, candidates = graph_and_candidates
+    plan = judge_requests(graph, candidates, "en", ContinuitySettings(max_candidates_per_request=1))
+    first = next(plan.iter_groups())
+    scenes = {s for c in candidates for s in (c["scene_a"], c["scene_b"])}
+    assert 0 < len(plan._packets) < len(scenes)  # only the packets the first groups needed
+    assert first == plan.groups[0] and len(plan._packets) == len(scenes)
