@@ -1,20 +1,21 @@
 """LLM-path benchmark against the OpenAI-compatible test server: achieved concurrency and
 tokens per 1k source tokens per stage.
 
-The server adds a fixed latency per request (default 200 ms) and answers every stage's
-prompt deterministically, in a process of its own as a real server is (`--inline-server`: in
-the build's process, as before); the build runs every LLM stage with N requests in flight and
+The server adds a fixed latency per request (default 200 ms; `--decode-ms-per-token` adds time
+per completion token too, as a real server's decoding does) and answers every stage's prompt
+deterministically, in a process of its own as a real server is (`--inline-server`: in the
+build's process, as before); the build runs every LLM stage with N requests in flight and
 `--documents` documents at a time (`--runner process`, the default here: one worker process per
 document sharing the bound; `thread`: Prefect's thread pool), each document's independent stages
-`--stage-concurrency` at a time. Achieved concurrency = calls x latency / wall time from
-the first request's arrival to the last reply (the window the goal is stated for); divided by
-the configured limit it is the share of the server's slots kept busy (the client's request pool
-measures the same from its side). The same over the whole build's wall (Prefect start-up, and
-the CPU stages before the first request, included) is printed beside it. Tokens are counted in
-the project's unit (tasks.text).
+`--stage-concurrency` at a time. Achieved concurrency = the server's busy request-seconds over the
+window from the first request's arrival to the last reply (the window the goal is stated for)
+(with a fixed latency: calls x latency / window); divided by the configured limit it is the share
+of the server's slots kept busy. The same over the whole build's wall (Prefect start-up, and the
+CPU stages before the first request, included) is printed beside it. Tokens are counted in the
+project's unit (tasks.text).
 
     python benchmarks/bench_llm.py [PATH ...] [--latency 0.2] [--concurrency 16] [--documents 3]
-        [--stage-concurrency N] [--runner process|thread] [--inline-server]
+        [--stage-concurrency N] [--runner process|thread] [--inline-server] [--decode-ms-per-token 0]
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ import tempfile
 import time
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
+from typing import Any, Callable, Iterator
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
@@ -46,37 +47,138 @@ STAGE_DEV = REPO.parent / "shared" / "data" / "stage" / "documents.jsonl"
 SAMPLE = REPO / "data" / "samples" / "the_lighthouse_key.txt"
 
 
-def idle_seconds(arrivals: list[float], latency: float) -> float:
+def idle_seconds(busy: list[tuple[float, float]]) -> float:
     """Seconds between the first arrival and the last reply with no request at the server."""
     idle, busy_until = 0.0, None
-    for arrived in sorted(arrivals):
-        if busy_until is not None and arrived > busy_until:
-            idle += arrived - busy_until
-        busy_until = max(busy_until or arrived, arrived + latency)
+    for start, end in sorted(busy):
+        if busy_until is not None and start > busy_until:
+            idle += start - busy_until
+        busy_until = max(busy_until or start, end)
     return idle
 
 
 @contextmanager
-def test_server(latency: float, inline: bool) -> Iterator[tuple[str, object]]:
-    """(URL, a callable giving the chat arrival times) of the test server, in its own process or
-    (`inline`) in this one."""
+def test_server(
+    latency: float, inline: bool, decode_ms: float = 0.0
+) -> Iterator[tuple[str, Callable[[], list[tuple[float, float]]]]]:
+    """(URL, a callable giving the (start, end) of every chat request) of the test server, in its
+    own process or (`inline`) in this one."""
     if inline:
         with FakeOpenAIServer(
             model_names=("bench-model",),
             responder=pipeline_responder,
             latency_s=latency,
+            decode_s_per_token=decode_ms / 1000,
             count_tokens=count_tokens,
         ) as server:
-            yield server.url, lambda: [r.arrived for r in server.chat_requests()]
+            yield server.url, lambda: list(server.busy)
     else:
-        with ServerProcess(latency_s=latency) as server:
-            yield server.url, lambda: [arrived for arrived, _ in server.arrivals()]
+        with ServerProcess(latency_s=latency, decode_ms_per_token=decode_ms) as server:
+            yield server.url, server.busy
+
+
+def measure_concurrency(
+    paths: list[str],
+    latency: float = 0.2,
+    concurrency: int = 16,
+    documents: int = 3,
+    stage_concurrency: int | None = None,
+    runner: str = "process",
+    inline: bool = False,
+    decode_ms: float = 0.0,
+) -> dict[str, Any]:
+    """Build `paths` through the test server and measure how busy the build kept it."""
+    with tempfile.TemporaryDirectory() as folder, test_server(latency, inline, decode_ms) as (url, served):
+        workspace = Workspace.at(Path(folder) / "ws")
+        settings = load_settings(
+            overrides={
+                "embed_texts": {"backend": "hashing"},
+                "build": {
+                    "concurrency": documents,
+                    **({"stage_concurrency": stage_concurrency} if stage_concurrency else {}),
+                },
+                "llm": {"url": url, "model": "bench-model", "concurrency": concurrency, "timeout_s": 300},
+            }
+        )
+        with OpenAICompatibleClient(settings.llm) as client:
+            started = time.perf_counter()
+            report = build(
+                paths,
+                workspace,
+                settings,
+                resources=make_resources(settings, llm=client),
+                quiet=True,
+                runner=runner,
+            )
+            wall = time.perf_counter() - started
+            pool = client.pool.achieved()
+        calls = read_frame(workspace, "llm_calls")
+        source_tokens = int(read_frame(workspace, "chunks")["n_tokens"].sum())
+        busy = served()
+    window = max(end for _, end in busy) - min(start for start, _ in busy) if busy else 0.0
+    seconds = sum(end - start for start, end in busy)
+    return {
+        "paths": paths,
+        "ok": report.ok,
+        "wall": wall,
+        "requests": len(busy),
+        "window": window,
+        "busy_seconds": seconds,
+        # With a fixed latency, the measure of earlier runs: calls x latency over the window.
+        "achieved": (len(busy) * latency if not decode_ms else seconds) / window / concurrency
+        if window
+        else 0.0,
+        "over_wall": (len(busy) * latency if not decode_ms else seconds) / wall / concurrency,
+        "idle": idle_seconds(busy),
+        "client_pool": pool if runner == "thread" else None,  # a worker's pool sees its own requests only
+        "calls": calls,
+        "source_tokens": source_tokens,
+        "settings": {
+            "latency": latency,
+            "concurrency": concurrency,
+            "documents": documents,
+            "runner": runner,
+            "stage_concurrency": settings.build.stage_concurrency,
+            "inline": inline,
+            "decode_ms": decode_ms,
+        },
+    }
+
+
+def print_concurrency(run: dict[str, Any]) -> None:
+    s = run["settings"]
+    names = ", ".join(Path(p).name for p in run["paths"])
+    print(
+        f"inputs: {names}; {run['source_tokens']:,} source tokens; build {run['wall']:.1f} s "
+        f"(with Prefect start-up), ok={run['ok']}"
+    )
+    decode = f" + {s['decode_ms']:g} ms per completion token" if s["decode_ms"] else ""
+    where = "inline" if s["inline"] else "in its own process"
+    print(
+        f"LLM requests: {run['requests']} at {s['latency'] * 1000:.0f} ms each{decode}, "
+        f"{s['concurrency']} in flight, {s['documents']} documents at a time ({s['runner']} runner), "
+        f"{s['stage_concurrency']} stages of each; test server {where}; first request to last reply "
+        f"{run['window']:.1f} s"
+    )
+    pool = f" (client pool: {run['client_pool']:.2f})" if run["client_pool"] is not None else ""
+    print(
+        f"achieved concurrency: {run['achieved'] * s['concurrency']:.1f}; achieved / configured "
+        f"{run['achieved']:.2f}{pool}; over the build's whole wall {run['over_wall']:.2f}"
+    )
+    busy_window = max(1e-9, run["window"] - run["idle"])
+    print(
+        f"server idle (no request in flight) {run['idle']:.1f} s of the {run['window']:.1f} s window; "
+        f"while busy, {run['busy_seconds'] / busy_window:.1f} in flight on average"
+    )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("paths", nargs="*")
     parser.add_argument("--latency", type=float, default=0.2, help="seconds the server adds to every request")
+    parser.add_argument(
+        "--decode-ms-per-token", type=float, default=0.0, help="milliseconds per completion token"
+    )
     parser.add_argument("--concurrency", type=int, default=16, help="requests in flight")
     parser.add_argument("--documents", type=int, default=3, help="documents built at the same time")
     parser.add_argument("--stage-concurrency", type=int, default=None, help="stages of a document at a time")
@@ -88,63 +190,19 @@ def main() -> None:
     paths = args.paths or [str(STAGE_DEV if STAGE_DEV.exists() else SAMPLE)]
     prefect_environment()
     load_before = os.getloadavg()[0]
-    with (
-        tempfile.TemporaryDirectory() as folder,
-        test_server(args.latency, args.inline_server) as (url, arrived),
-    ):
-        workspace = Workspace.at(Path(folder) / "ws")
-        settings = load_settings(
-            overrides={
-                "embed_texts": {"backend": "hashing"},
-                "build": {
-                    "concurrency": args.documents,
-                    **({"stage_concurrency": args.stage_concurrency} if args.stage_concurrency else {}),
-                },
-                "llm": {"url": url, "model": "bench-model", "concurrency": args.concurrency, "timeout_s": 30},
-            }
-        )
-        with OpenAICompatibleClient(settings.llm) as client:
-            started = time.perf_counter()
-            report = build(
-                paths,
-                workspace,
-                settings,
-                resources=make_resources(settings, llm=client),
-                quiet=True,
-                runner=args.runner,
-            )
-            wall = time.perf_counter() - started
-            pool = client.pool.achieved()
-        calls = read_frame(workspace, "llm_calls")
-        chunks = read_frame(workspace, "chunks")
-        arrivals = arrived()
-        llm_window = max(arrivals) + args.latency - min(arrivals)
-    source_tokens = int(chunks["n_tokens"].sum())
-    achieved = len(arrivals) * args.latency / llm_window
-    print(
-        f"inputs: {', '.join(Path(p).name for p in paths)}; {source_tokens:,} source tokens; "
-        f"build {wall:.1f} s "
-        f"(with Prefect start-up), ok={report.ok}"
+    run = measure_concurrency(
+        paths,
+        args.latency,
+        args.concurrency,
+        args.documents,
+        args.stage_concurrency,
+        args.runner,
+        args.inline_server,
+        args.decode_ms_per_token,
     )
-    print(
-        f"LLM requests: {len(arrivals)} at {args.latency * 1000:.0f} ms each, {args.concurrency} in flight, "
-        f"{args.documents} documents at a time ({args.runner} runner), {settings.build.stage_concurrency} "
-        f"stages of each; test server {'inline' if args.inline_server else 'in its own process'}; "
-        f"first request to last reply {llm_window:.1f} s"
-    )
-    print(
-        f"achieved concurrency (calls x latency / wall time): {achieved:.1f}; achieved / configured "
-        f"{achieved / args.concurrency:.2f}"
-        # The build process's pool measures its own requests: all of them only with threads.
-        f"{f' (client pool: {pool:.2f})' if args.runner == 'thread' else ''}; over the build's whole wall "
-        f"{len(arrivals) * args.latency / wall / args.concurrency:.2f}"
-    )
-    idle = idle_seconds(arrivals, args.latency)
-    print(
-        f"server idle (no request in flight) {idle:.1f} s of the {llm_window:.1f} s window; "
-        f"while busy, {len(arrivals) * args.latency / max(1e-9, llm_window - idle):.1f} in flight on average"
-    )
+    print_concurrency(run)
     print(f"load average (1 min) {load_before:.1f} at start, {os.getloadavg()[0]:.1f} at end")
+    calls, source_tokens = run["calls"], run["source_tokens"]
     print(f"{'stage':<24} {'calls':>6} {'prompt tok / 1k src':>20} {'completion tok / 1k src':>24}")
     for stage, group in calls.groupby("stage", sort=False):
         print(
