@@ -144,14 +144,25 @@ class NarrativeInputs:
         """The chunks as records in text order (made once)."""
         return self._chunk_rows
 
-    def section_sentences(self, section: dict[str, Any]) -> pd.DataFrame:
-        """The sentences of one section, in text order."""
-        frame = self.sentences
-        return frame[frame["section_id"] == section["section_id"]]
+    def section_sentences(self, section: dict[str, Any]) -> list[dict[str, Any]]:
+        """The sentences of one section as records, in text order."""
+        return self._by_section[0].get(section["section_id"], [])
 
     def section_chunk_ids(self, section_id: str) -> list[str]:
         """The chunk ids of one section, in text order."""
-        return [c["chunk_id"] for c in self._chunk_rows if c["section_id"] == section_id]
+        return self._by_section[1].get(section_id, [])
+
+    @cached_property
+    def _by_section(self) -> tuple[dict[str, list[dict[str, Any]]], dict[str, list[str]]]:
+        # Grouped once: the extractors ask for every section's sentences and chunks in turn, and a
+        # filter of the document's table per section made that quadratic in the screenplay's length.
+        sentences: dict[str, list[dict[str, Any]]] = {}
+        for record in self.sentences.to_dict("records"):
+            sentences.setdefault(record["section_id"], []).append(record)
+        chunks: dict[str, list[str]] = {}
+        for chunk in self._chunk_rows:
+            chunks.setdefault(chunk["section_id"], []).append(chunk["chunk_id"])
+        return sentences, chunks
 
 
 def evidence_text(text: str) -> str:

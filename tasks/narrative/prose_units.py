@@ -87,7 +87,7 @@ def prose_units(inputs: NarrativeInputs, max_events_per_chunk: int) -> dict[str,
         places: Counter = Counter()
         last_subject: str | None = None
         antecedent: int | None = None  # where the last subject was named
-        for sentence in inputs.section_sentences(section).to_dict("records"):
+        for sentence in inputs.section_sentences(section):
             s_start, s_end = int(sentence["char_start"]), int(sentence["char_end"])
             hits = inputs.entities_in(s_start, s_end)
             present.update(inputs.of_types(hits, frozenset({"character"})))

@@ -143,9 +143,8 @@ def _scene(
 ) -> tuple[list[dict], list[dict]]:
     events: list[dict[str, Any]] = []
     interactions: list[dict[str, Any]] = []
-    sentences = inputs.section_sentences(section)
-    starts = sentences["char_start"].tolist()
-    records = sentences.to_dict("records")  # once per scene, not once per action block
+    records = inputs.section_sentences(section)
+    starts = [record["char_start"] for record in records]
     turn: list[Block] = []
     for block in blocks + [Block("heading", len(inputs.text), len(inputs.text))]:
         if block.kind in ("dialogue", "parenthetical") and turn:
