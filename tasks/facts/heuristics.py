@@ -108,11 +108,10 @@ def entity_candidates(inputs: NarrativeInputs, entity_id: str, chunk_ids: list[s
     """Sentences of `chunk_ids` about the entity: it alone is named, it is the subject, or it speaks (shared
     sentences too when those are too few)."""
     name = inputs.lexicon.name(entity_id)
-    sentences = inputs.sentences[inputs.sentences["chunk_id"].isin(chunk_ids)]
-    headings = set(zip(inputs.sections["char_start"].astype(int), inputs.sections["heading"].astype(str)))
+    headings = inputs.heading_keys
     out: list[Candidate] = []
     shared: list[Candidate] = []  # sentences where it is one of several named, not the subject
-    for sentence in sentences.to_dict("records"):
+    for sentence in inputs.chunk_sentences(chunk_ids):
         if (int(sentence["char_start"]), str(sentence["text"])) in headings:
             continue  # a scene heading names its place but states no fact about it
         start, end, text = int(sentence["char_start"]), int(sentence["char_end"]), str(sentence["text"])

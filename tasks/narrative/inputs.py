@@ -40,6 +40,7 @@ class NarrativeInputs:
     _chunk_rows: list[dict[str, Any]] = field(init=False, default_factory=list)
     _mention_starts: list[int] = field(init=False, default_factory=list)
     _mention_rows: list[tuple[int, int, str]] = field(init=False, default_factory=list)
+    _hits: dict[tuple[int, int], list[tuple[int, str]]] = field(init=False, default_factory=dict)
 
     def __post_init__(self) -> None:
         sections = self.sections.sort_values("ordinal").reset_index(drop=True).astype(object)
@@ -101,7 +102,14 @@ class NarrativeInputs:
 
     def entities_in(self, start: int, end: int) -> list[tuple[int, str]]:
         """(position, entity id) of every entity named in [start, end): lexicon matches and grounded
-        mentions."""
+        mentions (found once per span: the fact extractor reads a sentence once for every entity
+        of its chunk)."""
+        found = self._hits.get((start, end))
+        if found is None:
+            found = self._hits[(start, end)] = self._entities_in(start, end)
+        return found
+
+    def _entities_in(self, start: int, end: int) -> list[tuple[int, str]]:
         matches = self.lexicon.find_mentions(self.text[start:end], offset=start)
         hits = {(m.start, m.entity_id) for m in matches}
         index = bisect.bisect_left(self._mention_starts, start)
@@ -151,6 +159,24 @@ class NarrativeInputs:
     def section_chunk_ids(self, section_id: str) -> list[str]:
         """The chunk ids of one section, in text order."""
         return self._by_section[1].get(section_id, [])
+
+    def chunk_sentences(self, chunk_ids: list[str]) -> list[dict[str, Any]]:
+        """The sentences of the given chunks as records, in text order."""
+        by_chunk = self._by_chunk
+        return [record for _, record in sorted(p for c in set(chunk_ids) for p in by_chunk.get(c, []))]
+
+    @cached_property
+    def heading_keys(self) -> frozenset[tuple[int, str]]:
+        """(char_start, heading) of every section: a sentence that is its section's heading."""
+        sections = self.sections
+        return frozenset(zip(sections["char_start"].astype(int), sections["heading"].astype(str)))
+
+    @cached_property
+    def _by_chunk(self) -> dict[str, list[tuple[int, dict[str, Any]]]]:
+        grouped: dict[str, list[tuple[int, dict[str, Any]]]] = {}
+        for position, record in enumerate(self.sentences.to_dict("records")):
+            grouped.setdefault(record["chunk_id"], []).append((position, record))
+        return grouped
 
     @cached_property
     def _by_section(self) -> tuple[dict[str, list[dict[str, Any]]], dict[str, list[str]]]:
