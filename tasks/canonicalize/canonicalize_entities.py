@@ -19,10 +19,10 @@ from typing import Any
 import pandas as pd
 
 from schemas.responses.graph import MergeJudgement
-from tasks.canonicalize.merge import apply_merge_decisions, resolve_decisions
+from tasks.canonicalize.merge import Decision, apply_merge_decisions, resolve_decisions
 from tasks.canonicalize.profiles import Profile, candidate_pairs, profile_entities
 from tasks.canonicalize.records import merge_requests
-from tasks.canonicalize.rules import Decision, rule_decisions
+from tasks.canonicalize.rules import rule_decisions
 from tasks.canonicalize.rows import canonical_rows
 from tasks.stage import StageContext, StageOutput
 from schemas.ids import make_id

@@ -1,4 +1,5 @@
-"""Entity canonicalization decisions in order, and their replay (paper §3.1.3).
+"""Entity canonicalization decisions (one `Decision` per pair, by a rule or the LLM), in order,
+and their replay (paper §3.1.3).
 
 `resolve_decisions` orders decisions into steps so that a merge never joins two entities an
 earlier decision kept apart; `apply_merge_decisions` replays the 'merge' steps (union-find),
@@ -8,11 +9,23 @@ so removing one decision from the log restores the two entities it joined.
 from __future__ import annotations
 
 from collections import defaultdict
+from dataclasses import dataclass
 from typing import Any, Iterable
 
 import pandas as pd
 
-from tasks.canonicalize.rules import Decision
+
+@dataclass(frozen=True)
+class Decision:
+    """One decision on a candidate pair of raw entities, as a `merge_decisions` row records it."""
+
+    left: str
+    right: str
+    decision: str  # merge | separate
+    method: str
+    score: float
+    reason: str
+
 
 # Decision order: constraints first, then merges from the surest rule to the weakest.
 METHOD_PRIORITY = {

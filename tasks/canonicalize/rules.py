@@ -3,33 +3,21 @@
 English names: a cue or first name joins the only full name it starts; a titled surname joins
 the only full name of the right gender; a bare surname shared by several full names stays
 apart; speakers who trade lines are different people; role words ("Kid") are not names.
-Chinese names: kinship compounds (程勇爸爸) stay apart from their owner; a bare kinship noun
-(前妻) joins the only character's compound; given names (小澍) and familiar forms (老程, when
-程勇 is the only 程 present where it is used) join their full name.
+Chinese names are decided by `zh_name_rules`, from the document's Chinese character names.
 """
 
 from __future__ import annotations
 
 import re
 from collections import defaultdict
-from dataclasses import dataclass
 
 import pandas as pd
 from rapidfuzz import fuzz
 
+from tasks.canonicalize.merge import Decision
 from tasks.canonicalize.profiles import Profile, similarity
-from tasks.graph.names import ZH_FAMILIAR_PREFIXES, ZH_RELATION_NOUNS
+from tasks.canonicalize.zh_name_rules import decide_zh
 from tasks.graph.screenplay import ROLE_WORDS
-
-
-@dataclass(frozen=True)
-class Decision:
-    left: str
-    right: str
-    decision: str  # merge | separate
-    method: str
-    score: float
-    reason: str
 
 
 class RuleBook:
@@ -122,7 +110,7 @@ class RuleBook:
                 )
             return None
         if a.is_zh or b.is_zh:
-            return self._decide_zh(a, b, score)
+            return decide_zh(self.zh_names, a, b, score)
         return self._decide_en(a, b, score)
 
     def _decide_en(self, a: Profile, b: Profile, score: float) -> Decision | None:
@@ -269,108 +257,6 @@ class RuleBook:
                 left, right, "merge", "rule:name_prefix", score, f"'{shorter}' is a short form of '{longer}'"
             )
         return None
-
-    def _decide_zh(self, a: Profile, b: Profile, score: float) -> Decision | None:
-        left, right = sorted((a.raw_id, b.raw_id))
-        for familiar, other in ((a, b), (b, a)):
-            if (
-                len(familiar.name) == 2
-                and familiar.name.startswith(ZH_FAMILIAR_PREFIXES)
-                and other.name.startswith(familiar.name[1])
-                and len(other.name) >= 2
-            ):
-                return self._familiar(familiar, other, score)
-        short, long_ = sorted((a, b), key=lambda p: (len(p.name), p.raw_id))
-        if long_.name.startswith(short.name) and long_.name[len(short.name) :] in ZH_RELATION_NOUNS:
-            return Decision(
-                left,
-                right,
-                "separate",
-                "rule:zh_kinship_compound",
-                score,
-                f"'{long_.name}' is {short.name}'s {long_.name[len(short.name) :]}, not {short.name}",
-            )
-        names = {p.name for p in self.zh_names}
-        if (
-            short.name in ZH_RELATION_NOUNS
-            and long_.name.endswith(short.name)
-            and long_.name[: -len(short.name)] in names
-        ):
-            # "前妻" alone for "程勇前妻": only when the owner is a character and owns no other 前妻
-            owners = [
-                p
-                for p in self.zh_names
-                if p.name.endswith(short.name) and p.name[: -len(short.name)] in names
-            ]
-            if len(owners) == 1:
-                return Decision(
-                    left,
-                    right,
-                    "merge",
-                    "rule:zh_role_owner",
-                    1.0,
-                    f"'{short.name}' is used alone for the only '{long_.name}'",
-                )
-            return Decision(
-                left,
-                right,
-                "separate",
-                "rule:ambiguous_name",
-                score,
-                f"'{short.name}' fits {', '.join(sorted(p.name for p in owners))}: kept separate",
-            )
-        if len(long_.name) == 3 and long_.name[1:] == short.name:
-            return Decision(
-                left,
-                right,
-                "merge",
-                "rule:zh_given_name",
-                1.0,
-                f"'{short.name}' is the given name of '{long_.name}'",
-            )
-        return None
-
-    def _familiar(self, familiar: Profile, person: Profile, score: float) -> Decision:
-        """'老程' is 程勇 when 程勇 is the only 程 present where 老程 is used."""
-        left, right = sorted((familiar.raw_id, person.raw_id))
-        surname = familiar.name[1]
-        people = [
-            p
-            for p in self.zh_names
-            if p.name.startswith(surname)
-            and len(p.name) >= 2
-            and p.raw_id != familiar.raw_id
-            and p.name[1:] not in ZH_RELATION_NOUNS
-            and not any(p.name.endswith(n) for n in ZH_RELATION_NOUNS)
-        ]
-        present = [p for p in people if p.sections & familiar.sections]
-        if len(present) == 1 and present[0].raw_id == person.raw_id:
-            return Decision(
-                left,
-                right,
-                "merge",
-                "rule:zh_familiar_surname",
-                1.0,
-                f"'{familiar.name}' is used in scenes where '{person.name}' is the only {surname}",
-            )
-        if len(present) == 1:
-            return Decision(
-                left,
-                right,
-                "separate",
-                "rule:zh_familiar_surname",
-                score,
-                f"'{familiar.name}' is {present[0].name} where it is used, not {person.name}",
-            )
-        return Decision(
-            left,
-            right,
-            "separate",
-            "rule:ambiguous_name",
-            score,
-            f"'{familiar.name}' could be {', '.join(sorted(p.name for p in present or people))}: "
-            "kept separate",
-        )
 
 
 def _spelling_variants(a: Profile, b: Profile, score: float, threshold: float) -> bool:

@@ -1,4 +1,4 @@
-"""The LLM client: one protocol, and its implementation for OpenAI-compatible servers (vLLM).
+"""The LLM client for OpenAI-compatible servers (vLLM), implementing `tasks.llm.protocol.LLMClient`.
 
 Clients are built by `build_llm_client` and injected into stages, never created at import.
 Every attempt becomes one `llm_calls` row; a call that cannot produce a validated value ends
@@ -13,9 +13,8 @@ import random
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Generic, Iterable, Protocol, Sequence, TypeVar
+from typing import Any, Callable, Iterable, Sequence, TypeVar
 
 import httpx
 from pydantic import BaseModel, ValidationError
@@ -37,11 +36,14 @@ from tasks.llm.http import (
     ChatReply,
     HTTPCallError,
     api_base,
+    chat_payload,
     get_models,
-    one_line,
     post_chat,
     scrub,
 )
+
+# The protocol and its types are re-exported: stages, flows and tests import them from here.
+from tasks.llm.protocol import LLMClient, LLMRequest, LLMResult, call_row  # noqa: F401
 
 log = logging.getLogger(__name__)
 
@@ -58,76 +60,6 @@ REASK_TOOLS = (
     "Your previous reply could not be used: {error}\n"
     "Reply again: either call one or more of the offered tools, or answer in plain text without tool calls."
 )
-
-
-@dataclass(frozen=True)
-class LLMRequest:
-    stage: str
-    item_id: str
-    doc_id: str | None
-    prompt_id: str  # "<stage>/<version>"
-    prompt_hash: str
-    messages: tuple[dict[str, str], ...]
-    max_tokens: int | None = None  # None -> settings.max_tokens
-    temperature: float | None = None  # None -> settings.temperature
-    seed: int | None = (
-        None  # sent to the server and part of the cache key: sample n is never sample m's reply
-    )
-
-    @property
-    def prompt_version(self) -> str:
-        return self.prompt_id.split("/", 1)[1] if "/" in self.prompt_id else ""
-
-
-@dataclass
-class LLMResult(Generic[T]):
-    request: LLMRequest
-    value: T | None  # validated model (structured) or str (text); None on failure
-    status: str  # ok | cached | error | invalid | truncated | timeout | refused
-    error: str | None
-    calls: list[dict[str, Any]] = field(default_factory=list)
-    raw: str | None = None  # the last reply content, for failure payloads
-
-    @property
-    def ok(self) -> bool:
-        return self.value is not None
-
-    @property
-    def call_key(self) -> str:
-        return self.calls[0]["call_key"] if self.calls else ""
-
-    def failure_row(self) -> dict[str, str] | None:
-        """A `failures` row for this item when no value came back, else None."""
-        if self.value is not None:
-            return None
-        payload = {
-            "status": self.status,
-            "prompt_id": self.request.prompt_id,
-            "call_key": self.call_key,
-            "attempts": len(self.calls),
-            "last_reply": (self.raw or "")[:2000],
-        }
-        return {
-            "doc_id": self.request.doc_id or "",
-            "stage": self.request.stage,
-            "item_id": self.request.item_id,
-            "error": f"llm {self.status}: {self.error or 'no value'}",
-            "payload": json.dumps(payload, ensure_ascii=False),
-        }
-
-
-class LLMClient(Protocol):
-    model: str
-
-    def structured(self, request: LLMRequest, response_model: type[M]) -> LLMResult[M]: ...
-
-    def text(self, request: LLMRequest) -> LLMResult[str]: ...
-
-    def map_structured(
-        self, requests: Iterable[LLMRequest], response_model: type[M]
-    ) -> list[LLMResult[M]]: ...
-
-    def tool_step(self, request: LLMRequest, tools: list[dict[str, Any]]) -> LLMResult[ToolStep]: ...
 
 
 class OpenAICompatibleClient:
@@ -287,8 +219,16 @@ class OpenAICompatibleClient:
                     last["status"],
                     self._clean(f"deadline of {s.deadline_s:g}s reached; last: {last['error']}"),
                 )
-            payload = self._payload(
-                messages, sampling["temperature"], max_tokens, schema, response_format, tools
+            payload = chat_payload(
+                self.model,
+                messages,
+                sampling["temperature"],
+                max_tokens,
+                schema,
+                response_format,
+                tools,
+                s.enable_thinking,
+                s.guided_json_extra,
             )
             if request.seed is not None:
                 payload["seed"] = request.seed
@@ -300,7 +240,7 @@ class OpenAICompatibleClient:
                     )
             except HTTPCallError as exc:
                 error = self._clean(str(exc))
-                calls.append(self._row(request, key, len(calls), exc.status, started, None, error))
+                calls.append(call_row(request, key, self.model, len(calls), exc.status, started, None, error))
                 if not exc.retryable or retries >= s.max_retries:
                     return fail(exc.status, error)
                 delay = self._backoff(retries, exc.retry_after)
@@ -315,11 +255,13 @@ class OpenAICompatibleClient:
             content = reply.content if tools is None else tool_step_text(reply)
             if reply.refusal is not None or reply.finish_reason == "content_filter":
                 error = self._clean(reply.refusal or "finish_reason=content_filter")
-                calls.append(self._row(request, key, len(calls), "refused", started, reply, error))
+                calls.append(call_row(request, key, self.model, len(calls), "refused", started, reply, error))
                 return fail("refused", error)
             if reply.finish_reason == "length":
                 error = f"finish_reason=length at max_tokens={max_tokens}"
-                calls.append(self._row(request, key, len(calls), "truncated", started, reply, error))
+                calls.append(
+                    call_row(request, key, self.model, len(calls), "truncated", started, reply, error)
+                )
                 if length_retried:
                     return fail("truncated", error)
                 length_retried, max_tokens = True, max(s.max_tokens_retry, max_tokens)
@@ -328,7 +270,7 @@ class OpenAICompatibleClient:
                 value = parse(content or "")
             except (ValidationError, ValueError) as exc:
                 error = self._clean(error_summary(exc))
-                calls.append(self._row(request, key, len(calls), "invalid", started, reply, error))
+                calls.append(call_row(request, key, self.model, len(calls), "invalid", started, reply, error))
                 if reasked:
                     return fail("invalid", error)
                 reasked = True
@@ -341,7 +283,7 @@ class OpenAICompatibleClient:
                     },
                 ]
                 continue
-            calls.append(self._row(request, key, len(calls), "ok", started, reply, None))
+            calls.append(call_row(request, key, self.model, len(calls), "ok", started, reply, None))
             self._store(key, content or "", reply)
             return LLMResult(request, value, "ok", None, calls, content)
 
@@ -353,7 +295,7 @@ class OpenAICompatibleClient:
             value = parse(payload["content"])
         except (ValidationError, ValueError):
             return None  # a stored reply the current model class rejects is a miss, not a failure
-        row = self._row(request, key, 0, "cached", None, None, None)
+        row = call_row(request, key, self.model, 0, "cached", None, None, None)
         row.update(
             prompt_tokens=0, completion_tokens=0, latency_ms=0.0, finish_reason=payload.get("finish_reason")
         )
@@ -378,67 +320,12 @@ class OpenAICompatibleClient:
         except OSError as exc:  # a full disk costs a future re-ask, not this validated answer
             log.warning("llm cache write failed for %s: %s", key[:12], exc)
 
-    def _payload(
-        self,
-        messages: list[dict[str, str]],
-        temperature: float,
-        max_tokens: int,
-        schema: dict[str, Any] | None,
-        response_format: dict[str, Any] | None,
-        tools: list[dict[str, Any]] | None = None,
-    ) -> dict[str, Any]:
-        payload: dict[str, Any] = {
-            "model": self.model,
-            "messages": messages,
-            "temperature": temperature,
-            "max_tokens": max_tokens,
-        }
-        if response_format is not None:
-            payload["response_format"] = response_format
-        if tools is not None:
-            # vLLM serves this only with --enable-auto-tool-choice and a --tool-call-parser (hermes for Qwen).
-            payload["tools"], payload["tool_choice"] = tools, "auto"
-        # vLLM reads these "extra_body" fields at the top level of the request body.
-        payload["chat_template_kwargs"] = {"enable_thinking": self.settings.enable_thinking}
-        if schema is not None and self.settings.guided_json_extra:
-            payload["guided_json"] = schema
-        return payload
-
     def _backoff(self, retry: int, retry_after: float | None) -> float:
         with self._rng_lock:
             jitter = self._rng.uniform(0.5, 1.5)
         delay = self.settings.backoff_s * (2**retry) * jitter
         # Never retry sooner than the server asked, but keep our own backoff when it says 0.
         return max(delay, retry_after or 0.0)
-
-    def _row(
-        self,
-        request: LLMRequest,
-        key: str,
-        attempt: int,
-        status: str,
-        started: float | None,
-        reply: ChatReply | None,
-        error: str | None,
-    ) -> dict[str, Any]:
-        latency = 0.0 if started is None else round((time.perf_counter() - started) * 1000, 1)
-        return {
-            "call_key": key,
-            "attempt": attempt,
-            "doc_id": request.doc_id,
-            "stage": request.stage,
-            "item_id": request.item_id,
-            "prompt_id": request.prompt_id,
-            "prompt_version": request.prompt_version,
-            "prompt_hash": request.prompt_hash,
-            "model": self.model,
-            "prompt_tokens": reply.prompt_tokens if reply else None,
-            "completion_tokens": reply.completion_tokens if reply else None,
-            "latency_ms": latency,
-            "finish_reason": reply.finish_reason if reply else None,
-            "status": status,
-            "error": one_line(error, 300) if error else None,
-        }
 
     def _clean(self, text: str) -> str:
         return scrub(text, self._secret)

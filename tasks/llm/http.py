@@ -1,5 +1,5 @@
-"""HTTP plumbing of the OpenAI-compatible client: base URLs, one chat or models request with
-its failures mapped to `HTTPCallError`, Retry-After parsing and secret scrubbing.
+"""HTTP plumbing of the OpenAI-compatible client: base URLs, the chat request body, one chat or
+models request with its failures mapped to `HTTPCallError`, Retry-After parsing and secret scrubbing.
 
 Plain httpx rather than the openai SDK so that status codes, Retry-After, `refusal` and
 `finish_reason` are all visible and our own retry policy is the only one.
@@ -129,6 +129,36 @@ def request_json(
     if not isinstance(data, dict):
         raise HTTPCallError("protocol", f"expected a JSON object, got {type(data).__name__}")
     return data
+
+
+def chat_payload(
+    model: str,
+    messages: list[dict[str, str]],
+    temperature: float,
+    max_tokens: int,
+    schema: dict[str, Any] | None,
+    response_format: dict[str, Any] | None,
+    tools: list[dict[str, Any]] | None,
+    enable_thinking: bool,
+    guided_json_extra: bool,
+) -> dict[str, Any]:
+    """The body of one POST /chat/completions, with the vLLM extras at its top level."""
+    payload: dict[str, Any] = {
+        "model": model,
+        "messages": messages,
+        "temperature": temperature,
+        "max_tokens": max_tokens,
+    }
+    if response_format is not None:
+        payload["response_format"] = response_format
+    if tools is not None:
+        # vLLM serves this only with --enable-auto-tool-choice and a --tool-call-parser (hermes for Qwen).
+        payload["tools"], payload["tool_choice"] = tools, "auto"
+    # vLLM reads these "extra_body" fields at the top level of the request body.
+    payload["chat_template_kwargs"] = {"enable_thinking": enable_thinking}
+    if schema is not None and guided_json_extra:
+        payload["guided_json"] = schema
+    return payload
 
 
 def post_chat(

@@ -10,16 +10,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from tasks.narrative.cues import line_type
-from tasks.narrative.screenplay_units import (
-    METHOD,
+from tasks.narrative.dialogue import (
     VOCATIVE_AFTER,
     VOCATIVE_BEFORE,
     ZH_VOCATIVE_AFTER,
     ZH_VOCATIVE_BEFORE,
     interaction_description,
-    sentence_units,
-    situation_occasions,
 )
+from tasks.narrative.screenplay_units import METHOD, sentence_units, situation_occasions
 from tasks.narrative.inputs import AGENT_TYPES, NarrativeInputs, interaction_row, join_names, occasion_row
 
 QUOTE = re.compile(r"\"[^\"]{1,3000}\"|“[^”]{1,3000}”|「[^」]{1,3000}」")

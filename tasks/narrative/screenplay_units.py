@@ -1,16 +1,23 @@
 """Offline narrative units from the structure of a screenplay: events from action sentences,
 interactions from dialogue turns (speaker -> addressee by parenthetical, vocative or turn
-alternation) and from transitive action sentences, one occasion per scene, and situation
-occasions for recurring settings and institutions. Prose goes to `narrative_prose`."""
+alternation, rules in `dialogue`) and from transitive action sentences, one occasion per scene,
+and situation occasions for recurring settings and institutions. Prose goes to `narrative_prose`."""
 
 from __future__ import annotations
 
 import re
 from collections import Counter
-from dataclasses import dataclass, field
 from typing import Any
 
 from tasks.narrative.cues import event_type, line_type, time_cue, transitive_type
+from tasks.narrative.dialogue import (
+    SceneState,
+    alternation_addressees,
+    interaction_description,
+    parenthetical_addressees,
+    resolve_speaker,
+    vocative_addressees,
+)
 from tasks.narrative.inputs import (
     AGENT_TYPES,
     NON_PARTICIPANT_TYPES,
@@ -24,85 +31,8 @@ from tasks.ingest.screenplay import Block, parse_blocks
 from tasks.tables.io import as_list
 
 METHOD = "heuristic"
-TO_ADDRESSEE = re.compile(
-    r"^\(\s*(?:to|at|toward|towards|into phone to)\s+(?P<who>[^)]+?)\s*\)$", re.IGNORECASE
-)
-TO_SELF = re.compile(
-    r"^\(\s*(?:to (?:him|her|them)sel(?:f|ves)|aside|reading|singing|into (?:the )?(?:phone|radio))",
-    re.IGNORECASE,
-)
-VOCATIVE_BEFORE = re.compile(
-    r"(?:^|[,.!?;:—–\-]\s*|\b(?:hey|oh|hi|hello|listen|look|well|yes|no|thanks)\s+)$", re.IGNORECASE
-)
-VOCATIVE_AFTER = re.compile(r"^\s*(?:[,.!?;:—–]|$)")
-ZH_VOCATIVE_BEFORE = re.compile(r"(?:^|[，,。！!？?：:…])\s*$")
-ZH_VOCATIVE_AFTER = re.compile(r"^\s*(?:[，,。！!？?：:…]|$)")
 MIN_EVENT_WORDS = 3
 MIN_EVENT_CHARS_ZH = 2
-
-EN_VERB = {
-    "ask": "asks",
-    "answer": "answers",
-    "inform": "tells",
-    "warn": "warns",
-    "deceive": "deceives",
-    "help": "helps",
-    "threaten": "threatens",
-    "persuade": "urges",
-    "hide": "hides something from",
-    "request": "asks a favour of",
-    "command": "orders",
-    "refuse": "refuses",
-    "accuse": "accuses",
-    "comfort": "reassures",
-    "attack": "attacks",
-    "give": "gives something to",
-    "greet": "greets",
-    "confront": "confronts",
-    "other": "addresses",
-}
-ZH_VERB = {
-    "ask": "问",
-    "answer": "回答",
-    "inform": "对{o}说",
-    "warn": "警告",
-    "deceive": "欺骗",
-    "help": "帮助",
-    "threaten": "威胁",
-    "persuade": "劝说",
-    "hide": "向{o}隐瞒",
-    "request": "请求",
-    "command": "命令",
-    "refuse": "拒绝",
-    "accuse": "指责",
-    "comfort": "安慰",
-    "attack": "攻击",
-    "give": "交给",
-    "greet": "问候",
-    "confront": "对质",
-    "other": "对{o}说",
-}
-
-
-def interaction_description(subject: str, objects: list[str], kind: str, line: str, language: str) -> str:
-    """A readable sentence for a dialogue interaction: who does what to whom, with the line."""
-    quote = line if len(line) <= 160 else line[:159].rstrip() + "…"
-    if language == "zh":
-        verb = ZH_VERB.get(kind, ZH_VERB["other"])
-        target = join_names(objects, "zh")
-        head = f"{subject}{verb.format(o=target)}" if "{o}" in verb else f"{subject}{verb}{target}"
-        return f"{head}：“{quote}”"
-    return f"{subject} {EN_VERB.get(kind, 'addresses')} {join_names(objects, 'en')}: \u201c{quote}\u201d"
-
-
-@dataclass
-class SceneState:
-    """What a scene has shown so far: speakers in turn order, who is present, the last turn."""
-
-    speakers: list[str] = field(default_factory=list)
-    present: Counter = field(default_factory=Counter)
-    last_turn: tuple[str, list[str], str] | None = None  # (speaker, addressees, type)
-    gone: set[str] = field(default_factory=set)  # characters whose departure the action lines showed
 
 
 def screenplay_units(inputs: NarrativeInputs, max_events_per_chunk: int) -> dict[str, list[dict[str, Any]]]:
@@ -259,20 +189,20 @@ def _dialogue_turn(inputs: NarrativeInputs, turn: list[Block], state: SceneState
     cue, lines = turn[0], [b for b in turn[1:] if b.kind == "dialogue"]
     if not lines:
         return None
-    speaker = _resolve_speaker(inputs, cue)
+    speaker = resolve_speaker(inputs, cue)
     if speaker is None:
         return None
     state.present[speaker] += 1
     state.gone.discard(speaker)
     start, end = lines[0].start, lines[-1].end
     line = " ".join(inputs.text[b.start : b.end] for b in lines)
-    addressees, to_self = _parenthetical_addressees(
+    addressees, to_self = parenthetical_addressees(
         inputs, [b for b in turn if b.kind == "parenthetical"], speaker
     )
     if not addressees and not to_self:
-        addressees = _vocatives(inputs, lines, speaker)
+        addressees = vocative_addressees(inputs, lines, speaker)
     if not addressees and not to_self:
-        addressees = _alternation(state, speaker)
+        addressees = alternation_addressees(state, speaker)
     answered = bool(
         state.last_turn
         and state.last_turn[2] == "ask"
@@ -292,63 +222,6 @@ def _dialogue_turn(inputs: NarrativeInputs, turn: list[Block], state: SceneState
     return interaction_row(
         inputs, start, end, speaker, addressees, kind, description, None, None, True, line, METHOD
     )
-
-
-def _resolve_speaker(inputs: NarrativeInputs, cue: Block) -> str | None:
-    candidates = [cue.speaker or "", inputs.text[cue.start : cue.end]]
-    for candidate in candidates:
-        for entity_id in inputs.lexicon.resolve(candidate):
-            if inputs.lexicon.types.get(entity_id) in AGENT_TYPES:
-                return entity_id
-    return None
-
-
-def _parenthetical_addressees(
-    inputs: NarrativeInputs, blocks: list[Block], speaker: str
-) -> tuple[list[str], bool]:
-    for block in blocks:
-        text = inputs.text[block.start : block.end].strip()
-        if TO_SELF.match(text):
-            return [], True
-        match = TO_ADDRESSEE.match(text)
-        if match:
-            ids = [
-                e
-                for e in inputs.lexicon.resolve(match.group("who"))
-                if e != speaker and inputs.lexicon.types.get(e) in AGENT_TYPES
-            ]
-            if ids:
-                return ids, False
-    return [], False
-
-
-def _vocatives(inputs: NarrativeInputs, lines: list[Block], speaker: str) -> list[str]:
-    before_re, after_re = (
-        (ZH_VOCATIVE_BEFORE, ZH_VOCATIVE_AFTER)
-        if inputs.language == "zh"
-        else (VOCATIVE_BEFORE, VOCATIVE_AFTER)
-    )
-    found: list[str] = []
-    for block in lines:
-        text = inputs.text[block.start : block.end]
-        for match in inputs.lexicon.find_mentions(text):
-            if match.entity_id == speaker or inputs.lexicon.types.get(match.entity_id) not in (
-                "character",
-                "group",
-            ):
-                continue
-            if before_re.search(text[: match.start]) and after_re.match(text[match.end :]):
-                found.append(match.entity_id)
-    return list(dict.fromkeys(found))
-
-
-def _alternation(state: SceneState, speaker: str) -> list[str]:
-    """The previous different speaker of the scene; else the one other character present."""
-    for previous in reversed(state.speakers):
-        if previous != speaker and previous not in state.gone:
-            return [previous]
-    others = [e for e in state.present if e != speaker and e not in state.gone]
-    return others if len(others) == 1 else []
 
 
 def scene_occasion(
