@@ -5,7 +5,7 @@ document.
 Runs `nkw build` as a subprocess (the real command, with Prefect and the default MiniLM
 embeddings) on the shared STAGE dev set when it is beside the clone, else on the samples.
 
-    python benchmarks/bench_build.py [PATH ...] [--embeddings hashing]
+    python benchmarks/bench_build.py [PATH ...] [--embeddings hashing] [--runner thread|process]
 """
 
 from __future__ import annotations
@@ -52,11 +52,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("paths", nargs="*")
     parser.add_argument("--embeddings", choices=["minilm", "hashing"], default=None)
+    parser.add_argument("--runner", choices=["thread", "process"], default=None, help="`nkw build --runner`")
     args = parser.parse_args()
     inputs = args.paths or [
         str(p) for p in (DEFAULT_INPUTS if DEFAULT_INPUTS[0].exists() else FALLBACK_INPUTS)
     ]
-    extra = ["--embeddings", args.embeddings] if args.embeddings else []
+    extra = (["--embeddings", args.embeddings] if args.embeddings else []) + (
+        ["--runner", args.runner] if args.runner else []
+    )
     with tempfile.TemporaryDirectory() as folder:
         workspace = Path(folder) / "ws"
         first, first_seconds = run_build(inputs, workspace, extra)
@@ -78,7 +81,7 @@ def main() -> None:
         f"({first['built']} stage runs, Prefect={first['used_prefect']})"
     )
     print(f"per 10k words:      {first_seconds / totals['words'] * 10_000:8.1f} s")
-    print(f"peak memory:        {peak_mb:8.0f} MB (largest build process)")
+    print(f"peak memory:        {peak_mb:8.0f} MB (largest process: the build or one of its workers)")
     print(
         f"no-op rebuild:      {second_seconds:8.2f} s  ({second['skipped']} stages skipped, "
         f"{100 * second_seconds / first_seconds:.1f}% of the first build)"

@@ -7,6 +7,9 @@ per document (document wall time minus the time spent inside its stages, and the
 start-up cost), and the projected time for the 151 screenplays of the full STAGE release.
 
     python benchmarks/bench_corpus.py [--documents 30] [--embeddings hashing] [--concurrency 2]
+                                      [--runner thread|process]
+
+With `--runner process` the peak RSS of the largest worker process is printed too.
 """
 
 from __future__ import annotations
@@ -55,6 +58,7 @@ def main() -> None:
     parser.add_argument("--embeddings", choices=["minilm", "hashing"], default="minilm")
     parser.add_argument("--concurrency", type=int, default=2)
     parser.add_argument("--stage-file", default=str(SHARED / "stage" / "documents.jsonl"))
+    parser.add_argument("--runner", choices=["thread", "process"], default="thread")
     args = parser.parse_args()
     prefect_environment()
     settings = load_settings(
@@ -64,9 +68,13 @@ def main() -> None:
         corpus = Path(folder) / "documents.jsonl"
         size, mean_chars = write_corpus(Path(args.stage_file), corpus, args.documents)
         started = time.perf_counter()
-        report = build([str(corpus)], Workspace.at(Path(folder) / "ws"), settings, quiet=True)
+        report = build(
+            [str(corpus)], Workspace.at(Path(folder) / "ws"), settings, quiet=True, runner=args.runner
+        )
         wall = time.perf_counter() - started
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    # Of the children that ended: the worker processes (and the Prefect server)
+    child_peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
     docs = report.documents  # input order, which is also the order they were submitted in
     per_doc = [d.seconds for d in docs]
     stage_seconds = [sum(o.seconds for o in d.outcomes) for d in docs]
@@ -83,6 +91,7 @@ def main() -> None:
         "input_mb": round(size / 1e6, 2),
         "embeddings": args.embeddings,
         "concurrency": args.concurrency,
+        "runner": args.runner,
         "ok": report.ok,
         "stage_runs": report.count("built"),
         "failed": report.count("failed"),
@@ -92,6 +101,7 @@ def main() -> None:
         "s_per_doc_last10": round(last, 1),
         "last10_vs_first10": f"{(last / first - 1) * 100:+.1f}%",
         "peak_rss_mb": round(peak_mb),
+        "peak_rss_largest_child_mb": round(child_peak_mb),
         "prefect_overhead_s_per_doc": round(overhead_per_doc, 2),
         "prefect_overhead_pct_of_stage_time": round(
             100 * overhead_per_doc / statistics.mean(stage_seconds), 2
