@@ -129,6 +129,9 @@ def measure_concurrency(
         if window
         else 0.0,
         "over_wall": (len(busy) * latency if not decode_ms else seconds) / wall / concurrency,
+        # The server's own intervals: its answering time (the test server reads every prompt to
+        # write its reply) counts as in flight, as a real server's does.
+        "in_flight": seconds / window if window else 0.0,
         "idle": idle_seconds(busy),
         "client_pool": pool if runner == "thread" else None,  # a worker's pool sees its own requests only
         "calls": calls,
@@ -166,6 +169,11 @@ def print_concurrency(run: dict[str, Any]) -> None:
         f"{run['achieved']:.2f}{pool}; over the build's whole wall {run['over_wall']:.2f}"
     )
     busy_window = max(1e-9, run["window"] - run["idle"])
+    print(
+        f"requests at the server on average over the window (its own start and end of each): "
+        f"{run['in_flight']:.1f} = {run['in_flight'] / s['concurrency']:.2f} of the configured "
+        f"(mean time per request at the server {run['busy_seconds'] / max(1, run['requests']) * 1000:.0f} ms)"
+    )
     print(
         f"server idle (no request in flight) {run['idle']:.1f} s of the {run['window']:.1f} s window; "
         f"while busy, {run['busy_seconds'] / busy_window:.1f} in flight on average"
