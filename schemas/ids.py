@@ -12,11 +12,27 @@ MAX_DOC_ID_LEN = 80
 # json.dumps with these options builds a new encoder per call; ids are hashed tens of thousands of
 # times per document, so one encoder serves them all (the same JSON text).
 _CANONICAL = json.JSONEncoder(ensure_ascii=False, sort_keys=True, separators=(",", ":"), default=str)
+_json_string = json.encoder.encode_basestring  # how that encoder writes a string
 
 
 def stable_hash(*parts: object, length: int = 16) -> str:
     """Hex sha256 over the JSON encoding of `parts` (order matters), cut to `length`."""
-    return hashlib.sha256(_CANONICAL.encode(parts).encode("utf-8")).hexdigest()[:length]
+    return hashlib.sha256(_canonical_json(parts).encode("utf-8")).hexdigest()[:length]
+
+
+def _canonical_json(parts: tuple[object, ...]) -> str:
+    # Most ids hash a few strings and integers: their JSON array is written directly (the encoder's
+    # own string escaping, the same text), anything else goes through the encoder.
+    items = []
+    for part in parts:
+        kind = type(part)
+        if kind is str:
+            items.append(_json_string(part))
+        elif kind is int:
+            items.append(int.__repr__(part))
+        else:
+            return _CANONICAL.encode(parts)
+    return "[" + ",".join(items) + "]"
 
 
 def make_id(prefix: str, *parts: object) -> str:

@@ -102,7 +102,9 @@ class GraphDraft:
         if not key:
             return None
         entity_key = (entity_type, key)
-        draft = self.entities.setdefault(entity_key, EntityDraft(entity_type, key))
+        draft = self.entities.get(entity_key)
+        if draft is None:  # not setdefault: a draft built per call was most of the call's cost
+            draft = self.entities[entity_key] = EntityDraft(entity_type, key)
         draft.names[display_name(name)] += 1
         draft.methods.add(method)
         draft.is_proxy = draft.is_proxy and is_proxy
