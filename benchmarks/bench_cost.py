@@ -58,6 +58,7 @@ from tests.fixtures.openai_server import FakeOpenAIServer  # noqa: E402
 from tests.fixtures.pipeline_llm import pipeline_responder  # noqa: E402
 
 STAGE = REPO.parent / "shared" / "data" / "stage"
+TASKS = str(REPO / "tasks") + os.sep  # stage modules: the build's embedding calls are counted per stage
 PRICE_PER_MILLION = 0.5
 LLM_STAGES = (
     "extract_graph",
@@ -201,7 +202,8 @@ def llm_build(doc_path: Path, folder: Path, latency: float, concurrency: int, pr
 
 
 class CountingEmbedder:
-    """The model embedder, counting texts, tokens and seconds per calling build module."""
+    """The model embedder, counting texts, tokens and seconds per calling stage (the outermost
+    module under tasks/ on the stack: the stage's own, whichever helper made the call)."""
 
     def __init__(self, inner) -> None:
         self.inner, self.name = inner, inner.name
@@ -210,8 +212,9 @@ class CountingEmbedder:
     def embed(self, texts):
         caller = "?"
         for frame in traceback.extract_stack():
-            if f"{os.sep}tasks{os.sep}" in frame.filename and "vector_store" not in frame.filename:
+            if frame.filename.startswith(TASKS) and "vector_store" not in frame.filename:
                 caller = Path(frame.filename).stem
+                break
         started = time.perf_counter()
         vectors = self.inner.embed(texts)
         entry = self.by_caller.setdefault(caller, [0, 0, 0.0])
