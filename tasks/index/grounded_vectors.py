@@ -30,6 +30,10 @@ _PAIRS = ("“”", '""', "‘’", "「」", "『』", "()", "（）")
 _EMPTY_PAIR = re.compile("|".join(re.escape(o) + r"[\s\x00]*" + re.escape(c) for o, c in _PAIRS))
 _WORD = re.compile(r"\w")
 _GAP = "\x00"  # stands for a sentence taken out, so no later match runs across it
+_ELLIPSIS = "…"
+# A cut quote starts after an opening quote, a part already taken or a sentence's end.
+_QUOTE_STARTS = (_GAP, "“", '"', "‘", "「", "『", ". ", "? ", "! ")
+MIN_CUT_CHARS = 20  # shorter beginnings are too common to name one sentence
 
 
 @dataclass(frozen=True)
@@ -82,29 +86,61 @@ class SentenceVectors:
         return [row for chunk_id in dict.fromkeys(chunk_ids) for row in self._by_chunk.get(chunk_id, [])]
 
 
-def split_grounded(text: str, candidates: Sequence[str]) -> tuple[list[int], str]:
-    """Which `candidates` (source sentences) `text` quotes verbatim, and its remaining words.
+def _find_quote(rest: str, sentence: str) -> int:
+    """Where `sentence` stands in `rest` between word boundaries, else -1."""
+    start = rest.find(sentence)
+    while start >= 0:
+        end = start + len(sentence)
+        before_ok = start == 0 or not rest[start - 1].isalnum()
+        if before_ok and (end == len(rest) or not rest[end].isalnum()):
+            return start
+        start = rest.find(sentence, start + 1)
+    return -1
+
+
+def _cut_quotes(rest: str, candidates: Sequence[str], free: set[int]) -> tuple[list[tuple[int, str]], str]:
+    """Quotes cut short with an ellipsis (a long dialogue line, a compacted description) that
+    begin a free candidate: each stands for that sentence, weighted by the words it keeps."""
+    taken: list[tuple[int, str]] = []
+    end = rest.find(_ELLIPSIS)
+    while end >= 0:
+        start = max(rest.rfind(mark, 0, end) for mark in _QUOTE_STARTS) + 1
+        part = rest[start:end].strip()
+        found = next(
+            (i for i in sorted(free) if len(part) >= MIN_CUT_CHARS and candidates[i].startswith(part)), None
+        )
+        if found is not None:
+            free.discard(found)
+            taken.append((found, part))
+            rest = rest[:start] + _GAP + rest[end + len(_ELLIPSIS) :]
+            end = rest.find(_ELLIPSIS, start)
+        else:
+            end = rest.find(_ELLIPSIS, end + 1)
+    return taken, rest
+
+
+def split_grounded(text: str, candidates: Sequence[str]) -> tuple[list[tuple[int, str]], str]:
+    """Which `candidates` (source sentences) `text` quotes, each with the words of `text` that
+    stand for it, and the text's remaining words.
 
     Longer sentences are taken first; each candidate is taken at most once, only between word
-    boundaries, and never across a part already taken. The remainder drops quotes and brackets
-    left empty; it is '' when no word is left."""
-    taken: list[int] = []
+    boundaries, and never across a part already taken. A quote cut short with an ellipsis that
+    begins a candidate (at least MIN_CUT_CHARS characters of it) stands for that candidate. The
+    remainder drops quotes and brackets left empty; it is '' when no word is left."""
+    taken: list[tuple[int, str]] = []
     rest = text
     for index in sorted(range(len(candidates)), key=lambda i: (-len(candidates[i]), i)):
         sentence = candidates[index]
         if not sentence or not _WORD.search(sentence):
             continue
-        start = rest.find(sentence)
-        while start >= 0:
-            end = start + len(sentence)
-            before_ok = start == 0 or not rest[start - 1].isalnum()
-            if before_ok and (end == len(rest) or not rest[end].isalnum()):
-                break
-            start = rest.find(sentence, start + 1)
-        if start < 0:
-            continue
-        taken.append(index)
-        rest = rest[:start] + _GAP + rest[start + len(sentence) :]
+        start = _find_quote(rest, sentence)
+        if start >= 0:
+            taken.append((index, sentence))
+            rest = rest[:start] + _GAP + rest[start + len(sentence) :]
+    if _ELLIPSIS in rest:
+        free = set(range(len(candidates))) - {i for i, _ in taken}
+        cut, rest = _cut_quotes(rest, candidates, free)
+        taken.extend(cut)
     if not taken:
         return [], text
     previous = None
@@ -133,7 +169,7 @@ def grounded_vectors(
         if not taken:
             whole.append(position)
             continue
-        parts.extend((position, rows[t], sentences.texts[rows[t]]) for t in taken)
+        parts.extend((position, rows[t], words) for t, words in taken)
         if remainder:
             parts.append((position, None, remainder))
     # one model call for everything still to embed: whole texts and remainders

@@ -43,17 +43,43 @@ def test_split_takes_quoted_sentences_longest_first_between_word_boundaries() ->
     taken, rest = split_grounded(
         "Ben tells Anna: “Out. Looking for the key.”", ["Out.", "Looking for the key."]
     )
-    assert taken == [1, 0] and rest == "Ben tells Anna:"
+    assert taken == [(1, "Looking for the key."), (0, "Out.")] and rest == "Ben tells Anna:"
     # "Out." inside "Outside." is no quote of it; a text quoting nothing is left whole
     assert split_grounded("Outside.", ["Out."]) == ([], "Outside.")
     # brackets emptied by the taken sentence go too; a text that is only sentences leaves nothing
     assert split_grounded("Anna appears at Kitchen (INT. KITCHEN)", ["INT. KITCHEN"]) == (
-        [0],
+        [(0, "INT. KITCHEN")],
         "Anna appears at Kitchen",
     )
-    assert split_grounded("Ben digs in the garden.", SENTENCES) == ([3], "")
+    assert split_grounded("Ben digs in the garden.", SENTENCES) == ([(3, "Ben digs in the garden.")], "")
     # a sentence quoted twice in the text but present once among the candidates is taken once
-    assert split_grounded("Out. Out.", ["Out."]) == ([0], "Out.")
+    assert split_grounded("Out. Out.", ["Out."]) == ([(0, "Out.")], "Out.")
+
+
+def test_a_quote_cut_short_stands_for_the_sentence_it_begins() -> None:
+    line = "I searched the whole harbour office for the gale warning and found nothing at all."
+    text = f"Nia tells Ellis: “Out. {line[:40]}…”"
+    taken, rest = split_grounded(text, ["Out.", line])
+    assert taken == [(0, "Out."), (1, line[:40].strip())] and rest == "Nia tells Ellis:"
+    # too short a beginning names no sentence: it stays with the words to embed
+    assert split_grounded("Nia: “I searched…”", [line]) == ([], "Nia: “I searched…”")
+    # the whole sentence's vector, weighted by the words the text keeps of it
+    plain = HashingEmbedder(64)
+    sentences = SentenceVectors(
+        texts=["Out.", line],
+        starts=[0, 5],
+        ends=[4, 5 + len(line)],
+        chunk_ids=["c1", "c1"],
+        vectors=plain.embed(["Out.", line]),
+    )
+    vector = grounded_vectors([text], [[0, 1]], sentences, plain)[0]
+    kept = line[:40].strip()
+    mean = (
+        count_tokens("Out.") * sentences.vectors[0]
+        + count_tokens(kept) * sentences.vectors[1]
+        + count_tokens("Nia tells Ellis:") * plain.embed(["Nia tells Ellis:"])[0]
+    )
+    np.testing.assert_allclose(vector, _normalised(mean), atol=1e-6)
 
 
 def test_sentences_are_found_by_span_and_by_chunk() -> None:
