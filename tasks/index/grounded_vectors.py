@@ -61,16 +61,18 @@ class SentenceVectors:
         if sentences is None or embeddings is None or sentences.empty or embeddings.empty:
             return None
         rows = embeddings[(embeddings["unit_kind"] == "sentence") & (embeddings["model"] == model)]
-        vector_of = dict(zip(rows["unit_id"], rows["vector"]))
-        frame = sentences[sentences["sentence_id"].isin(vector_of)].sort_values(["char_start", "ordinal"])
+        frame = sentences.sort_values(["char_start", "ordinal"])
+        position = pd.Index(rows["unit_id"]).get_indexer(frame["sentence_id"])  # -1: no vector
+        frame, position = frame[position >= 0], position[position >= 0]
         if frame.empty:
             return None
+        vectors = rows["vector"].to_numpy()[position]
         return cls(
             texts=frame["text"].astype(str).tolist(),
-            starts=[int(v) for v in frame["char_start"]],
-            ends=[int(v) for v in frame["char_end"]],
+            starts=frame["char_start"].astype(int).tolist(),
+            ends=frame["char_end"].astype(int).tolist(),
             chunk_ids=frame["chunk_id"].astype(str).tolist(),
-            vectors=np.stack([np.asarray(vector_of[s], dtype=np.float32) for s in frame["sentence_id"]]),
+            vectors=np.stack([np.asarray(v, dtype=np.float32) for v in vectors]),
         )
 
     def covering(self, start: int, end: int) -> list[int]:
