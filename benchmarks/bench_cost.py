@@ -12,7 +12,7 @@
 6. `nkw ask` start-up (process wall time minus the answer's own latency).
 
     python benchmarks/bench_cost.py [--doc-title "Birthday Girl"] [--latency 0.2] [--concurrency 16]
-                                    [--offline-only]
+                                    [--offline-only] [--quoting-vectors embedded]
 """
 
 from __future__ import annotations
@@ -58,6 +58,7 @@ from tests.fixtures.openai_server import FakeOpenAIServer  # noqa: E402
 from tests.fixtures.pipeline_llm import pipeline_responder  # noqa: E402
 
 STAGE = REPO.parent / "shared" / "data" / "stage"
+TASKS = str(REPO / "tasks") + os.sep  # stage modules: the build's embedding calls are counted per stage
 PRICE_PER_MILLION = 0.5
 LLM_STAGES = (
     "extract_graph",
@@ -201,7 +202,8 @@ def llm_build(doc_path: Path, folder: Path, latency: float, concurrency: int, pr
 
 
 class CountingEmbedder:
-    """The model embedder, counting texts, tokens and seconds per calling build module."""
+    """The model embedder, counting texts, tokens and seconds per calling stage (the outermost
+    module under tasks/ on the stack: the stage's own, whichever helper made the call)."""
 
     def __init__(self, inner) -> None:
         self.inner, self.name = inner, inner.name
@@ -210,8 +212,9 @@ class CountingEmbedder:
     def embed(self, texts):
         caller = "?"
         for frame in traceback.extract_stack():
-            if f"{os.sep}tasks{os.sep}" in frame.filename and "vector_store" not in frame.filename:
+            if frame.filename.startswith(TASKS) and "vector_store" not in frame.filename:
                 caller = Path(frame.filename).stem
+                break
         started = time.perf_counter()
         vectors = self.inner.embed(texts)
         entry = self.by_caller.setdefault(caller, [0, 0, 0.0])
@@ -227,11 +230,16 @@ def offline_build(
     embeddings: str | None = None,
     chunk_vectors: str | None = None,
     hierarchy_vectors: str | None = None,
+    derived: str | None = None,
 ) -> dict:
     section = {"backend": embeddings, "chunk_vectors": chunk_vectors}
     overrides = {"embed_texts": {k: v for k, v in section.items() if v}}
     if hierarchy_vectors:
         overrides["embed_assets"] = {"hierarchy_vectors": hierarchy_vectors}
+    if derived == "embedded":  # texts quoting sentences, and relate_episodes' episodes, embedded whole
+        overrides.setdefault("embed_assets", {})["grounded_vectors"] = "embedded"
+        overrides["assemble_episodes"] = {"unit_vectors": "embedded"}
+        overrides["relate_episodes"] = {"episode_vectors": "embedded"}
     settings = load_settings(overrides=overrides)
     embedder = build_embedder(settings.embed_texts)
     embedder.embed(["load the model"])  # model load is paid before either timing
@@ -479,6 +487,13 @@ def main() -> None:
         default=None,
         help="[embed_assets] hierarchy_vectors of the offline build (default: the setting's default)",
     )
+    parser.add_argument(
+        "--quoting-vectors",
+        choices=["derived", "embedded"],
+        default=None,
+        help="embedded: [embed_assets] grounded_vectors, [assemble_episodes] unit_vectors and "
+        "[relate_episodes] episode_vectors set to embed whole texts (default: the settings' defaults)",
+    )
     parser.add_argument("--llm-only", action="store_true", help="rows 1-3 only (no query or ask timings)")
     parser.add_argument(
         "--offline-only", action="store_true", help="rows 4-6 only (no test-server build; rows 1-3 skipped)"
@@ -494,7 +509,12 @@ def main() -> None:
         folder = Path(name)
         doc_path, doc_id, questions_path = write_inputs(folder, args.doc_title)
         offline = offline_build(
-            doc_path, folder, args.embeddings, args.chunk_vectors, args.hierarchy_vectors
+            doc_path,
+            folder,
+            args.embeddings,
+            args.chunk_vectors,
+            args.hierarchy_vectors,
+            args.quoting_vectors,
         )
         llm = (
             None
@@ -518,6 +538,7 @@ def main() -> None:
         f"\n[4] offline build (MiniLM, chunk vectors "
         f"{getattr(offline['settings'].embed_texts, 'chunk_vectors', 'embedded')}, episode vectors "
         f"{getattr(getattr(offline['settings'], 'embed_assets', None), 'hierarchy_vectors', 'embedded')}, "
+        f"quoting texts {getattr(offline['settings'].embed_assets, 'grounded_vectors', 'embedded')}, "
         f"Prefect task runs, model loaded, Prefect server up): {wall:.1f} s, "
         f"ok={offline['ok']}; embedding "
         f"floor ({offline['sentences']:,} sentences, {offline['floor_tokens']:,} tokens) "

@@ -59,6 +59,12 @@ class EmbedAssetsSettings(Section):
         "storyline's of its episodes' (fewer tokens); embedded: both are embedded from their text "
         "(see README, Cost)",
     )
+    grounded_vectors: Literal["derived", "embedded"] = Field(
+        "derived",
+        description="derived: an event, interaction, fact or relation whose text quotes source sentences "
+        "(found among those of its span or chunks) gets the token-weighted mean of those sentences' "
+        "vectors and of its remaining words' vector; embedded: its whole text is embedded (see README, Cost)",
+    )
 
 
 class LLMSettings(Section):
@@ -152,6 +158,12 @@ class AssembleEpisodesSettings(Section):
         6000, ge=0, description="LLM: episodes described in one request while their units fit this budget"
     )
     max_per_request: int = Field(32, ge=1, description="LLM: episodes described in one request")
+    unit_vectors: Literal["derived", "embedded"] = Field(
+        "derived",
+        description="semantic coherence signal. derived: a unit whose description quotes the source "
+        "sentences of its span gets the token-weighted mean of their vectors and of its remaining "
+        "words' vector; embedded: every unit description is embedded (see README, Cost)",
+    )
 
 
 class RelateEpisodesSettings(Section):
@@ -162,6 +174,12 @@ class RelateEpisodesSettings(Section):
         6000, ge=0, description="LLM: candidate pairs share one request while their episodes fit this budget"
     )
     max_pairs_per_request: int = Field(64, ge=1, description="LLM: candidate pairs judged in one request")
+    episode_vectors: Literal["units", "embedded"] = Field(
+        "units",
+        description="embedding signal of candidate pairs. units: an episode's vector is the "
+        "token-weighted mean of its units' vectors (as [assemble_episodes] unit_vectors makes them); "
+        "embedded: its title, summary and goal are embedded (see README, Cost)",
+    )
 
 
 class BreakCyclesSettings(Section):

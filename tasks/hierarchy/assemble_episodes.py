@@ -24,6 +24,7 @@ from schemas.config import AssembleEpisodesSettings
 from tasks.stage import StageContext, StageOutput
 from tasks.hierarchy.episode_llm import describe_episodes
 from tasks.hierarchy.episode_text import compose_text
+from tasks.hierarchy.unit_vectors import unit_vectors
 from tasks.hierarchy.units import (
     CHARACTER_TYPES,
     STAKE_TYPES,
@@ -36,6 +37,7 @@ from tasks.hierarchy.units import (
     load_units,
 )
 from schemas.ids import make_id
+from tasks.index.grounded_vectors import SentenceVectors
 
 WEIGHTS = {
     "participants": 0.30,
@@ -331,9 +333,10 @@ def run(ctx: StageContext) -> StageOutput:
         sections, entities, ctx.table("events"), ctx.table("interactions"), ctx.table("occasions")
     )
     types, names = entity_types(entities), entity_names(entities)
-    vectors = (
-        ctx.embedder.embed([u.description or u.unit_type for u in units]) if ctx.embedder and units else None
-    )
+    vectors = None
+    if ctx.embedder is not None and units:
+        sentences = SentenceVectors.from_tables(ctx.tables, ctx.embedder.name)
+        vectors = unit_vectors(units, sentences, ctx.embedder, settings.unit_vectors == "derived")
     location = {
         str(r.section_id): f"loc:{as_text(r.location).lower()}"
         for r in sections.itertuples()

@@ -25,16 +25,21 @@ from tasks.hierarchy.episode_candidates import (
     weighted_overlap,
 )
 from tasks.hierarchy.relate_llm import grouped_links
+from tasks.hierarchy.unit_vectors import episode_vectors, unit_vectors, unit_weights
 from tasks.hierarchy.units import (
     CHARACTER_TYPES,
     STAKE_TYPES,
     as_text,
     entity_names,
     entity_types,
+    Unit,
     has_cue,
+    load_units,
     string_list,
 )
 from schemas.ids import make_id
+from tasks.embeddings import Embedder
+from tasks.index.grounded_vectors import SentenceVectors
 from tasks.text import index_terms
 
 
@@ -195,15 +200,46 @@ def heuristic_links(
     return rows
 
 
+def derived_episode_vectors(
+    infos: list[EpisodeInfo],
+    members: dict[str, list[str]],
+    units: list[Unit],
+    sentences: SentenceVectors | None,
+    embedder: Embedder,
+    derive_units: bool,
+) -> np.ndarray:
+    """Episode vectors (in `infos` order) as the token-weighted mean of their units' vectors; an
+    episode with no unit vector is embedded from its text."""
+    ids = [info.episode_id for info in infos]
+    vectors_of = dict(zip((u.unit_id for u in units), unit_vectors(units, sentences, embedder, derive_units)))
+    vectors, missing = episode_vectors(ids, members, vectors_of, unit_weights(units))
+    if missing:
+        embedded = embedder.embed([infos[row].text for row in missing])
+        if vectors.shape[1] == 0:  # no unit vector at all: the dimension comes from the model
+            vectors = np.zeros((len(ids), embedded.shape[1]), dtype=np.float32)
+        vectors[missing] = embedded
+    return vectors
+
+
+def candidate_vectors(ctx: StageContext, episodes: pd.DataFrame, infos: list[EpisodeInfo]) -> np.ndarray:
+    """The episode vectors of the embedding signal, as `[relate_episodes] episode_vectors` says."""
+    if ctx.settings.relate_episodes.episode_vectors == "embedded":
+        return np.asarray(ctx.embedder.embed([i.text for i in infos]), dtype=np.float32)
+    tables = [ctx.table(name) for name in ("sections", "entities", "events", "interactions", "occasions")]
+    units = load_units(*tables)
+    sentences = SentenceVectors.from_tables(ctx.tables, ctx.embedder.name)
+    members = {str(e): string_list(u) for e, u in zip(episodes["episode_id"], episodes["unit_ids"])}
+    derive = ctx.settings.assemble_episodes.unit_vectors == "derived"
+    return derived_episode_vectors(infos, members, units, sentences, ctx.embedder, derive)
+
+
 def run(ctx: StageContext) -> StageOutput:
     doc = ctx.document
     settings = ctx.settings.relate_episodes
     episodes, entities, relations = ctx.table("episodes"), ctx.table("entities"), ctx.table("relations")
     types = entity_types(entities)
     infos = episode_infos(episodes, types, doc.language)
-    vectors = ctx.embedder.embed([i.text for i in infos]) if ctx.embedder is not None and infos else None
-    if vectors is not None:
-        vectors = np.asarray(vectors, dtype=np.float32)
+    vectors = candidate_vectors(ctx, episodes, infos) if ctx.embedder is not None and infos else None
     candidates = candidate_pairs(
         infos, graph_neighbours(relations), settings.window, settings.max_candidates_per_episode, vectors
     )

@@ -242,6 +242,7 @@ class Unit:
     occasion_ids: tuple[str, ...]
     section_ids: tuple[str, ...]  # sections the unit covers (several for an occasion)
     time_cue: str = ""  # an event's time cue ("years earlier", "that night"), else ""
+    char_end: int = -1  # end of an event's or interaction's source span (-1: an occasion has none)
 
 
 def _dedupe(ids: Iterable[str], known: Mapping[str, Any]) -> tuple[str, ...]:
@@ -313,6 +314,7 @@ def load_units(
                 kind="event",
                 section_id=section,
                 char_start=int(r.char_start),
+                char_end=int(r.char_end),
                 participants=people,
                 setting_id=setting if setting in known else None,
                 description=as_text(r.description),
@@ -332,6 +334,7 @@ def load_units(
                 kind="interaction",
                 section_id=str(r.section_id),
                 char_start=int(r.char_start),
+                char_end=int(r.char_end),
                 participants=people,
                 setting_id=None,
                 description=as_text(r.description),

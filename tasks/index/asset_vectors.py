@@ -1,11 +1,14 @@
-"""Asset vectors, episodes and storylines derived from vectors already embedded (by default).
+"""Asset vectors derived from vectors already embedded, by default.
 
-An episode is a run of units (events, interactions, occasions) whose descriptions are embedded
-anyway (assemble_episodes embeds them; the vector store serves them again), so with
-`[embed_assets] hierarchy_vectors = "derived"` (the default) an episode's vector is the token-weighted mean of
-its units' vectors and a storyline's the mean of its episodes', weighted by their units' tokens
-(tasks.index.derived_vectors). An episode or storyline with no member vector is embedded from
-its text. The `text` column keeps each asset's own text either way."""
+An episode is a run of units (events, interactions, occasions) whose vectors assemble_episodes
+has already made, so with `[embed_assets] hierarchy_vectors = "derived"` (the default) an
+episode's vector is the token-weighted mean of its units' vectors and a storyline's the mean of
+its episodes', weighted by their units' tokens (tasks.index.derived_vectors). An episode or
+storyline with no member vector is embedded from its text. With `[embed_assets]
+grounded_vectors = "derived"` (the default) an event, interaction, fact or relation whose text
+quotes source sentences is derived from those sentences' vectors and its remaining words'
+(tasks.index.grounded_vectors), the same vectors assemble_episodes derives for units. The `text`
+column keeps each asset's own text either way."""
 
 from __future__ import annotations
 
@@ -16,11 +19,15 @@ import pandas as pd
 
 from tasks.embeddings import Embedder
 from tasks.index.derived_vectors import group_means
+from tasks.index.grounded_vectors import SentenceVectors, grounded_vectors
 from tasks.tables.io import as_list
 from tasks.text import count_tokens
 
 UNIT_KINDS = ("event", "interaction", "occasion")
 DERIVED_KINDS = ("episode", "storyline")
+# Kinds whose rows carry a source span, by table and key (relations are found by their chunks).
+SPAN_TABLES = {"events": "event_id", "interactions": "interaction_id", "atomic_facts": "fact_id"}
+GROUNDED_KINDS = ("event", "interaction", "fact")
 
 
 def _members(frame: pd.DataFrame | None, key: str, column: str) -> list[tuple[str, str]]:
@@ -53,13 +60,42 @@ def _derive(
     return derived, {g: mass[g] for g in derived}, [rows[e] for e in empty]
 
 
+def grounded_candidates(
+    items: Sequence[tuple[str, str, str]], tables: dict[str, pd.DataFrame], sentences: SentenceVectors
+) -> list[list[int]]:
+    """Per item, the rows of the source sentences its text may quote: those its span covers
+    (events, interactions, facts) or those of its chunks (relations); none for other kinds."""
+    spans: dict[str, tuple[int, int]] = {}
+    for table, key in SPAN_TABLES.items():
+        frame = tables.get(table)
+        if frame is not None and not frame.empty:
+            spans.update(zip(frame[key], zip(frame["char_start"].astype(int), frame["char_end"].astype(int))))
+    relations = tables.get("relations")
+    chunks = (
+        dict(zip(relations["relation_id"], relations["chunk_ids"]))
+        if relations is not None and not relations.empty
+        else {}
+    )
+    candidates: list[list[int]] = []
+    for kind, unit_id, _ in items:
+        if kind in GROUNDED_KINDS and unit_id in spans:
+            candidates.append(sentences.covering(*spans[unit_id]))
+        elif kind == "relation" and unit_id in chunks:
+            candidates.append(sentences.of_chunks([str(c) for c in as_list(chunks[unit_id])]))
+        else:
+            candidates.append([])
+    return candidates
+
+
 def asset_vectors(
     items: Sequence[tuple[str, str, str]],
     tables: dict[str, pd.DataFrame],
     embedder: Embedder,
     derive_hierarchy: bool,
+    sentences: SentenceVectors | None = None,
 ) -> np.ndarray:
-    """One vector per (kind, id, text) item, in order."""
+    """One vector per (kind, id, text) item, in order; texts that quote source sentences are
+    derived from `sentences` when given (tasks.index.grounded_vectors), others embedded."""
     items = list(items)
     if not items:
         return np.zeros((0, 0), dtype=np.float32)
@@ -68,7 +104,13 @@ def asset_vectors(
     direct = [i for i in range(len(items)) if i not in skip]
     vectors: list[np.ndarray | None] = [None] * len(items)
     if direct:
-        for row, vector in zip(direct, embedder.embed([items[i][2] for i in direct])):
+        texts = [items[i][2] for i in direct]
+        if sentences is None:
+            found = embedder.embed(texts)
+        else:
+            candidates = grounded_candidates([items[i] for i in direct], tables, sentences)
+            found = grounded_vectors(texts, candidates, sentences, embedder)
+        for row, vector in zip(direct, found):
             vectors[row] = vector
     if not derived_rows:
         return np.stack(vectors).astype(np.float32)

@@ -12,6 +12,7 @@ import pyarrow as pa
 from tasks.stage import StageContext, StageOutput
 from tasks.embeddings import Embedder
 from tasks.index.asset_vectors import asset_vectors
+from tasks.index.grounded_vectors import SentenceVectors
 from tasks.index.vector_table import vector_table
 
 
@@ -79,8 +80,10 @@ def asset_embedding_rows(
     embedder: Embedder,
     tables: dict[str, pd.DataFrame] | None = None,
     derive_hierarchy: bool = False,
+    sentences: SentenceVectors | None = None,
 ) -> pa.Table:
-    vectors = asset_vectors(items, tables or {}, embedder, derive_hierarchy)
+    """`asset_embeddings` rows of (kind, id, text) items; `sentences` derives texts quoting them."""
+    vectors = asset_vectors(items, tables or {}, embedder, derive_hierarchy, sentences)
     columns = {
         "doc_id": [doc_id] * len(items),
         "unit_kind": [kind for kind, _, _ in items],
@@ -94,6 +97,11 @@ def asset_embedding_rows(
 def run(ctx: StageContext) -> StageOutput:
     if ctx.embedder is None:
         raise RuntimeError("embed_assets needs an embedder")
-    derive = ctx.settings.embed_assets.hierarchy_vectors == "derived"
-    rows = asset_embedding_rows(ctx.doc_id, asset_texts(ctx.tables), ctx.embedder, ctx.tables, derive)
+    settings = ctx.settings.embed_assets
+    derive = settings.hierarchy_vectors == "derived"
+    # texts quoting source sentences are derived from embed_texts' sentence vectors
+    derive_grounded = settings.grounded_vectors == "derived"
+    sentences = SentenceVectors.from_tables(ctx.tables, ctx.embedder.name) if derive_grounded else None
+    items = asset_texts(ctx.tables)
+    rows = asset_embedding_rows(ctx.doc_id, items, ctx.embedder, ctx.tables, derive, sentences)
     return {"asset_embeddings": rows}

@@ -12,9 +12,13 @@ from tasks.hierarchy.assemble_episodes import Draft, Signals, assemble, coherenc
 from tasks.embeddings import HashingEmbedder
 from tasks.hierarchy.episode_text import compose_text
 from tasks.hierarchy.units import Unit, load_units
+from tasks.tables.io import read_frame
+from tasks.text import count_tokens
 from tests.fixtures.hierarchy.llm import llm_client
 from tests.fixtures.hierarchy.mini import DOC, context, contract_problems, sid, tables
+from tests.fixtures.stage_context import stage_context
 
+UNIT_TABLES = ("sections", "entities", "events", "interactions", "occasions")
 TYPES = {"ann": "character", "bob": "character", "cat": "character", "key": "object"}
 
 
@@ -272,3 +276,41 @@ def test_offline_title_skips_character_introductions_and_summary_skips_scene_fra
     text = compose_text(drafts[0].units, drafts[0].people, {"ann": "Ann"}, "en", 1)
     assert text["title"] == "Ann: Ann opens the locked cabinet."
     assert text["summary"] == "ANN LEE (30s), a night nurse, sorts the charts. Ann opens the locked cabinet."
+
+
+class RecordingHash(HashingEmbedder):
+    """The samples' hashing embedder (same name), recording what it embeds."""
+
+    def __init__(self) -> None:
+        super().__init__(384)
+        self.seen: list[str] = []
+
+    def embed(self, texts):
+        self.seen.extend(texts)
+        return super().embed(texts)
+
+
+def test_unit_vectors_are_derived_from_the_sentences_units_quote_unless_set_to_embedded(
+    sample_workspace, hashing_settings
+) -> None:
+    doc_id = "the_lighthouse_key"
+    seen, episodes = {}, {}
+    for mode in ("derived", "embedded"):
+        section = hashing_settings.assemble_episodes.model_copy(update={"unit_vectors": mode})
+        settings = hashing_settings.model_copy(update={"assemble_episodes": section})
+        model = RecordingHash()
+        ctx = stage_context(sample_workspace, "assemble_episodes", doc_id, settings, model)
+        rows = assemble_episodes.run(ctx)["episodes"]
+        assert contract_problems("episodes", rows, ctx.tables) == []
+        seen[mode], episodes[mode] = model.seen, rows
+    units = load_units(*(read_frame(sample_workspace, t, doc_id) for t in UNIT_TABLES))
+    assert seen["embedded"] == [u.description or u.unit_type for u in units]
+    # derived: only texts quoting no sentence (occasions) and the other words of quoting ones
+    events = {u.description for u in units if u.kind == "event"}
+    interactions = {u.description for u in units if u.kind == "interaction"}
+    assert not (events | interactions) & set(seen["derived"])
+    assert {u.description for u in units if u.kind == "occasion"} <= set(seen["derived"])
+    assert sum(map(count_tokens, seen["derived"])) < sum(map(count_tokens, seen["embedded"])) / 2
+    # the default's episodes as stored by the build
+    stored = read_frame(sample_workspace, "episodes", doc_id)
+    assert [list(u) for u in stored["unit_ids"]] == [e["unit_ids"] for e in episodes["derived"]]

@@ -19,9 +19,13 @@ from tasks.hierarchy.episode_candidates import (
 )
 from tasks.hierarchy.episode_records import episode_line
 from tasks.hierarchy.relate_episodes import label_pair
+from tasks.embeddings import HashingEmbedder
 from tasks.hierarchy.units import entity_names
+from tasks.tables.io import read_frame
+from tasks.text import count_tokens
 from tests.fixtures.hierarchy.llm import llm_client
 from tests.fixtures.hierarchy.mini import context, contract_problems, tables
+from tests.fixtures.stage_context import stage_context
 
 
 def info(
@@ -257,3 +261,49 @@ def test_none_and_low_confidence_judgments_are_not_links() -> None:
         out = relate_episodes.run(context("relate_episodes", frames, llm=client))
     assert RelateEpisodesSettings().min_confidence > 0.1  # the premise: 0.1 is below the bar
     assert out["episode_links"] == [] and out["failures"] == [] and len(out["llm_calls"]) == 1
+
+
+# ---------------------------------------------------------------- episode vectors
+
+
+class RecordingHash(HashingEmbedder):
+    """The samples' hashing embedder (same name), recording what it embeds."""
+
+    def __init__(self) -> None:
+        super().__init__(384)
+        self.seen: list[str] = []
+
+    def embed(self, texts):
+        self.seen.extend(texts)
+        return super().embed(texts)
+
+
+def test_episode_vectors_are_the_mean_of_their_units_unless_set_to_embedded(
+    sample_workspace, hashing_settings
+) -> None:
+    doc_id = "the_lighthouse_key"
+    models, vectors = {}, {}
+    for mode in ("units", "embedded"):
+        section = hashing_settings.relate_episodes.model_copy(update={"episode_vectors": mode})
+        settings = hashing_settings.model_copy(update={"relate_episodes": section})
+        models[mode] = RecordingHash()
+        ctx = stage_context(sample_workspace, "relate_episodes", doc_id, settings, models[mode])
+        infos = relate_episodes.episode_infos(ctx.table("episodes"), {}, "en")
+        vectors[mode] = relate_episodes.candidate_vectors(ctx, ctx.table("episodes"), infos)
+        if mode == "units":  # the stage's links are those the build stored
+            links = relate_episodes.run(ctx)["episode_links"]
+            stored = read_frame(sample_workspace, "episode_links", doc_id)
+            assert [r["link_id"] for r in links] == stored["link_id"].tolist()
+    texts = [i.text for i in infos]
+    assert models["embedded"].seen == texts
+    np.testing.assert_allclose(vectors["embedded"], HashingEmbedder(384).embed(texts), atol=1e-6)
+    assert not set(texts) & set(models["units"].seen)
+    # each episode's vector is the token-weighted mean of its units' vectors (derived as stored)
+    assets = read_frame(sample_workspace, "asset_embeddings", doc_id)
+    unit_vector = {r.unit_id: np.asarray(r.vector) for r in assets.itertuples()}
+    unit_text = {r.unit_id: r.text for r in assets.itertuples()}
+    episodes = ctx.table("episodes").set_index("episode_id")
+    for row, info_ in enumerate(infos):
+        members = list(episodes.loc[info_.episode_id, "unit_ids"])
+        mean = sum(count_tokens(unit_text[u]) * unit_vector[u] for u in members)
+        np.testing.assert_allclose(vectors["units"][row], mean / np.linalg.norm(mean), atol=1e-5)

@@ -24,7 +24,12 @@ def test_upstream_follows_tables_so_independent_branches_do_not_wait():
     assert waits["extract_graph"] == {s.name for s in STAGES[:4]}  # ingest .. split_sentences
     assert "extract_narrative" not in waits["extract_facts"]
     assert "extract_facts" not in waits["extract_narrative"]
-    assert {"index_terms", "embed_texts"}.isdisjoint(waits["embed_assets"] | waits["chain_continuity"])
+    assert "index_terms" not in waits["embed_assets"] | waits["chain_continuity"]
+    assert "embed_texts" not in waits["chain_continuity"] | waits["extract_facts"]
+    # unit, episode and asset vectors are derived from the sentence vectors embed_texts writes
+    assert {"assemble_episodes", "relate_episodes", "embed_assets"} <= {
+        name for name, before in waits.items() if "embed_texts" in before
+    }
     assert "induce_storylines" in waits["embed_assets"] and "extract_facts" in waits["embed_assets"]
     assert "assemble_episodes" not in waits["track_character_states"]
     assert "judge_continuity" in waits["chain_continuity"]

@@ -1,4 +1,5 @@
-"""Episode and storyline vectors derived from their members' vectors (opt-in), others embedded."""
+"""Episode and storyline vectors derived from their members' vectors, texts quoting source sentences
+from those sentences' vectors, others embedded."""
 
 from __future__ import annotations
 
@@ -6,7 +7,8 @@ import numpy as np
 import pandas as pd
 
 from tasks.embeddings import HashingEmbedder
-from tasks.index.asset_vectors import asset_vectors
+from tasks.index.asset_vectors import asset_vectors, grounded_candidates
+from tasks.index.grounded_vectors import SentenceVectors
 from tasks.text import count_tokens
 
 
@@ -60,3 +62,48 @@ def test_derived_episode_and_storyline_vectors() -> None:
     np.testing.assert_allclose(vectors[5], storyline, atol=1e-6)
     assert ITEMS[3][2] not in model.seen and ITEMS[5][2] not in model.seen
     assert ITEMS[4][2] in model.seen
+
+
+SOURCE = ["Where were you?", "Out.", "Ben digs in the garden."]
+SOURCE_STARTS = [0, 16, 21]
+GROUNDED_TABLES = {
+    "interactions": pd.DataFrame({"interaction_id": ["int-1"], "char_start": [0], "char_end": [20]}),
+    "atomic_facts": pd.DataFrame({"fact_id": ["fac-1"], "char_start": [21], "char_end": [44]}),
+    "relations": pd.DataFrame({"relation_id": ["rel-1"], "chunk_ids": [["c2"]]}),
+}
+GROUNDED_ITEMS = [
+    ("entity", "ent-1", "Ben (character). Out."),  # entities are embedded whole, whatever they quote
+    ("interaction", "int-1", "Anna asks Ben: “Where were you?”"),
+    ("fact", "fac-1", "Ben digs in the garden."),
+    ("relation", "rel-1", "Anna — Ben : Ben digs in the garden. gardening"),
+]
+
+
+def test_texts_quoting_their_sources_are_derived_from_the_sentence_vectors() -> None:
+    plain = HashingEmbedder(64)
+    sentences = SentenceVectors(
+        texts=SOURCE,
+        starts=SOURCE_STARTS,
+        ends=[s + len(t) for s, t in zip(SOURCE_STARTS, SOURCE)],
+        chunk_ids=["c1", "c1", "c2"],
+        vectors=plain.embed(SOURCE),
+    )
+    assert grounded_candidates(GROUNDED_ITEMS, GROUNDED_TABLES, sentences) == [[], [0, 1], [2], [2]]
+    model = Recording()
+    vectors = asset_vectors(
+        GROUNDED_ITEMS, GROUNDED_TABLES, model, derive_hierarchy=True, sentences=sentences
+    )
+    np.testing.assert_allclose(vectors[0], plain.embed([GROUNDED_ITEMS[0][2]])[0], atol=1e-6)
+    asks = plain.embed(["Anna asks Ben:"])[0]
+    mean = count_tokens("Where were you?") * sentences.vectors[0] + count_tokens("Anna asks Ben:") * asks
+    np.testing.assert_allclose(vectors[1], _normalised(mean), atol=1e-6)
+    np.testing.assert_allclose(vectors[2], sentences.vectors[2], atol=1e-6)
+    rest = plain.embed(["Anna — Ben : gardening"])[0]
+    mean = count_tokens(SOURCE[2]) * sentences.vectors[2] + count_tokens("Anna — Ben : gardening") * rest
+    np.testing.assert_allclose(vectors[3], _normalised(mean), atol=1e-6)
+    assert model.seen == [GROUNDED_ITEMS[0][2], "Anna asks Ben:", "Anna — Ben : gardening"]
+    # without sentence vectors (the "embedded" setting) every text is embedded whole
+    model = Recording()
+    whole = asset_vectors(GROUNDED_ITEMS, GROUNDED_TABLES, model, derive_hierarchy=True)
+    assert model.seen == [text for _, _, text in GROUNDED_ITEMS]
+    np.testing.assert_allclose(whole, plain.embed(model.seen), atol=1e-6)
