@@ -72,9 +72,10 @@ def test_run_graph_respects_dependencies_and_the_bound():
 
 def test_requests_first_holds_back_only_stages_that_lead_to_no_request():
     gates = requests_first(list(STAGES))
-    assert set(gates) == {"index_terms", "embed_texts", "embed_assets"}
-    assert {"extract_graph", "propose_continuity", "judge_continuity"} <= gates["embed_texts"]
-    assert "track_character_states" not in gates["embed_texts"]  # it leads to no other request
+    # embed_texts leads to requests: assemble_episodes derives unit vectors from its sentence vectors.
+    assert set(gates) == {"index_terms", "embed_assets"}
+    assert {"extract_graph", "embed_texts", "propose_continuity", "judge_continuity"} <= gates["index_terms"]
+    assert "track_character_states" not in gates["index_terms"]  # it leads to no other request
     assert gates["embed_assets"] == {"propose_continuity", "judge_continuity"}  # the rest it waits for anyway
     assert "extract_facts" not in upstream(list(STAGES))["propose_continuity"]
     offline = [Stage(s.name, s.run, s.reads, s.writes, s.version) for s in STAGES]  # no LLM stage
