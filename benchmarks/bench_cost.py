@@ -40,6 +40,7 @@ if configure_process is not None:
 from bench_llm import measure_concurrency, print_concurrency  # noqa: E402
 from cost_llm import llm_build, print_llm  # noqa: E402
 from cost_offline import ask_startup, offline_build, print_offline, query_latencies  # noqa: E402
+from flows.cli import prefect_environment  # noqa: E402
 from flows.evaluation import load_questions  # noqa: E402
 
 STAGE = REPO.parent / "shared" / "data" / "stage"
@@ -107,8 +108,7 @@ def main() -> None:
     args = parser.parse_args()
     if not (STAGE / "documents.jsonl").exists():
         sys.exit(f"the STAGE dev set is not beside the clone ({STAGE.relative_to(REPO.parent)})")
-    os.environ.setdefault("DO_NOT_TRACK", "1")
-    os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")  # as the CLI sets it
+    prefect_environment()  # as the CLI sets it
     bench_started = time.perf_counter()
     load_before = os.getloadavg()
     with tempfile.TemporaryDirectory() as name:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-
+import os
 
 from flows.cli import main, prefect_environment
 from flows.stages import STAGES
@@ -174,3 +174,11 @@ def test_prefect_home_exists_before_a_server_starts(tmp_path, monkeypatch):
     monkeypatch.setenv("PREFECT_HOME", str(home))
     prefect_environment()
     assert home.is_dir()  # the temporary server's SQLite file needs its folder
+
+
+def test_the_temporary_server_records_in_batches_unless_the_user_chose(monkeypatch):
+    monkeypatch.delenv("PREFECT_SERVER_SERVICES_TASK_RUN_RECORDER_BATCH_SIZE", raising=False)
+    monkeypatch.setenv("PREFECT_SERVER_SERVICES_EVENT_PERSISTER_BATCH_SIZE", "7")
+    prefect_environment()
+    assert os.environ["PREFECT_SERVER_SERVICES_TASK_RUN_RECORDER_BATCH_SIZE"] == "100"
+    assert os.environ["PREFECT_SERVER_SERVICES_EVENT_PERSISTER_BATCH_SIZE"] == "7"
