@@ -176,9 +176,13 @@ def test_prefect_home_exists_before_a_server_starts(tmp_path, monkeypatch):
     assert home.is_dir()  # the temporary server's SQLite file needs its folder
 
 
-def test_the_temporary_server_records_in_batches_unless_the_user_chose(monkeypatch):
+def test_the_temporary_server_persists_events_in_batches_unless_the_user_chose(monkeypatch):
+    monkeypatch.delenv("PREFECT_SERVER_SERVICES_EVENT_PERSISTER_BATCH_SIZE", raising=False)
     monkeypatch.delenv("PREFECT_SERVER_SERVICES_TASK_RUN_RECORDER_BATCH_SIZE", raising=False)
+    prefect_environment()
+    assert os.environ["PREFECT_SERVER_SERVICES_EVENT_PERSISTER_BATCH_SIZE"] == "100"
+    # a batched task-run recorder logs a traceback for the runs it still holds when the server stops
+    assert "PREFECT_SERVER_SERVICES_TASK_RUN_RECORDER_BATCH_SIZE" not in os.environ
     monkeypatch.setenv("PREFECT_SERVER_SERVICES_EVENT_PERSISTER_BATCH_SIZE", "7")
     prefect_environment()
-    assert os.environ["PREFECT_SERVER_SERVICES_TASK_RUN_RECORDER_BATCH_SIZE"] == "100"
     assert os.environ["PREFECT_SERVER_SERVICES_EVENT_PERSISTER_BATCH_SIZE"] == "7"
