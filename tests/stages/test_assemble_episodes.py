@@ -17,6 +17,7 @@ from tasks.text import count_tokens
 from tests.fixtures.hierarchy.llm import llm_client
 from tests.fixtures.hierarchy.mini import DOC, context, contract_problems, sid, tables
 from tests.fixtures.stage_context import stage_context
+from tests.fixtures.embedders import RecordingEmbedder
 
 UNIT_TABLES = ("sections", "entities", "events", "interactions", "occasions")
 TYPES = {"ann": "character", "bob": "character", "cat": "character", "key": "object"}
@@ -278,18 +279,6 @@ def test_offline_title_skips_character_introductions_and_summary_skips_scene_fra
     assert text["summary"] == "ANN LEE (30s), a night nurse, sorts the charts. Ann opens the locked cabinet."
 
 
-class RecordingHash(HashingEmbedder):
-    """The samples' hashing embedder (same name), recording what it embeds."""
-
-    def __init__(self) -> None:
-        super().__init__(384)
-        self.seen: list[str] = []
-
-    def embed(self, texts):
-        self.seen.extend(texts)
-        return super().embed(texts)
-
-
 def test_unit_vectors_are_derived_from_the_sentences_units_quote_unless_set_to_embedded(
     sample_workspace, hashing_settings
 ) -> None:
@@ -298,7 +287,7 @@ def test_unit_vectors_are_derived_from_the_sentences_units_quote_unless_set_to_e
     for mode in ("derived", "embedded"):
         section = hashing_settings.assemble_episodes.model_copy(update={"unit_vectors": mode})
         settings = hashing_settings.model_copy(update={"assemble_episodes": section})
-        model = RecordingHash()
+        model = RecordingEmbedder(384)
         ctx = stage_context(sample_workspace, "assemble_episodes", doc_id, settings, model)
         rows = assemble_episodes.run(ctx)["episodes"]
         assert contract_problems("episodes", rows, ctx.tables) == []

@@ -26,6 +26,7 @@ from tasks.text import count_tokens
 from tests.fixtures.hierarchy.llm import llm_client
 from tests.fixtures.hierarchy.mini import context, contract_problems, tables
 from tests.fixtures.stage_context import stage_context
+from tests.fixtures.embedders import RecordingEmbedder
 
 
 def info(
@@ -266,18 +267,6 @@ def test_none_and_low_confidence_judgments_are_not_links() -> None:
 # ---------------------------------------------------------------- episode vectors
 
 
-class RecordingHash(HashingEmbedder):
-    """The samples' hashing embedder (same name), recording what it embeds."""
-
-    def __init__(self) -> None:
-        super().__init__(384)
-        self.seen: list[str] = []
-
-    def embed(self, texts):
-        self.seen.extend(texts)
-        return super().embed(texts)
-
-
 def test_episode_vectors_are_the_mean_of_their_units_unless_set_to_embedded(
     sample_workspace, hashing_settings
 ) -> None:
@@ -286,7 +275,7 @@ def test_episode_vectors_are_the_mean_of_their_units_unless_set_to_embedded(
     for mode in ("units", "embedded"):
         section = hashing_settings.relate_episodes.model_copy(update={"episode_vectors": mode})
         settings = hashing_settings.model_copy(update={"relate_episodes": section})
-        models[mode] = RecordingHash()
+        models[mode] = RecordingEmbedder(384)
         ctx = stage_context(sample_workspace, "relate_episodes", doc_id, settings, models[mode])
         infos = relate_episodes.episode_infos(ctx.table("episodes"), {}, "en")
         vectors[mode] = relate_episodes.candidate_vectors(ctx, ctx.table("episodes"), infos)

@@ -10,16 +10,7 @@ from tasks.hierarchy.unit_vectors import episode_vectors, unit_vectors, unit_wei
 from tasks.hierarchy.units import Unit
 from tasks.index.grounded_vectors import SentenceVectors
 from tasks.text import count_tokens
-
-
-class Recording(HashingEmbedder):
-    def __init__(self) -> None:
-        super().__init__(64)
-        self.seen: list[str] = []
-
-    def embed(self, texts):
-        self.seen.extend(texts)
-        return super().embed(texts)
+from tests.fixtures.embedders import RecordingEmbedder
 
 
 SENTENCES = ["Anna pours tea.", "Where were you?", "Out."]
@@ -60,7 +51,7 @@ UNITS = [
 
 
 def test_derived_unit_vectors_come_from_the_sentences_of_their_span() -> None:
-    model = Recording()
+    model = RecordingEmbedder()
     vectors = unit_vectors(UNITS, SENTENCE_VECTORS, model, derive=True)
     plain = HashingEmbedder(64)
     np.testing.assert_allclose(vectors[0], SENTENCE_VECTORS.vectors[0], atol=1e-6)
@@ -74,7 +65,7 @@ def test_derived_unit_vectors_come_from_the_sentences_of_their_span() -> None:
 
 
 def test_the_embedded_setting_embeds_every_unit_description() -> None:
-    model = Recording()
+    model = RecordingEmbedder()
     vectors = unit_vectors(UNITS, SENTENCE_VECTORS, model, derive=False)
     assert model.seen == [u.description for u in UNITS]
     np.testing.assert_allclose(vectors, HashingEmbedder(64).embed(model.seen), atol=1e-6)

@@ -10,16 +10,7 @@ from tasks.embeddings import HashingEmbedder
 from tasks.index.asset_vectors import asset_vectors, grounded_candidates
 from tasks.index.grounded_vectors import SentenceVectors
 from tasks.text import count_tokens
-
-
-class Recording(HashingEmbedder):
-    def __init__(self) -> None:
-        super().__init__(64)
-        self.seen: list[str] = []
-
-    def embed(self, texts):
-        self.seen.extend(texts)
-        return super().embed(texts)
+from tests.fixtures.embedders import RecordingEmbedder
 
 
 ITEMS = [
@@ -41,14 +32,14 @@ def _normalised(vector: np.ndarray) -> np.ndarray:
 
 
 def test_embedded_by_default_every_text_once() -> None:
-    model = Recording()
+    model = RecordingEmbedder()
     vectors = asset_vectors(ITEMS, TABLES, model, derive_hierarchy=False)
     assert model.seen == [text for _, _, text in ITEMS]
     np.testing.assert_allclose(vectors, HashingEmbedder(64).embed([t for _, _, t in ITEMS]), atol=1e-6)
 
 
 def test_derived_episode_and_storyline_vectors() -> None:
-    model = Recording()
+    model = RecordingEmbedder()
     vectors = asset_vectors(ITEMS, TABLES, model, derive_hierarchy=True)
     plain = HashingEmbedder(64)
     event, interaction = plain.embed([ITEMS[1][2], ITEMS[2][2]])
@@ -89,7 +80,7 @@ def test_texts_quoting_their_sources_are_derived_from_the_sentence_vectors() -> 
         vectors=plain.embed(SOURCE),
     )
     assert grounded_candidates(GROUNDED_ITEMS, GROUNDED_TABLES, sentences) == [[], [0, 1], [2], [2]]
-    model = Recording()
+    model = RecordingEmbedder()
     vectors = asset_vectors(
         GROUNDED_ITEMS, GROUNDED_TABLES, model, derive_hierarchy=True, sentences=sentences
     )
@@ -103,7 +94,7 @@ def test_texts_quoting_their_sources_are_derived_from_the_sentence_vectors() -> 
     np.testing.assert_allclose(vectors[3], _normalised(mean), atol=1e-6)
     assert model.seen == [GROUNDED_ITEMS[0][2], "Anna asks Ben:", "Anna — Ben : gardening"]
     # without sentence vectors (the "embedded" setting) every text is embedded whole
-    model = Recording()
+    model = RecordingEmbedder()
     whole = asset_vectors(GROUNDED_ITEMS, GROUNDED_TABLES, model, derive_hierarchy=True)
     assert model.seen == [text for _, _, text in GROUNDED_ITEMS]
     np.testing.assert_allclose(whole, plain.embed(model.seen), atol=1e-6)

@@ -9,16 +9,7 @@ import pandas as pd
 from tasks.embeddings import HashingEmbedder
 from tasks.index.grounded_vectors import SentenceVectors, grounded_vectors, split_grounded
 from tasks.text import count_tokens
-
-
-class Recording(HashingEmbedder):
-    def __init__(self) -> None:
-        super().__init__(64)
-        self.seen: list[str] = []
-
-    def embed(self, texts):
-        self.seen.extend(texts)
-        return super().embed(texts)
+from tests.fixtures.embedders import RecordingEmbedder
 
 
 SENTENCES = ["Where were you?", "Out.", "Looking for the key.", "Ben digs in the garden."]
@@ -120,7 +111,7 @@ def test_sentence_vectors_come_from_the_embeddings_table_of_the_model() -> None:
 
 
 def test_a_quoting_text_is_the_token_weighted_mean_of_its_sentences_and_remaining_words() -> None:
-    sentences, model = sentence_vectors(), Recording()
+    sentences, model = sentence_vectors(), RecordingEmbedder()
     texts = [
         "Ben tells Anna: “Out. Looking for the key.”",
         "Ben digs in the garden.",
@@ -141,7 +132,7 @@ def test_a_quoting_text_is_the_token_weighted_mean_of_its_sentences_and_remainin
 
 
 def test_without_sentence_vectors_every_text_is_embedded_whole() -> None:
-    model = Recording()
+    model = RecordingEmbedder()
     texts = ["Ben tells Anna: “Out.”", "Ben digs in the garden."]
     vectors = grounded_vectors(texts, [[1], [3]], None, model)
     np.testing.assert_allclose(vectors, HashingEmbedder(64).embed(texts), atol=1e-6)
