@@ -16,6 +16,18 @@ from tasks.tables.io import Workspace
 EXIT_USAGE = 2
 EXIT_FAILED = 1
 
+# Services of Prefect's server with no work on a build's temporary server.
+IDLE_SERVICES = (
+    "SCHEDULER",
+    "LATE_RUNS",
+    "FOREMAN",
+    "PAUSE_EXPIRATIONS",
+    "CANCELLATION_CLEANUP",
+    "REPOSSESSOR",
+    "CLEANUP_RECONCILER",
+    "TRIGGERS",
+)
+
 
 class UserError(Exception):
     """A mistake the user can fix; printed as one line."""
@@ -32,6 +44,12 @@ def prefect_environment(verbose: bool = False) -> None:
     # write each: a batched task-run recorder still holding events when the server stops logs
     # them as an error with a traceback.)
     os.environ.setdefault("PREFECT_SERVER_SERVICES_EVENT_PERSISTER_BATCH_SIZE", "100")
+    # Nor does it run the services that act on schedules, deployments, work pools, automations or
+    # stuck runs: a temporary server has none of them (with them, its start-up took 3.8-4.5 s of
+    # CPU instead of 3.7-3.9 s, and idling 0.4-0.6 s per 20 s instead of 0.3-0.4 s). A configured
+    # server is the user's own: these variables only reach a server this process starts.
+    for service in IDLE_SERVICES:
+        os.environ.setdefault(f"PREFECT_SERVER_SERVICES_{service}_ENABLED", "false")
     os.environ.setdefault("PREFECT_LOGGING_LEVEL", "INFO" if verbose else "WARNING")
     os.environ.setdefault("PREFECT_HOME", str(Path.home() / ".nkw" / "prefect"))
     # The temporary server keeps its SQLite database here; SQLite cannot create the folder itself.

@@ -186,3 +186,19 @@ def test_the_temporary_server_persists_events_in_batches_unless_the_user_chose(m
     monkeypatch.setenv("PREFECT_SERVER_SERVICES_EVENT_PERSISTER_BATCH_SIZE", "7")
     prefect_environment()
     assert os.environ["PREFECT_SERVER_SERVICES_EVENT_PERSISTER_BATCH_SIZE"] == "7"
+
+
+def test_the_temporary_server_runs_no_idle_services_unless_the_user_chose(monkeypatch):
+    from prefect.settings import Settings
+
+    from flows.commands.common import IDLE_SERVICES
+
+    for service in IDLE_SERVICES:
+        monkeypatch.delenv(f"PREFECT_SERVER_SERVICES_{service}_ENABLED", raising=False)
+    monkeypatch.setenv("PREFECT_SERVER_SERVICES_SCHEDULER_ENABLED", "true")  # the user's choice stands
+    prefect_environment()
+    services = Settings().server.services
+    assert services.scheduler.enabled is True
+    assert not services.late_runs.enabled and not services.triggers.enabled and not services.foreman.enabled
+    # what a build needs stays on: task runs and events are still recorded
+    assert services.task_run_recorder.enabled and services.event_persister.enabled

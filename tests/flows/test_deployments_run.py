@@ -71,9 +71,12 @@ def test_deployments_run_with_the_llm_against_a_local_server(tmp_path):
     config.write_text('[embed_texts]\nbackend = "hashing"\n\n[llm]\ntimeout_s = 5.0\nmax_tokens = 256\n')
     workspace = Workspace.at(tmp_path / "ws")
     log = (tmp_path / "server.log").open("w")
+    # The user's own server: none of the settings nkw gives the temporary servers it starts.
+    server_env = {k: v for k, v in env.items() if not k.startswith("PREFECT_SERVER_SERVICES_")}
+    server_env.pop("PREFECT_API_URL")
     server = subprocess.Popen(
         PREFECT + ["server", "start", "--host", "127.0.0.1", "--port", str(port)],
-        env={k: v for k, v in env.items() if k != "PREFECT_API_URL"},
+        env=server_env,
         stdout=log,
         stderr=subprocess.STDOUT,
     )
