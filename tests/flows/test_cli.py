@@ -5,7 +5,10 @@ from __future__ import annotations
 import json
 import os
 
+from prefect.settings import Settings
+
 from flows.cli import main, prefect_environment
+from flows.commands.common import IDLE_SERVICES
 from flows.stages import STAGES
 from tests.conftest import SAMPLES, STORY
 
@@ -189,10 +192,6 @@ def test_the_temporary_server_persists_events_in_batches_unless_the_user_chose(m
 
 
 def test_the_temporary_server_runs_no_idle_services_unless_the_user_chose(monkeypatch):
-    from prefect.settings import Settings
-
-    from flows.commands.common import IDLE_SERVICES
-
     for service in IDLE_SERVICES:
         monkeypatch.delenv(f"PREFECT_SERVER_SERVICES_{service}_ENABLED", raising=False)
     monkeypatch.setenv("PREFECT_SERVER_SERVICES_SCHEDULER_ENABLED", "true")  # the user's choice stands
