@@ -4,8 +4,10 @@ facts and profiles, the hierarchy, and per-kind asset search indexes."""
 
 from __future__ import annotations
 
+import atexit
 import re
 import threading
+import weakref
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -37,6 +39,11 @@ ASSET_TABLES = (
     "storyline_relations",
 )
 ASSET_KINDS = ("entity", "relation", "fact", "event", "interaction", "occasion", "episode", "storyline")
+
+# Stores holding an open SQL connection, by id: closed at exit, or DuckDB reports each as a leak
+# when the interpreter tears it down (weak, so a store nobody holds is still freed).
+_WITH_SQL: "weakref.WeakValueDictionary[int, NarrativeStore]" = weakref.WeakValueDictionary()
+_WITH_SQL_LOCK = threading.Lock()
 
 
 @dataclass
@@ -272,7 +279,17 @@ class NarrativeStore:
             con.register(name, pa.Table.from_pandas(self.tables[name], preserve_index=False))
         con.register("sentences", pa.Table.from_pandas(self.source.sentences, preserve_index=False))
         con.register("sections", pa.Table.from_pandas(self.source.sections, preserve_index=False))
+        with _WITH_SQL_LOCK:
+            _WITH_SQL[id(self)] = self
         return con, threading.Lock()
+
+    def close(self) -> None:
+        """Close the SQL connection, if one was opened (the next query opens a new one)."""
+        opened = self.__dict__.pop("_sql", None)
+        if opened is not None:
+            con, lock = opened
+            with lock:
+                con.close()
 
     def sql(self, statement: str, params: dict) -> tuple[list[str], list[tuple]]:
         """(column names, rows) of a read query over the narrative tables; one in-memory DuckDB
@@ -293,3 +310,13 @@ class NarrativeStore:
             return None
         position = index.position.get(item_id)
         return None if position is None else index.vectors[position]
+
+
+@atexit.register
+def close_stores() -> None:
+    """Close every store's SQL connection before the interpreter tears DuckDB down."""
+    with _WITH_SQL_LOCK:
+        stores = list(_WITH_SQL.values())
+        _WITH_SQL.clear()
+    for store in stores:
+        store.close()

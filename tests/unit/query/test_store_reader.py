@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import os
 
+import duckdb
 import pandas as pd
+import pytest
 
 from tasks.query.store.doc_index import DocumentIndex
-from tasks.query.store.document_store import ASSET_TABLES, NarrativeStore
+from tasks.query.store.document_store import ASSET_TABLES, NarrativeStore, close_stores
 from tasks.query.store.reader import document_reader
 from tasks.tables.io import read_frame
 
@@ -52,3 +54,15 @@ def test_one_reader_per_document_until_its_partitions_change(sample_workspace):
         assert document_reader(sample_workspace, doc_id) is not first
     finally:
         os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+
+
+def test_store_connections_are_closed_at_exit_and_reopen_on_the_next_query(sample_workspace):
+    # Left open, DuckDB reports every connection as a leak when the interpreter exits.
+    store = NarrativeStore.load(sample_workspace, _doc_id(sample_workspace))
+    columns, rows = store.sql("SELECT count(*) AS n FROM entities", {})
+    connection = store._sql[0]
+    close_stores()
+    assert "_sql" not in store.__dict__
+    with pytest.raises(duckdb.ConnectionException, match="closed"):
+        connection.execute("SELECT 1")
+    assert store.sql("SELECT count(*) AS n FROM entities", {}) == (columns, rows)
