@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -35,6 +36,17 @@ def prefect_harness():
 
     with prefect_test_harness(server_startup_timeout=180):
         yield
+
+
+@pytest.fixture(scope="module", autouse=True)
+def close_prefect_events_socket():
+    """After a module that ran flows, stop Prefect's events worker: its idle websocket draws keepalive
+    pings from the global `random` module, and a ping landing inside a Hypothesis draw of a later
+    module was reported as that test's strategy using `random`. The next flow starts a new worker."""
+    yield
+    worker = sys.modules.get("prefect.events.worker")
+    if worker is not None and worker.EventsWorker._instances:
+        worker.EventsWorker.drain_all(timeout=10)
 
 
 @pytest.fixture()
