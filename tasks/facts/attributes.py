@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from functools import lru_cache
 from typing import Any
 
 import pandas as pd
@@ -120,6 +121,31 @@ def _surfaces(inputs: NarrativeInputs, entity_id: str) -> list[str]:
     return inputs.surfaces_by_entity.get(entity_id, [])
 
 
+# Patterns are compiled once per name alternation: a document's entities and their pairs make far
+# more distinct patterns than the re module's own cache keeps, so it kept compiling them again.
+@lru_cache(maxsize=4096)
+def _name_patterns(name_re: str) -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
+    """(age, role, possession) patterns of an entity whose surfaces match `name_re`."""
+    age = re.compile(rf"(?i)(?:{name_re})\s*\(\s*((?:early|mid|late)[ -]\d0s|\d{{1,3}}s?)\s*\)")
+    role = re.compile(
+        rf"(?i)(?:{name_re})(?:\s*\([^)]*\))?,\s+((?:the|a|an|his|her|their)\s+[^,.;]{{3,60}}?)"
+        rf"(?=,|\.|;| and | with )"
+    )
+    possession = re.compile(rf"(?:{name_re})['’]s\s+((?:[a-z\-]+\s+)?[a-z\-]+)", re.IGNORECASE)
+    return age, role, possession
+
+
+_RELATION_WORDS_RE = "|".join(RELATION_WORDS_EN)
+# "lived with his wife" where the other entity is called "wife": the kinship word names it.
+_OWN_RELATION = re.compile(rf"(?i)\b(?:his|her|their|my)\s+(?:[a-z\-]+\s+)?({_RELATION_WORDS_RE})\b")
+
+
+@lru_cache(maxsize=4096)
+def _possessive_relation(other_re: str) -> re.Pattern[str]:
+    """The pattern of "Tom's sister" for an entity whose surfaces match `other_re`."""
+    return re.compile(rf"(?i)(?:{other_re})['’]s\s+(?:[a-z\-]+\s+)?({_RELATION_WORDS_RE})\b")
+
+
 def derive_attributes(
     inputs: NarrativeInputs,
     entity: dict[str, Any],
@@ -134,6 +160,7 @@ def derive_attributes(
     attributes: dict[str, tuple[str, list[str]]] = {}
     surfaces = _surfaces(inputs, entity_id)
     name_re = "|".join(re.escape(s) for s in surfaces) or re.escape(str(entity["name"]))
+    age_pattern, role_pattern, possession_pattern = _name_patterns(name_re)
 
     def put(key: str, value: str, fact_ids: list[str]) -> None:
         if value.strip() and key not in attributes:
@@ -148,14 +175,10 @@ def derive_attributes(
             if age:
                 put("age", f"{age.group(1)}岁", [fact_id])
             continue
-        age = re.search(rf"(?i)(?:{name_re})\s*\(\s*((?:early|mid|late)[ -]\d0s|\d{{1,3}}s?)\s*\)", text)
+        age = age_pattern.search(text)
         if age:
             put("age", age.group(1), [fact_id])
-        role = re.search(
-            rf"(?i)(?:{name_re})(?:\s*\([^)]*\))?,\s+((?:the|a|an|his|her|their)\s+[^,.;]{{3,60}}?)"
-            rf"(?=,|\.|;| and | with )",
-            text,
-        )
+        role = role_pattern.search(text)
         if role:
             put("role", role.group(1), [fact_id])
             head = next(
@@ -164,7 +187,7 @@ def derive_attributes(
             )
             if head:
                 put("occupation", head, [fact_id])
-        for match in re.finditer(rf"(?:{name_re})['’]s\s+((?:[a-z\-]+\s+)?[a-z\-]+)", text, re.IGNORECASE):
+        for match in possession_pattern.finditer(text):
             thing = match.group(1).lower()
             if thing.split()[-1] not in BODY_PARTS and thing.split()[-1] not in RELATION_WORDS_EN:
                 put("possession", thing, [fact_id])
@@ -204,10 +227,8 @@ def _relation_from_possessive(
         other_re = "|".join(re.escape(s) for s in _surfaces(inputs, other))
         if not other_re:
             continue
-        words = "|".join(RELATION_WORDS_EN)
-        match = re.search(rf"(?i)(?:{other_re})['’]s\s+(?:[a-z\-]+\s+)?({words})\b", fact["text"])
-        # "lived with his wife" where the other entity is called "wife": the kinship word names it.
-        own = re.search(rf"(?i)\b(?:his|her|their|my)\s+(?:[a-z\-]+\s+)?({words})\b", fact["text"])
+        match = _possessive_relation(other_re).search(fact["text"])
+        own = _OWN_RELATION.search(fact["text"])
         if own and own.group(1).casefold() not in {s.casefold() for s in _surfaces(inputs, other)}:
             own = None
         if match or own:
