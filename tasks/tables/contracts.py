@@ -67,7 +67,7 @@ def check_contracts(name: str, rows: pa.Table, resolve: Callable[[str], pa.Table
         if nulls:
             problems.append(f"{name}: {nulls} null value(s) in {column}")
     for column, accepted in table_spec.accepted_values.items():
-        bad = _outside(rows.column(column), pa.array(accepted))
+        bad = pc.unique(_not_in(rows.column(column), pa.array(accepted)))  # in order of appearance
         if len(bad):
             problems.append(f"{name}: {column} has values outside {list(accepted)}: {bad[:5].to_pylist()}")
     for fk in table_spec.foreign_keys:
@@ -77,14 +77,16 @@ def check_contracts(name: str, rows: pa.Table, resolve: Callable[[str], pa.Table
     return problems
 
 
-def _outside(values: pa.ChunkedArray | pa.Array, allowed: pa.Array) -> pa.Array:
-    """The distinct non-null values of `values` not in `allowed`, in order of first appearance."""
+def _not_in(values: pa.ChunkedArray | pa.Array, allowed: pa.ChunkedArray | pa.Array) -> pa.Array:
+    """The non-null values of `values` that `allowed` does not hold, in order."""
     values = pc.drop_null(values)
     if isinstance(values, pa.ChunkedArray):
         values = values.combine_chunks()
+    if isinstance(allowed, pa.ChunkedArray):
+        allowed = allowed.combine_chunks()
     if allowed.type != values.type:
         allowed = allowed.cast(values.type)
-    return pc.unique(values.filter(pc.invert(pc.is_in(values, value_set=allowed))))
+    return values.filter(pc.invert(pc.is_in(values, value_set=allowed)))
 
 
 def _check_foreign_key(
@@ -95,13 +97,7 @@ def _check_foreign_key(
         return [f"{name}: {fk.column} references {fk.ref_table}, which has not been built"]
     column = rows.column(fk.column)
     values = pc.list_flatten(column) if fk.is_list else column
-    missing = pc.drop_null(values)
-    if isinstance(missing, pa.ChunkedArray):
-        missing = missing.combine_chunks()
-    allowed = referenced.column(fk.ref_column).combine_chunks()
-    if allowed.type != missing.type:
-        allowed = allowed.cast(missing.type)
-    missing = missing.filter(pc.invert(pc.is_in(missing, value_set=allowed)))
+    missing = _not_in(values, referenced.column(fk.ref_column))
     problems = []
     if len(missing):
         problems.append(
