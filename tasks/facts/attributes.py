@@ -223,12 +223,13 @@ def _relation_from_possessive(
     inputs: NarrativeInputs, entity_id: str, fact: dict[str, Any], put: Any
 ) -> None:
     # "..., Tom's sister, ..." in a fact about Margaret: Margaret is Tom's sister.
+    own_relation = _OWN_RELATION.search(fact["text"])  # the same for every related entity
     for other in fact["related_entity_ids"]:
         other_re = "|".join(re.escape(s) for s in _surfaces(inputs, other))
         if not other_re:
             continue
         match = _possessive_relation(other_re).search(fact["text"])
-        own = _OWN_RELATION.search(fact["text"])
+        own = own_relation
         if own and own.group(1).casefold() not in {s.casefold() for s in _surfaces(inputs, other)}:
             own = None
         if match or own:
