@@ -48,7 +48,7 @@ from schemas.config import Settings, load_settings
 from schemas.ids import sha256_bytes
 from tasks.ingest.scan import DocumentRef
 from tasks.llm.client import build_llm_client
-from tasks.llm.pool import SharedPool, adopt_pools, share_pool
+from tasks.llm.pool import SharedPool, adopt_pools, sharing
 from tasks.tables.io import Workspace, atomic_write_text
 
 PLANS_DIR = "plans"
@@ -131,9 +131,9 @@ def build_documents_flow(
 
 
 def start_worker(shared_pools: list[SharedPool], threads: int) -> None:
-    """Runs once in each worker process as it starts, before any task: the process takes its LLM
-    request slots from the bound it shares with the others, and its share of the machine's
-    threads for the embedding model (set before the model library loads)."""
+    """Runs once in each worker process as it starts, before any task: the process hands its LLM
+    requests to the build's process (one bound and one queue for all workers), and takes its share
+    of the machine's threads for the embedding model (set before the model library loads)."""
     for name in THREAD_VARIABLES:
         os.environ[name] = str(threads)
     adopt_pools(shared_pools)
@@ -193,24 +193,24 @@ def build_documents(
     settings = resources.settings
     session = open_session(Session(resources=resources, stages=stages, progress=progress))
     plan, digest = write_plan(workspace, refs, session)
-    # Worker processes share this process's bound on requests in flight to the LLM server.
-    pool = getattr(resources.llm, "pool", None)
-    shared = [share_pool(pool)] if runner == "process" and pool is not None else []
+    # Worker processes send their LLM requests through this process, within its bound.
+    pool = getattr(resources.llm, "pool", None) if runner == "process" else None
     try:
-        flow_ = build_documents_flow.with_options(
-            task_runner=task_runner_for(runner, settings.build.concurrency, dask_address, shared)
-        )
-        with shared_with_workers() if runner == "process" else nullcontext():
-            return flow_(
-                str(workspace.root),
-                str(plan),
-                digest,
-                [s.name for s in stages],
-                worker_settings(resources),
-                session,
-                progress.quiet,
-                sorted(resources.force),
+        with sharing(pool) as shared:
+            flow_ = build_documents_flow.with_options(
+                task_runner=task_runner_for(runner, settings.build.concurrency, dask_address, shared)
             )
+            with shared_with_workers() if runner == "process" else nullcontext():
+                return flow_(
+                    str(workspace.root),
+                    str(plan),
+                    digest,
+                    [s.name for s in stages],
+                    worker_settings(resources),
+                    session,
+                    progress.quiet,
+                    sorted(resources.force),
+                )
     finally:
         close_session(session)
         plan.unlink(missing_ok=True)

@@ -38,7 +38,6 @@ from tasks.llm.http import (
     api_base,
     chat_payload,
     get_models,
-    post_chat,
     scrub,
 )
 
@@ -234,10 +233,9 @@ class OpenAICompatibleClient:
                 payload["seed"] = request.seed
             started = time.perf_counter()
             try:
-                with self.pool.slot():
-                    reply = post_chat(
-                        self._http, self.base_url, self._headers, payload, min(s.timeout_s, remaining)
-                    )
+                reply = self.pool.post_chat(
+                    self._http, self.base_url, self._headers, payload, min(s.timeout_s, remaining)
+                )
             except HTTPCallError as exc:
                 error = self._clean(str(exc))
                 calls.append(call_row(request, key, self.model, len(calls), exc.status, started, None, error))

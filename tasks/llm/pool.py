@@ -7,28 +7,35 @@ clients with the same settings share one, a one-slot check client gets its own. 
 measures itself (slot-seconds in use, first and last activity) so a run can report achieved
 concurrency from the client side.
 
-A build whose documents run in worker processes shares the bound with them: `share_pool` puts
-the pool's slots on an OS semaphore, passed to each worker as it is spawned (`adopt_pools`), so
-all processes together still keep at most `limit` requests at the server.
+A build whose documents run in worker processes shares the bound with them: `sharing` starts a
+Dispatcher (tasks.llm.dispatch) on the pool in the build's process, and each worker's clients of
+that server hand their requests to it (`adopt_pools`), so all processes together keep at most
+`limit` requests at the server, and the server's next request never waits for a busy worker.
 """
 
 from __future__ import annotations
 
-import multiprocessing
 import threading
 import time
 from contextlib import contextmanager
 from typing import Any, Iterator
+
+import httpx
+
+from tasks.llm.dispatch import DispatchAddress, DispatchClient, Dispatcher
+from tasks.llm.http import ChatReply, post_chat
 
 _LOCK = threading.Lock()
 _POOLS: dict[tuple[str, int], "ServerPool"] = {}
 
 
 class ServerPool:
-    def __init__(self, limit: int, slots: Any = None) -> None:
+    def __init__(self, limit: int, remote: DispatchClient | None = None) -> None:
         self.limit = limit
-        # A thread semaphore, or a process-shared one (share_pool / adopt_pools).
-        self._slots = slots if slots is not None else threading.BoundedSemaphore(limit)
+        self.remote = remote  # in a worker process: the build's Dispatcher sends this server's requests
+        self.dispatcher: Dispatcher | None = None  # in the build's process, while workers share the pool
+        self.sharers = 0  # builds sharing it with their workers (`sharing`)
+        self._slots = threading.BoundedSemaphore(limit)
         self._lock = threading.Lock()
         self.in_flight = 0
         self.peak = 0
@@ -54,6 +61,15 @@ class ServerPool:
                     self.busy_slot_seconds += ended - started
                     self.last = ended
 
+    def post_chat(
+        self, http: httpx.Client, base: str, headers: dict[str, str], payload: dict[str, Any], timeout: float
+    ) -> ChatReply:
+        """One chat request within the bound: sent from here, or by the build's process."""
+        if self.remote is not None:
+            return self.remote.post_chat(base, headers, payload, timeout)
+        with self.slot():
+            return post_chat(http, base, headers, payload, timeout)
+
     def achieved(self) -> float:
         """Mean requests in flight from the first request to the last reply, divided by the limit."""
         if self.first is None or self.last is None or self.last <= self.first:
@@ -70,41 +86,40 @@ def server_pool(base_url: str, limit: int) -> ServerPool:
         return pool
 
 
-class SpawnedSlots:
-    """A process-shared semaphore that travels only to processes spawned from this one.
-
-    Prefect pickles the task runner, worker start-up arguments included, into the context of every
-    task it sends to a worker; an OS semaphore may only be pickled while a process is being spawned,
-    so that copy carries nothing (the worker got the semaphore when it started)."""
-
-    def __init__(self, semaphore: Any) -> None:
-        self.semaphore = semaphore
-
-    def __getstate__(self) -> dict[str, Any]:
-        spawning = multiprocessing.context.get_spawning_popen() is not None
-        return {"semaphore": self.semaphore if spawning else None}
+# A pool's key and where its requests go: what a worker process needs to join the bound.
+SharedPool = tuple[tuple[str, int], DispatchAddress]
 
 
-# A pool's key and its process-shared slots: what a worker process needs to join the bound.
-SharedPool = tuple[tuple[str, int], SpawnedSlots]
-
-
-def share_pool(pool: ServerPool) -> SharedPool:
-    """Put `pool`'s slots on a semaphore that worker processes spawned from here can adopt.
-
-    Call it before any request is in flight (slots held on the old semaphore are not moved)."""
+@contextmanager
+def sharing(pool: ServerPool | None) -> Iterator[list[SharedPool]]:
+    """Within: worker processes given the yielded list (`adopt_pools`) send their requests to
+    `pool` through a Dispatcher in this process (one per pool, however many builds share it).
+    Yields [] for no pool."""
+    if pool is None:
+        yield []
+        return
     with _LOCK:
         key = next((k for k, p in _POOLS.items() if p is pool), None)
         if key is None:
             raise ValueError("not a registered server pool")
-        if isinstance(pool._slots, threading.BoundedSemaphore):
-            pool._slots = multiprocessing.get_context("spawn").BoundedSemaphore(pool.limit)
-        return key, SpawnedSlots(pool._slots)
+        if pool.dispatcher is None:
+            pool.dispatcher = Dispatcher(pool)
+        pool.sharers += 1
+        address = pool.dispatcher.address
+    try:
+        yield [(key, address)]
+    finally:
+        with _LOCK:
+            pool.sharers -= 1
+            closing = pool.dispatcher if pool.sharers == 0 else None
+            if closing is not None:
+                pool.dispatcher = None
+        if closing is not None:
+            closing.close()
 
 
 def adopt_pools(shared: list[SharedPool]) -> None:
-    """In a worker process: clients of these servers take their slots from the shared semaphores."""
+    """In a worker process: clients of these servers send their requests to the build's process."""
     with _LOCK:
-        for (base_url, limit), slots in shared:
-            if slots.semaphore is not None:
-                _POOLS[(base_url, limit)] = ServerPool(limit, slots.semaphore)
+        for (base_url, limit), address in shared:
+            _POOLS[(base_url, limit)] = ServerPool(limit, DispatchClient(address))

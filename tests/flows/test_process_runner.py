@@ -4,7 +4,6 @@ that started the build (never more requests in flight than `[llm] concurrency`).
 
 from __future__ import annotations
 
-import multiprocessing
 from dataclasses import replace
 
 import pandas as pd
@@ -15,7 +14,6 @@ from flows.sessions import worker_settings
 from flows.stages import STAGES
 from schemas.config import Settings, load_settings
 from tasks.llm.client import OpenAICompatibleClient
-from tasks.llm.pool import adopt_pools, server_pool, share_pool
 from tasks.tables.io import Workspace, file_sha256, read_frame
 from tests.conftest import SCREENPLAY, STORY
 from tests.fixtures.llm_fixtures import TEST_MODEL, fast_llm_settings
@@ -98,30 +96,3 @@ def test_worker_processes_keep_the_shared_llm_bound(tmp_path, prefect_harness):
 
     # Each workspace has its own LLM cache: both builds sent every request, the same ones.
     pd.testing.assert_frame_equal(calls(processes), calls(threads))
-
-
-def _hold_a_slot(shared, url: str, held, release) -> None:
-    adopt_pools(shared)
-    with server_pool(url, 1).slot():
-        held.set()
-        release.wait(30)
-
-
-def test_a_slot_held_in_a_spawned_process_counts_against_the_bound():
-    url = "http://127.0.0.1:9/v1-shared-pool-test"
-    pool = server_pool(url, 1)
-    shared = [share_pool(pool)]
-    context = multiprocessing.get_context("spawn")
-    held, release = context.Event(), context.Event()
-    child = context.Process(target=_hold_a_slot, args=(shared, url, held, release))
-    child.start()
-    try:
-        assert held.wait(60)
-        assert not pool._slots.acquire(timeout=0.2)  # the child's request holds the only slot
-        release.set()
-        assert pool._slots.acquire(timeout=10)
-        pool._slots.release()
-    finally:
-        release.set()
-        child.join(30)
-    assert child.exitcode == 0
