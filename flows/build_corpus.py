@@ -197,7 +197,9 @@ def build_documents(
     reap_with_this_process()  # a killed build leaves no Prefect server behind
     settings = resources.settings
     session = open_session(Session(resources=resources, stages=stages, progress=progress))
-    plan, digest = write_plan(workspace, refs, session)
+    # Longest first: the longest document's chain of stages decides when the build ends, so it
+    # takes the first worker ready, and shorter ones fill the gaps (reports keep the input order).
+    plan, digest = write_plan(workspace, sorted(refs, key=lambda ref: -ref.n_chars), session)
     # Worker processes send their LLM requests through this process, within its bound.
     pool = getattr(resources.llm, "pool", None) if runner == "process" else None
     try:
