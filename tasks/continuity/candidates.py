@@ -83,6 +83,8 @@ def candidate_rows(
     terms = {s.index: Counter(index_terms(s.text, language)) for s in graph.scenes}
     norms = {index: _norm(counts) for index, counts in terms.items()}
     linked = {s.index: s.linked for s in graph.scenes}
+    # Each entity's order key and type, once: a long screenplay has thousands of candidate pairs.
+    order = {e: (graph.kind(e), graph.name(e), e) for scene in graph.scenes for e in scene.linked}
     rows: list[dict[str, Any]] = []
     for (a, b), entity_ids in sorted(shared.items()):
         if settings.max_distance and b - a > settings.max_distance:
@@ -93,7 +95,7 @@ def candidate_rows(
         left, right = graph.scenes[a], graph.scenes[b]
         # The hubs the two scenes also share are listed too: they are shared, just not decisive.
         entity_ids = entity_ids | ((linked[a] & linked[b]) & hubs)
-        ordered = sorted(entity_ids, key=lambda e: (graph.kind(e), graph.name(e), e))
+        ordered = sorted(entity_ids, key=order.__getitem__)
         # The occasions that link a shared entity to a scene where no mention grounds it.
         occasions = sorted(
             {
@@ -113,7 +115,7 @@ def candidate_rows(
                 "ordinal_a": left.ordinal,
                 "ordinal_b": right.ordinal,
                 "shared_entity_ids": ordered,
-                "shared_types": sorted({graph.kind(e) for e in ordered}),
+                "shared_types": sorted({order[e][0] for e in ordered}),
                 "via_occasion_ids": occasions,
                 "distance": b - a,
                 "similarity": similarity,
