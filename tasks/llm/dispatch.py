@@ -21,22 +21,22 @@ import os
 import queue
 import socket
 import threading
+import time
 from concurrent.futures import Future
 from dataclasses import dataclass
 from multiprocessing import AuthenticationError
 from multiprocessing.connection import Client, Connection, Listener
-from typing import TYPE_CHECKING, Any
+from contextlib import AbstractContextManager
+from typing import Any, Callable
 
 import httpx
 
 from tasks.llm.http import ChatReply, HTTPCallError, post_chat
 
-if TYPE_CHECKING:
-    from tasks.llm.pool import ServerPool
-
 # (request id, base URL, headers, payload, timeout) one way; (request id, "ok", ChatReply) or
 # (request id, "error", (kind, message, http status, retry after)) back.
 Request = tuple[int, str, dict[str, str], dict[str, Any], float]
+CLOSE_WAIT_S = 5.0  # how long closing waits for the sending threads, all together
 GONE = "the build's request queue is gone"  # a retryable 'connect' failure, as a dropped connection is
 
 
@@ -49,11 +49,11 @@ class DispatchAddress:
 
 
 class Dispatcher:
-    """In the build's process: takes requests from worker connections and sends them through
-    `pool` (its bound and its measurements), `pool.limit` at a time."""
+    """In the build's process: takes requests from worker connections and sends them `limit` at a
+    time, each inside `slot()` (the pool's bound and its measurements)."""
 
-    def __init__(self, pool: "ServerPool") -> None:
-        self.pool = pool
+    def __init__(self, limit: int, slot: Callable[[], AbstractContextManager[None]]) -> None:
+        self.limit, self._slot = limit, slot
         authkey = os.urandom(32)
         self._listener = Listener(family="AF_UNIX", authkey=authkey)
         self.address = DispatchAddress(self._listener.address, authkey)
@@ -61,14 +61,13 @@ class Dispatcher:
             queue.SimpleQueue()
         )
         self._http = httpx.Client(
-            limits=httpx.Limits(max_connections=pool.limit + 4, max_keepalive_connections=pool.limit)
+            limits=httpx.Limits(max_connections=limit + 4, max_keepalive_connections=limit)
         )
         self._closed = threading.Event()
         self._connections: list[tuple[Connection, threading.Lock]] = []
         self._threads = [threading.Thread(target=self._accept, name="llm-dispatch-accept", daemon=True)]
         self._threads += [
-            threading.Thread(target=self._send, name=f"llm-dispatch-{n}", daemon=True)
-            for n in range(pool.limit)
+            threading.Thread(target=self._send, name=f"llm-dispatch-{n}", daemon=True) for n in range(limit)
         ]
         for thread in self._threads:
             thread.start()
@@ -85,10 +84,11 @@ class Dispatcher:
         for connection, lock in list(self._connections):
             with lock:  # its reading thread closes it under this lock once it sees the end
                 _hang_up(connection)
-        for _ in range(self.pool.limit):
+        for _ in range(self.limit):
             self._queue.put(None)
+        deadline = time.monotonic() + CLOSE_WAIT_S  # a request still at the server is not waited for
         for thread in self._threads[1:]:
-            thread.join(timeout=5)
+            thread.join(timeout=max(0.0, deadline - time.monotonic()))
         self._http.close()
 
     def _accept(self) -> None:
@@ -123,7 +123,7 @@ class Dispatcher:
                 answer: tuple[str, Any] = ("error", ("connect", GONE, None, None))
             else:
                 try:
-                    with self.pool.slot():
+                    with self._slot():
                         answer = ("ok", post_chat(self._http, base, headers, payload, timeout))
                 except HTTPCallError as exc:
                     answer = ("error", (exc.kind, str(exc), exc.http_status, exc.retry_after))

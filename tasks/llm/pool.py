@@ -103,7 +103,7 @@ def sharing(pool: ServerPool | None) -> Iterator[list[SharedPool]]:
         if key is None:
             raise ValueError("not a registered server pool")
         if pool.dispatcher is None:
-            pool.dispatcher = Dispatcher(pool)
+            pool.dispatcher = Dispatcher(pool.limit, pool.slot)
         pool.sharers += 1
         address = pool.dispatcher.address
     try:
