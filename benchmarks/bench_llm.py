@@ -11,8 +11,10 @@ document sharing the bound; `thread`: Prefect's thread pool), each document's in
 window from the first request's arrival to the last reply (the window the goal is stated for)
 (with a fixed latency: calls x latency / window); divided by the configured limit it is the share
 of the server's slots kept busy. The same over the whole build's wall (Prefect start-up, and the
-CPU stages before the first request, included) is printed beside it. Tokens are counted in the
-project's unit (tasks.text).
+CPU stages before the first request, included) is printed beside it, and so are the machine's
+busy cores while the server held under half its limit and while it was full (machine_cpu.py:
+whether the server waited on a stage or on the CPU). Tokens are counted in the project's unit
+(tasks.text).
 
     python benchmarks/bench_llm.py [PATH ...] [--latency 0.2] [--concurrency 16] [--documents 3]
         [--stage-concurrency N] [--runner process|thread] [--inline-server] [--decode-ms-per-token 0]
@@ -42,6 +44,7 @@ from tests.fixtures.openai_server import FakeOpenAIServer  # noqa: E402
 from tests.fixtures.pipeline_llm import pipeline_responder  # noqa: E402
 from tests.fixtures.server_process import ServerProcess  # noqa: E402
 from tasks.text import count_tokens  # noqa: E402
+from machine_cpu import CpuSampler, cpu_by_server_load  # noqa: E402
 
 STAGE_DEV = REPO.parent / "shared" / "data" / "stage" / "documents.jsonl"
 SAMPLE = REPO / "data" / "samples" / "the_lighthouse_key.txt"
@@ -100,7 +103,7 @@ def measure_concurrency(
                 "llm": {"url": url, "model": "bench-model", "concurrency": concurrency, "timeout_s": 300},
             }
         )
-        with OpenAICompatibleClient(settings.llm) as client:
+        with OpenAICompatibleClient(settings.llm) as client, CpuSampler(os.cpu_count() or 1) as cpu:
             started = time.perf_counter()
             report = build(
                 paths,
@@ -133,6 +136,7 @@ def measure_concurrency(
         # write its reply) counts as in flight, as a real server's does.
         "in_flight": seconds / window if window else 0.0,
         "idle": idle_seconds(busy),
+        "cpu": cpu_by_server_load(cpu.samples, busy, concurrency),
         "client_pool": pool if runner == "thread" else None,  # a worker's pool sees its own requests only
         "calls": calls,
         "source_tokens": source_tokens,
@@ -178,6 +182,14 @@ def print_concurrency(run: dict[str, Any]) -> None:
         f"server idle (no request in flight) {run['idle']:.1f} s of the {run['window']:.1f} s window; "
         f"while busy, {run['busy_seconds'] / busy_window:.1f} in flight on average"
     )
+    if run["cpu"]:
+        print(
+            f"machine CPU within the window ({os.cpu_count()} cores): "
+            + "; ".join(
+                f"server {name} for {seconds:.1f} s: {cores:.2f} cores busy"
+                for name, (seconds, cores) in run["cpu"].items()
+            )
+        )
 
 
 def main() -> None:
