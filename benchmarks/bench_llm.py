@@ -1,20 +1,20 @@
 """LLM-path benchmark against the OpenAI-compatible test server: achieved concurrency and
 tokens per 1k source tokens per stage.
 
-The server adds a fixed latency per request (default 200 ms; `--decode-ms-per-token` adds time
-per completion token too, as a real server's decoding does) and answers every stage's prompt
-deterministically, in a process of its own as a real server is (`--inline-server`: in the
-build's process, as before); the build runs every LLM stage with N requests in flight and
-`--documents` documents at a time (`--runner process`, the default here: one worker process per
-document sharing the bound; `thread`: Prefect's thread pool), each document's independent stages
-`--stage-concurrency` at a time. Achieved concurrency = the server's busy request-seconds over the
-window from the first request's arrival to the last reply (the window the goal is stated for)
-(with a fixed latency: calls x latency / window); divided by the configured limit it is the share
-of the server's slots kept busy. The same over the whole build's wall (Prefect start-up, and the
-CPU stages before the first request, included) is printed beside it, and so are the machine's
-busy cores while the server held under half its limit and while it was full (machine_cpu.py:
-whether the server waited on a stage or on the CPU). Tokens are counted in the project's unit
-(tasks.text).
+Every request takes a fixed latency at the server, the fake model's own answering included (default
+200 ms; `--decode-ms-per-token` adds time per completion token too, as a real server's decoding
+does), and the server answers every stage's prompt deterministically, in a process of its own as a
+real server is (`--inline-server`: in the build's process, as before); the build runs every LLM
+stage with N requests in flight and `--documents` documents at a time (`--runner process`, the
+default here: one worker process per document sharing the bound; `thread`: Prefect's thread pool),
+each document's independent stages `--stage-concurrency` at a time. Achieved concurrency = the
+server's busy request-seconds over the window from the first request's arrival to the last reply
+(the window the goal is stated for) (with a fixed latency: calls x latency / window); divided by
+the configured limit it is the share of the server's slots kept busy. The same over the whole
+build's wall (Prefect start-up, and the CPU stages before the first request, included) is printed
+beside it, and so are the machine's busy cores while the server held under half its limit and while
+it was full (machine_cpu.py: whether the server waited on a stage or on the CPU). Tokens are
+counted in the project's unit (tasks.text).
 
     python benchmarks/bench_llm.py [PATH ...] [--latency 0.2] [--concurrency 16] [--documents 3]
         [--stage-concurrency N] [--runner process|thread] [--inline-server] [--decode-ms-per-token 0]
