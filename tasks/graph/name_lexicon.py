@@ -9,6 +9,7 @@ longest first, so "程勇爸爸" is never read as "程勇".
 from __future__ import annotations
 
 import re
+import sys
 from functools import lru_cache
 from dataclasses import dataclass, field
 
@@ -47,6 +48,16 @@ class Lexicon:
             self._pattern = _surface_pattern(self.language, tuple(sorted(self.entries)))
         return self._pattern
 
+    def _entry_for(self, surface: str) -> tuple[EntityKey, str]:
+        """The entry of a matched surface. Case-blind matching pairs a few letters that case
+        folding keeps apart ("I" matches "ı" of a Turkish name, yet folds to "i"): such a match
+        is traced back to the first surface, in the pattern's order, that matches it whole."""
+        entry = self.entries.get(self._match_key(surface))
+        if entry is not None:
+            return entry
+        matching = [k for k in self.entries if _surface_pattern(self.language, (k,)).fullmatch(surface)]
+        return self.entries[min(matching, key=_trie_order)]
+
     def find_spans(
         self, text: str, offset: int = 0, min_zh_length: int = 2
     ) -> list[tuple[int, int, EntityKey]]:
@@ -57,7 +68,7 @@ class Lexicon:
         found: list[tuple[int, int, EntityKey]] = []
         for match in pattern.finditer(text):
             surface = match.group(0)
-            entity_key, policy = self.entries[self._match_key(surface)]
+            entity_key, policy = self._entry_for(surface)
             if self.language == "zh":
                 if len(surface) < min_zh_length:
                     continue
@@ -77,6 +88,12 @@ def _surface_pattern(language: str, surfaces: tuple[str, ...]) -> re.Pattern[str
     if language == "zh":
         return re.compile(f"(?:{body})")
     return re.compile(rf"(?<![\w'’\-])(?:{body})(?![\w\-]|['’][a-rt-z])", re.IGNORECASE)
+
+
+def _trie_order(key: str) -> tuple[int, ...]:
+    """The order in which `surface_trie`'s pattern tries surfaces: by character, and a surface
+    after every longer one it begins (its end sorts after any character)."""
+    return (*map(ord, key), sys.maxunicode + 1)
 
 
 def surface_trie(surfaces: list[str]) -> str:

@@ -46,6 +46,21 @@ def test_the_trie_matches_the_alternation_on_chinese_names():
     assert ("程勇爸爸" in [text[a:b] for a, b in expected]) and len(expected) == 8
 
 
+def _lexicon(language: str, surfaces: list[str]) -> Lexicon:
+    lexicon = Lexicon(language)
+    for number, surface in enumerate(surfaces):
+        lexicon.add(surface, f"e{number % 5}", ANY)
+    return lexicon
+
+
+def test_a_match_of_letters_that_case_folding_keeps_apart_finds_its_surface():
+    # Case-blind matching pairs "I" with the dotless "ı" of a Turkish name, yet "I" folds to "i":
+    # such a match is traced back to its surface instead of failing the lookup.
+    lexicon = _lexicon("en", ["Işık", "ıvan", "Ivo"])
+    found = [(a, b, key) for a, b, key in lexicon.find_spans("IŞIK met IVAN, Ivo and ıvan.")]
+    assert found == [(0, 4, "e0"), (9, 13, "e1"), (15, 18, "e2"), (23, 27, "e1")]
+
+
 def test_find_spans_keeps_the_longest_name_and_the_case_policies():
     lexicon = Lexicon("en")
     lexicon.add("John Smith", "js", PROPER)
