@@ -34,6 +34,7 @@ from flows.ablation import (
 from flows.answer_questions import QueryEngine
 from flows.evaluation import evaluate
 from flows.judging import judge_client
+from flows.prefect_server import without_heartbeats
 from flows.sessions import api_key, settings_payload
 from schemas.config import Settings
 from schemas.ids import sha256_bytes, stable_hash
@@ -181,7 +182,8 @@ def run_ablation(
     arguments = (str(workspace.root), resolved, hashes, settings_payload(base), names, limit, samples, system)
     if use_prefect:
         runner = ablate_flow.with_options(task_runner=ThreadPoolTaskRunner(max_workers=parallel))
-        return runner(*arguments, fresh)
+        with without_heartbeats():
+            return runner(*arguments, fresh)
     return _run(*arguments, fresh, prefect=False)
 
 

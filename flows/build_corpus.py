@@ -32,7 +32,7 @@ from prefect.utilities.annotations import quote
 
 from flows.corpus import BuildReport, build
 from flows.progress import Progress
-from flows.prefect_server import reap_with_this_process, shared_with_workers
+from flows.prefect_server import reap_with_this_process, shared_with_workers, without_heartbeats
 from flows.runtime import THREAD_VARIABLES
 from flows.runner import DocumentReport, Resources, StageOutcome, run_document, run_stage
 from flows.sessions import (
@@ -210,7 +210,7 @@ def build_documents(
             flow_ = build_documents_flow.with_options(
                 task_runner=task_runner_for(runner, settings.build.concurrency, dask_address, shared)
             )
-            with shared_with_workers() if runner == "process" else nullcontext():
+            with shared_with_workers() if runner == "process" else nullcontext(), without_heartbeats():
                 return flow_(
                     str(workspace.root),
                     str(plan),

@@ -22,7 +22,7 @@ from prefect.cache_policies import NO_CACHE
 from prefect.task_runners import ThreadPoolTaskRunner
 
 from flows.answer_questions import QueryEngine
-from flows.prefect_server import reap_with_this_process
+from flows.prefect_server import reap_with_this_process, without_heartbeats
 from flows.evaluation import EvalJob, EvalReport, answer_document, document_questions, evaluate
 from flows.judging import judge_client
 from flows.sessions import api_key, settings_payload
@@ -82,7 +82,8 @@ def map_documents_with_prefect(
     workers = settings.evaluate.document_concurrency
     runner = answer_documents_flow.with_options(task_runner=ThreadPoolTaskRunner(max_workers=workers))
     try:
-        return runner(dataclasses.asdict(job), doc_ids, settings_payload(settings), session)
+        with without_heartbeats():
+            return runner(dataclasses.asdict(job), doc_ids, settings_payload(settings), session)
     finally:
         with _LOCK:
             _REGISTERED.pop(session, None)
