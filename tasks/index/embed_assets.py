@@ -28,6 +28,21 @@ def _names(values: Any) -> str:
     )
 
 
+def _other_names(name: Any, aliases: Any) -> list[str]:
+    """An entity's aliases that are not its name or an earlier alias in another letter case
+    ("LAKE IN FOREST", "Lake In Forest"): a case variant says nothing the name does not (to the
+    uncased MiniLM it is the same tokens again), and they were 1,179 of Birthday Girl's 3,208
+    entity-text tokens."""
+    seen = {str(name).casefold()}
+    kept: list[str] = []
+    for alias in aliases if isinstance(aliases, (list, tuple)) or hasattr(aliases, "tolist") else []:
+        key = str(alias).casefold()
+        if key not in seen:
+            seen.add(key)
+            kept.append(str(alias))
+    return kept
+
+
 def asset_texts(tables: dict[str, pd.DataFrame]) -> list[tuple[str, str, str]]:
     """(unit kind, unit id, text to embed) for every asset, in a deterministic order."""
     entity_names = dict(zip(tables["entities"]["entity_id"], tables["entities"]["name"]))
@@ -39,7 +54,7 @@ def asset_texts(tables: dict[str, pd.DataFrame]) -> list[tuple[str, str, str]]:
             lambda r: _join(
                 f"{r.name} ({r.entity_type}).",
                 r.description,
-                f"Also called {_names(r.aliases)}." if len(r.aliases) else None,
+                f"Also called {', '.join(others)}." if (others := _other_names(r.name, r.aliases)) else None,
             ),
         ),
         (

@@ -1,0 +1,34 @@
+"""The texts embed_assets embeds: an entity's aliases without the case variants of its name."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from tasks.index.embed_assets import asset_texts
+
+
+def _entities(name: str, aliases: list[str]) -> dict[str, pd.DataFrame]:
+    return {
+        "entities": pd.DataFrame(
+            {
+                "entity_id": ["ent-1"],
+                "name": [name],
+                "entity_type": ["location"],
+                "description": ["Scene location: LAKE IN FOREST."],
+                "aliases": [np.array(aliases, dtype=object)],  # as read back from Parquet
+            }
+        )
+    }
+
+
+def test_aliases_that_only_change_the_names_letter_case_are_left_out():
+    aliases = ["LAKE IN FOREST", "Lake in forest", "The Lake", "THE LAKE"]
+    texts = asset_texts(_entities("Lake In Forest", aliases))
+    expected = "Lake In Forest (location). Scene location: LAKE IN FOREST. Also called The Lake."
+    assert texts == [("entity", "ent-1", expected)]
+
+
+def test_an_entity_whose_aliases_are_all_case_variants_has_no_also_called():
+    texts = asset_texts(_entities("Lake In Forest", ["LAKE IN FOREST", "lake in forest"]))
+    assert texts[0][2] == "Lake In Forest (location). Scene location: LAKE IN FOREST."
