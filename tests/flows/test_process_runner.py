@@ -51,7 +51,8 @@ def test_worker_processes_build_the_tables_of_the_thread_runner(tmp_path, prefec
     # Every stage line once (printed by the worker that built it), each document line once (here).
     for doc_id in ("the_lighthouse_key", "the_fisherman_and_his_wife"):
         for stage in STAGES:
-            assert sum(1 for line in lines if doc_id in line and f" {stage.name} " in line) == 1, stage.name
+            found = [line for line in lines if doc_id in line and f" {stage.name} " in line]
+            assert len(found) == 1, (stage.name, found)
     assert sorted(line.split("] ")[1] for line in lines if line.startswith("[")) == [
         "the_fisherman_and_his_wife done",
         "the_lighthouse_key done",
