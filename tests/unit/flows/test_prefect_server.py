@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import socket
 
+from prefect.settings import get_current_settings
+
 from flows import prefect_server
 
 
 def _heartbeat_frequency():
-    from prefect.settings import get_current_settings
-
     return get_current_settings().flows.heartbeat_frequency
 
 
