@@ -231,7 +231,7 @@ STAGES: tuple[Stage, ...] = (
             "storylines",
         ),
         writes=("asset_embeddings",),
-        version="3",
+        version="4",
         config="embed_assets",
         needs_embedder=True,
     ),

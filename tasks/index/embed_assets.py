@@ -43,6 +43,16 @@ def _other_names(name: Any, aliases: Any) -> list[str]:
     return kept
 
 
+def _relation_text(source: str, target: str, description: str, keywords: str) -> str:
+    """A relation's text: "source — target : description keywords", without the names in front
+    when the description already says both ("Nadia appears at Kitchen (23、INT. KITCHEN - DAY)":
+    860 of Birthday Girl's relation tokens embedded)."""
+    said = description.casefold()
+    if source.casefold() in said and target.casefold() in said:
+        return _join(description, keywords)
+    return _join(source, "—", target, ":", description, keywords)
+
+
 def asset_texts(tables: dict[str, pd.DataFrame]) -> list[tuple[str, str, str]]:
     """(unit kind, unit id, text to embed) for every asset, in a deterministic order."""
     entity_names = dict(zip(tables["entities"]["entity_id"], tables["entities"]["name"]))
@@ -61,12 +71,10 @@ def asset_texts(tables: dict[str, pd.DataFrame]) -> list[tuple[str, str, str]]:
             "relation",
             "relations",
             "relation_id",
-            lambda r: _join(
+            lambda r: _relation_text(
                 entity_names.get(r.source_entity_id, ""),
-                "—",
                 entity_names.get(r.target_entity_id, ""),
-                ":",
-                r.description,
+                str(r.description or ""),
                 _names(r.keywords),
             ),
         ),
