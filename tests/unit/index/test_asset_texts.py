@@ -1,4 +1,5 @@
-"""The texts embed_assets embeds: an entity's aliases without the case variants of its name."""
+"""The texts embed_assets embeds: an entity's aliases without the case variants of its name, a relation
+without the names in front that its description already says."""
 
 from __future__ import annotations
 
