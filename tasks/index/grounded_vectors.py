@@ -129,6 +129,17 @@ def split_grounded(text: str, candidates: Sequence[str]) -> tuple[list[tuple[int
     boundaries, and never across a part already taken. A quote cut short with an ellipsis that
     begins a candidate (at least MIN_CUT_CHARS characters of it) stands for that candidate. The
     remainder drops quotes and brackets left empty; it is '' when no word is left."""
+    taken, fragments = split_grounded_parts(text, candidates)
+    if not taken:
+        return [], text
+    return taken, " ".join(fragments)
+
+
+def split_grounded_parts(text: str, candidates: Sequence[str]) -> tuple[list[tuple[int, str]], list[str]]:
+    """`split_grounded` with the remaining words kept as the runs between the quoted sentences
+    (those with a word in them): a relation joining many quoted lines leaves the same run again
+    and again ("John appears at John's Bedroom" before each of its scene headings, "Clare:" before
+    each of her lines), and each distinct run is embedded once. With no quote: ([], [text])."""
     taken: list[tuple[int, str]] = []
     rest = text
     for index in sorted(range(len(candidates)), key=lambda i: (-len(candidates[i]), i)):
@@ -144,12 +155,12 @@ def split_grounded(text: str, candidates: Sequence[str]) -> tuple[list[tuple[int
         cut, rest = _cut_quotes(rest, candidates, free)
         taken.extend(cut)
     if not taken:
-        return [], text
+        return [], [text]
     previous = None
     while previous != rest:
         previous, rest = rest, _EMPTY_PAIR.sub(_GAP, rest)
-    remainder = normalize_space(rest.replace(_GAP, " "))
-    return taken, remainder if _WORD.search(remainder) else ""
+    runs = (normalize_space(run) for run in rest.split(_GAP))
+    return taken, [run for run in runs if _WORD.search(run)]
 
 
 def grounded_vectors(
@@ -167,13 +178,12 @@ def grounded_vectors(
     whole: list[int] = []
     for position, text in enumerate(texts):
         rows = list(candidates[position]) if sentences is not None else []
-        taken, remainder = split_grounded(text, [sentences.texts[r] for r in rows]) if rows else ([], text)
+        taken, runs = split_grounded_parts(text, [sentences.texts[r] for r in rows]) if rows else ([], [])
         if not taken:
             whole.append(position)
             continue
         parts.extend((position, rows[t], words) for t, words in taken)
-        if remainder:
-            parts.append((position, None, remainder))
+        parts.extend((position, None, run) for run in runs)
     # one model call for everything still to embed: whole texts and remainders
     to_embed = list(dict.fromkeys([texts[p] for p in whole] + [w for _, row, w in parts if row is None]))
     embedded = dict(zip(to_embed, embedder.embed(to_embed))) if to_embed else {}

@@ -89,10 +89,15 @@ def test_texts_quoting_their_sources_are_derived_from_the_sentence_vectors() -> 
     mean = count_tokens("Where were you?") * sentences.vectors[0] + count_tokens("Anna asks Ben:") * asks
     np.testing.assert_allclose(vectors[1], _normalised(mean), atol=1e-6)
     np.testing.assert_allclose(vectors[2], sentences.vectors[2], atol=1e-6)
-    rest = plain.embed(["Anna — Ben : gardening"])[0]
-    mean = count_tokens(SOURCE[2]) * sentences.vectors[2] + count_tokens("Anna — Ben : gardening") * rest
+    # the words before and after the quoted sentence are two runs, each embedded and weighted apart
+    names, keyword = plain.embed(["Anna — Ben :", "gardening"])
+    mean = (
+        count_tokens(SOURCE[2]) * sentences.vectors[2]
+        + count_tokens("Anna — Ben :") * names
+        + count_tokens("gardening") * keyword
+    )
     np.testing.assert_allclose(vectors[3], _normalised(mean), atol=1e-6)
-    assert model.seen == [GROUNDED_ITEMS[0][2], "Anna asks Ben:", "Anna — Ben : gardening"]
+    assert model.seen == [GROUNDED_ITEMS[0][2], "Anna asks Ben:", "Anna — Ben :", "gardening"]
     # without sentence vectors (the "embedded" setting) every text is embedded whole
     model = RecordingEmbedder()
     whole = asset_vectors(GROUNDED_ITEMS, GROUNDED_TABLES, model, derive_hierarchy=True)

@@ -7,7 +7,12 @@ import numpy as np
 import pandas as pd
 
 from tasks.embeddings import HashingEmbedder
-from tasks.index.grounded_vectors import SentenceVectors, grounded_vectors, split_grounded
+from tasks.index.grounded_vectors import (
+    SentenceVectors,
+    grounded_vectors,
+    split_grounded,
+    split_grounded_parts,
+)
 from tasks.text import count_tokens
 from tests.fixtures.embedders import RecordingEmbedder
 
@@ -137,3 +142,31 @@ def test_without_sentence_vectors_every_text_is_embedded_whole() -> None:
     vectors = grounded_vectors(texts, [[1], [3]], None, model)
     np.testing.assert_allclose(vectors, HashingEmbedder(64).embed(texts), atol=1e-6)
     assert model.seen == texts
+
+
+def test_the_words_between_quoted_sentences_are_embedded_run_by_run_each_run_once() -> None:
+    # A relation joining a speaker's lines leaves her name before each line: embedding the
+    # remainder as one text sent "Ben: Ben: Anna:" to the model; each distinct run goes once.
+    sentences, model = sentence_vectors(), RecordingEmbedder()
+    texts = [
+        "Ben: “Out.” Ben: “Where were you?” Anna: “Looking for the key.”",
+        "Ben: “Ben digs in the garden.”",
+    ]
+    taken, runs = split_grounded_parts(texts[0], SENTENCES[:3])
+    assert [index for index, _ in taken] == [2, 0, 1] and runs == ["Ben:", "Ben:", "Anna:"]
+    # the joined runs are still the remainder `split_grounded` gives
+    assert split_grounded(texts[0], SENTENCES[:3])[1] == "Ben: Ben: Anna:"
+    vectors = grounded_vectors(texts, [[0, 1, 2], [3]], sentences, model)
+    assert model.seen == ["Ben:", "Anna:"]
+    ben, anna = HashingEmbedder(64).embed(["Ben:", "Anna:"])
+    expected = _normalised(
+        sum(count_tokens(SENTENCES[i]) * sentences.vectors[i] for i in range(3))
+        + 2 * count_tokens("Ben:") * ben
+        + count_tokens("Anna:") * anna
+    )
+    np.testing.assert_allclose(vectors[0], expected, atol=1e-6)
+    np.testing.assert_allclose(
+        vectors[1],
+        _normalised(count_tokens(SENTENCES[3]) * sentences.vectors[3] + count_tokens("Ben:") * ben),
+        atol=1e-6,
+    )
