@@ -5,9 +5,11 @@ of their own: an offline interaction is `John tells Nadia: “<the dialogue line
 its sentence, a fact `Nadia says: “<sentence>”`, a relation's description joins quoted source
 lines. Such a text's vector is the token-weighted, normalised mean of the vectors of the source
 sentences it quotes (found verbatim among the sentences its span or chunks cover) and of the
-vector of its remaining words, which are embedded once (`John tells Nadia:` recurs, and the
-vector store serves it after the first time). This is the mean pooling the encoder does over
-the whole text, taken per part; a text that quotes no sentence is embedded whole, as before.
+vectors of its remaining words, one per run between two quoted sentences, each distinct run
+embedded once (`John tells Nadia:` recurs, a relation joining Clare's lines has "Clare:" before
+each, and the vector store serves a run after the first time). This is the mean pooling the
+encoder does over the whole text, taken per part; a text that quotes no sentence is embedded
+whole, as before.
 """
 
 from __future__ import annotations
