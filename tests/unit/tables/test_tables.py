@@ -1,9 +1,11 @@
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 from schemas.tables import TABLES
 from tasks.tables.contracts import check_contracts
-from tasks.tables.io import SchemaError, Workspace, read_table, to_arrow, write_table
+from tasks.tables import ledger
+from tasks.tables.io import SchemaError, Workspace, file_sha256, read_table, to_arrow, write_table
 
 
 def _section(section_id="sec_1", doc_id="d", start=0, end=5):
@@ -58,6 +60,26 @@ def test_roundtrip_casts_to_declared_schema(tmp_path):
     assert table.column("heading").to_pylist() == ["H"]
     # No temp files left behind by the atomic write.
     assert [p.name for p in result.path.parent.iterdir()] == ["d.parquet"]
+
+
+def test_read_returns_requested_columns_in_the_order_asked(tmp_path):
+    workspace = Workspace.at(tmp_path)
+    write_table(workspace, "sections", [_section()], "d")
+    table = read_table(workspace, "sections", "d", columns=["text", "section_id"])
+    assert table.column_names == ["text", "section_id"]
+    assert table.to_pylist() == [{"text": "hello", "section_id": "sec_1"}]
+
+
+def test_partition_written_before_a_column_was_declared_reads_it_as_null(tmp_path):
+    workspace = Workspace.at(tmp_path)
+    written = write_table(workspace, "sections", [_section()], "d")
+    older = pq.read_table(written.path).drop_columns(["time_of_day"])
+    pq.write_table(older, written.path)
+    ledger.record(workspace.root, written.path, file_sha256(written.path), written.path.stat().st_size)
+    table = read_table(workspace, "sections", "d")
+    assert table.schema == TABLES["sections"].schema
+    assert table.column("time_of_day").to_pylist() == [None]
+    assert table.column("heading").to_pylist() == ["H"]
 
 
 def test_identical_rows_give_identical_files(tmp_path):
