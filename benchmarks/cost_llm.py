@@ -45,6 +45,12 @@ except TypeError:  # pragma: no cover - measuring a tree from before the change
 DOWNSTREAM_STAGES = ("judge_continuity", "chain_continuity", "track_character_states")
 
 
+def _ratio(estimate: float, actual: float) -> str:
+    """An estimate ÷ the actual figure, six wide; "—" when nothing actual is there to divide by (a
+    stage that made no request: its estimate is shown beside it)."""
+    return f"{estimate / actual:>6.2f}" if actual else f"{'—':>6}"
+
+
 def stage_items(workspace: Workspace) -> dict[str, int]:
     """The item count each LLM stage works over (the unit its calls scale with)."""
 
@@ -235,15 +241,15 @@ def print_llm(llm: dict, offline: dict, latency: float, concurrency: int) -> Non
         ]
         print(
             f"  {stage:<22} {asked_llm:>6} {asked_off:>5} {est_calls:>9} {len(group):>6} "
-            f"{est_calls / max(1, len(group)):>6.2f} {at_calls:>6} {est_calls / max(1, at_calls):>6.2f} "
-            f"{est_prompt:>11,} {actual_prompt:>10,} {est_prompt / max(1, actual_prompt):>6.2f} "
-            f"{at_prompt:>10,.0f} {est_prompt / max(1, at_prompt):>6.2f}"
+            f"{_ratio(est_calls, len(group))} {at_calls:>6} {_ratio(est_calls, at_calls)} "
+            f"{est_prompt:>11,} {actual_prompt:>10,} {_ratio(est_prompt, actual_prompt)} "
+            f"{at_prompt:>10,.0f} {_ratio(est_prompt, at_prompt)}"
         )
     print(
         f"  {'total':<22} {'':>6} {'':>5} {totals[0]:>9.0f} {totals[1]:>6.0f} "
-        f"{totals[0] / max(1, totals[1]):>6.2f} {totals[2]:>6.0f} {totals[0] / max(1, totals[2]):>6.2f} "
-        f"{totals[3]:>11,.0f} {totals[4]:>10,.0f} {totals[3] / max(1, totals[4]):>6.2f} "
-        f"{totals[5]:>10,.0f} {totals[3] / max(1, totals[5]):>6.2f}"
+        f"{_ratio(totals[0], totals[1])} {totals[2]:>6.0f} {_ratio(totals[0], totals[2])} "
+        f"{totals[3]:>11,.0f} {totals[4]:>10,.0f} {_ratio(totals[3], totals[4])} "
+        f"{totals[5]:>10,.0f} {_ratio(totals[3], totals[5])}"
     )
     print(
         "\n[3b] --dry-run over the LLM build's own workspace (its items) vs that build's calls "
@@ -261,12 +267,12 @@ def print_llm(llm: dict, offline: dict, latency: float, concurrency: int) -> Non
         actual_prompt = int(group["prompt_tokens"].sum())
         sums = [sums[0] + est_calls, sums[1] + len(group), sums[2] + est_prompt, sums[3] + actual_prompt]
         print(
-            f"  {stage:<22} {est_calls:>9} {len(group):>6} {est_calls / max(1, len(group)):>6.2f} "
-            f"{est_prompt:>11,} {actual_prompt:>10,} {est_prompt / max(1, actual_prompt):>6.2f}"
+            f"  {stage:<22} {est_calls:>9} {len(group):>6} {_ratio(est_calls, len(group))} "
+            f"{est_prompt:>11,} {actual_prompt:>10,} {_ratio(est_prompt, actual_prompt)}"
         )
     print(
-        f"  {'total':<22} {sums[0]:>9} {sums[1]:>6} {sums[0] / max(1, sums[1]):>6.2f} "
-        f"{sums[2]:>11,} {sums[3]:>10,} {sums[2] / max(1, sums[3]):>6.2f}"
+        f"  {'total':<22} {sums[0]:>9} {sums[1]:>6} {_ratio(sums[0], sums[1])} "
+        f"{sums[2]:>11,} {sums[3]:>10,} {_ratio(sums[2], sums[3])}"
     )
     if llm.get("cost") is not None:
         actual = int(calls["prompt_tokens"].sum() + calls["completion_tokens"].sum())
