@@ -30,3 +30,19 @@ def test_vectors_match_sentence_transformers():
     # Order and batching do not change a text's vector.
     alone = encoder.encode([TEXTS[2]])
     np.testing.assert_allclose(alone[0], mine[2], atol=1e-5)
+
+
+def test_batches_hold_a_word_piece_budget_longest_first():
+    lengths = np.array([3, 40, 5, 5, 300, 12])
+    order = np.argsort(-lengths, kind="stable")
+    runs = minilm.batches(lengths, order, most_texts=3, word_pieces=64)
+    # the 300-piece text alone (over budget, still one batch), then 40 (64 // 40 = 1),
+    # then 12, 5, 5 (64 // 12 = 5, capped at 3 texts), then 3
+    assert [lengths[run].tolist() for run in runs] == [[300], [40], [12, 5, 5], [3]]
+    assert sorted(np.concatenate(runs).tolist()) == list(range(len(lengths)))
+
+
+def test_padded_rows_and_mask():
+    ids, mask = minilm.padded([[101, 7, 102], [101, 102]], 3)
+    assert ids.tolist() == [[101, 7, 102], [101, 102, 0]]
+    assert mask.tolist() == [[1, 1, 1], [1, 1, 0]]
