@@ -27,6 +27,7 @@ SMALL_BATCH = 2  # texts per call below which one thread is faster than several
 # Padded word pieces per batch: about as fast as 64 short sentences a batch, while a batch of
 # long texts holds only as many as fit (measured 1,536-3,072 alike on a 2-core host).
 BATCH_WORD_PIECES = 2048
+TOKENIZE_SLICE = 4096  # texts tokenized per call before batching (bounds the encodings held at once)
 
 
 @dataclass
@@ -87,8 +88,8 @@ class MiniLM:
         if not texts:
             return np.zeros((0, DIMENSION), dtype=np.float32)
         torch = self.torch
-        encodings = self.tokenizer.encode_batch(list(texts))
-        lengths = np.array([len(e.ids) for e in encodings])
+        pieces = self._word_pieces(texts)
+        lengths = np.array([len(p) for p in pieces])
         order = np.argsort(-lengths, kind="stable")
         out = np.zeros((len(texts), DIMENSION), dtype=np.float32)
         threads = torch.get_num_threads()
@@ -98,12 +99,21 @@ class MiniLM:
         try:
             with torch.inference_mode():
                 for chosen in batches(lengths, order, batch_size, BATCH_WORD_PIECES):
-                    ids, mask = padded([encodings[i].ids for i in chosen], int(lengths[chosen[0]]))
+                    ids, mask = padded([pieces[i] for i in chosen], int(lengths[chosen[0]]))
                     out[chosen] = self._forward(torch.from_numpy(ids), torch.from_numpy(mask)).numpy()
         finally:
             if torch.get_num_threads() != threads:
                 torch.set_num_threads(threads)
         return out
+
+    def _word_pieces(self, texts: Sequence[str]) -> list[list[int]]:
+        """Each text's word-piece ids, tokenized a slice at a time: the tokenizer's encodings (offsets,
+        token strings) are several times the size of the ids, so a document's are never held at once."""
+        pieces: list[list[int]] = []
+        for start in range(0, len(texts), TOKENIZE_SLICE):
+            chunk = list(texts[start : start + TOKENIZE_SLICE])
+            pieces.extend(encoding.ids for encoding in self.tokenizer.encode_batch(chunk))
+        return pieces
 
 
 def batches(lengths: np.ndarray, order: np.ndarray, most_texts: int, word_pieces: int) -> list[np.ndarray]:

