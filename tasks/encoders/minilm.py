@@ -24,8 +24,8 @@ import numpy as np
 
 DIMENSION = 384
 SMALL_BATCH = 2  # texts per call below which one thread is faster than several
-# Padded word pieces per batch: about as fast as 64 short sentences a batch, while a batch of
-# long texts holds only as many as fit (measured 1,536-3,072 alike on a 2-core host).
+# Padded word pieces per batch: 64 of a screenplay's short sentences still fit, while a batch of
+# long texts holds only as many as fit (budgets of 1,536-3,072 measured alike on a 2-core host).
 BATCH_WORD_PIECES = 2048
 TOKENIZE_SLICE = 4096  # texts tokenized per call before batching (bounds the encodings held at once)
 
