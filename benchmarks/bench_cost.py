@@ -134,25 +134,13 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as name:
         folder = Path(name)
         doc_path, doc_id, questions_path = write_inputs(folder, args.doc_title)
-        offline = offline_build(
-            doc_path,
-            folder,
-            args.embeddings,
-            args.chunk_vectors,
-            args.hierarchy_vectors,
-            args.quoting_vectors,
-        )
-        again = [
-            offline_build(
-                doc_path,
-                folder / f"again{n}",
-                args.embeddings,
-                args.chunk_vectors,
-                args.hierarchy_vectors,
-                args.quoting_vectors,
-            )
-            for n in range(1, args.repeat_offline)
-        ]
+
+        def build_offline(target: Path) -> dict:
+            vectors = (args.chunk_vectors, args.hierarchy_vectors, args.quoting_vectors)
+            return offline_build(doc_path, target, args.embeddings, *vectors)
+
+        offline = build_offline(folder)
+        again = [build_offline(folder / f"again{n}") for n in range(1, args.repeat_offline)]
         llm = (
             None
             if args.offline_only

@@ -175,7 +175,7 @@ def print_offline(offline: dict, latencies: dict, ask_wall: float, ask_answer: f
     wall, floor, server = offline["wall"], offline["floor"], offline["server_start"]
     embedding = sum(seconds for _, _, seconds in offline["embedded"].values())
     print(
-        f"\n[4] offline build (MiniLM, chunk vectors "
+        f"\n[4] offline build ({offline['settings'].embed_texts.backend} embeddings, chunk vectors "
         f"{getattr(offline['settings'].embed_texts, 'chunk_vectors', 'embedded')}, episode vectors "
         f"{getattr(getattr(offline['settings'], 'embed_assets', None), 'hierarchy_vectors', 'embedded')}, "
         f"quoting texts {getattr(offline['settings'].embed_assets, 'grounded_vectors', 'embedded')}, "
