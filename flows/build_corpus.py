@@ -13,8 +13,6 @@ Prefect task run of its own. What to skip is decided by the project's manifest
 
 from __future__ import annotations
 
-import atexit
-import gc
 import json
 import os
 import threading
@@ -33,7 +31,7 @@ from prefect.utilities.annotations import quote
 from flows.corpus import BuildReport, build
 from flows.progress import Progress
 from flows.prefect_server import reap_with_this_process, shared_with_workers, without_heartbeats
-from flows.runtime import THREAD_VARIABLES
+from flows.runtime import THREAD_VARIABLES, freeze_long_lived
 from flows.runner import DocumentReport, Resources, StageOutcome, run_document, run_stage
 from flows.sessions import (
     Session,
@@ -141,12 +139,7 @@ def start_worker(shared_pools: list[SharedPool], threads: int) -> None:
     for name in THREAD_VARIABLES:
         os.environ[name] = str(threads)
     adopt_pools(shared_pools)
-    # The imports are done and live as long as the worker: full collections need not walk them.
-    # Each walk took 0.1-0.3 s of the worker's CPU with its interpreter lock held (three STAGE
-    # dev screenplays: full-collection pauses per build 2.4 s -> 1.2 s). They are handed back at
-    # exit, so the interpreter's last collection frees them (DuckDB's bindings report leftovers).
-    gc.freeze()
-    atexit.register(gc.unfreeze)
+    freeze_long_lived()  # the imports are done and live as long as the worker
     threading.Thread(target=_exit_with_parent, args=(os.getppid(),), daemon=True).start()
 
 

@@ -15,6 +15,7 @@ from typing import Any, Callable
 from flows.progress import Progress
 from flows.remove import remove_documents, workspace_doc_ids
 from flows.runner import DocumentReport, Resources, pending_stages, run_document
+from flows.runtime import freeze_long_lived
 from flows.sessions import make_resources
 from flows.stages import Stage, select_stages
 from schemas.config import Settings
@@ -238,6 +239,7 @@ def _build(
         plan = plan_build(paths, workspace, settings, stages, resources, doc_ids)
     report.plan_seconds = time.perf_counter() - started
     progress = Progress(len(plan.to_build), quiet=quiet)
+    freeze_long_lived()  # what is alive now lives through the build: see flows.runtime
     for ref in plan.up_to_date:
         report.documents.append(run_document(workspace, ref, stages, settings, resources))
     if plan.to_build and map_documents is not None:
