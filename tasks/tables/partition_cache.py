@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pyarrow as pa
 
-MAX_BYTES = 128 * 1024 * 1024  # every table of a 17,000-word screenplay: 13 MB of Arrow buffers
+MAX_BYTES = 64 * 1024 * 1024  # every table of a 17,000-word screenplay: 13 MB of Arrow buffers
 
 FileIdentity = tuple[int, int, int, int]
 
