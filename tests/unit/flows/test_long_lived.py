@@ -10,6 +10,7 @@ REPO = Path(__file__).resolve().parents[3]
 
 SCRIPT = """
 import gc, weakref
+gc.disable()  # no automatic collection between a cycle's drop and a freeze: the test decides
 from tasks.long_lived import freeze_long_lived
 
 class Node:
