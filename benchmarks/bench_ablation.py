@@ -29,7 +29,7 @@ import krippendorff  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from flows.ablation import ABLATIONS  # noqa: E402
+from flows.evaluation.ablation import ABLATIONS  # noqa: E402
 from tasks.tables.io import Workspace, read_frame  # noqa: E402
 from tests.fixtures.browser import png_pixels, screenshot  # noqa: E402
 from tests.fixtures.eval_llm import eval_responder  # noqa: E402
@@ -43,7 +43,7 @@ def nkw(*args: str) -> tuple[float, str]:
     """Run one CLI command; (wall seconds, stdout). A failed command stops the benchmark."""
     started = time.perf_counter()
     done = subprocess.run(
-        [sys.executable, "-m", "flows.cli", *args],
+        [sys.executable, "-m", "flows.cli.main", *args],
         cwd=REPO,
         env={**os.environ, "PYTHONPATH": str(REPO)},
         capture_output=True,

@@ -37,7 +37,8 @@ FALLBACK_INPUTS = [
 def run_build(paths: list[str], workspace: Path, extra: list[str]) -> tuple[dict, float]:
     started = time.perf_counter()
     process = subprocess.run(
-        [sys.executable, "-m", "flows.cli", "build", *paths, "--workspace", str(workspace), "--json", *extra],
+        [sys.executable, "-m", "flows.cli.main", "build", *paths, "--workspace", str(workspace), "--json",
+         *extra],
         cwd=REPO,
         capture_output=True,
         text=True,

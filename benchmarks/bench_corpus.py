@@ -27,7 +27,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from flows.cli import prefect_environment  # noqa: E402
+from flows.cli.main import prefect_environment  # noqa: E402
 from flows.build_corpus import build_with_prefect as build  # noqa: E402  (documents as Prefect task runs)
 from schemas.config import load_settings  # noqa: E402
 from tasks.tables.io import Workspace  # noqa: E402

@@ -40,9 +40,9 @@ from typing import Any, Callable, Iterator
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from flows.cli import prefect_environment  # noqa: E402
+from flows.cli.main import prefect_environment  # noqa: E402
 from flows.build_corpus import build_with_prefect as build  # noqa: E402  (documents as Prefect task runs)
-from flows.corpus import make_resources  # noqa: E402
+from flows.build.corpus import make_resources  # noqa: E402
 from schemas.config import load_settings  # noqa: E402
 from tasks.llm.client import OpenAICompatibleClient  # noqa: E402
 from tasks.tables.io import Workspace, read_frame  # noqa: E402

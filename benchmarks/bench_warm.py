@@ -28,7 +28,7 @@ from tasks.tables.io import Workspace  # noqa: E402
 from tasks.tables.manifest import list_manifests  # noqa: E402
 
 SAMPLES = REPO / "data" / "samples"
-CLI = [sys.executable, "-m", "flows.cli"]
+CLI = [sys.executable, "-m", "flows.cli.main"]
 
 
 def _questions(path: Path, limit: int) -> list[dict]:

@@ -15,7 +15,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from flows.compare_systems import compare, format_comparison  # noqa: E402
+from flows.evaluation.compare_systems import compare, format_comparison  # noqa: E402
 from schemas.config import load_settings  # noqa: E402
 from tasks.tables.io import Workspace  # noqa: E402
 

@@ -15,8 +15,8 @@ sys.path.insert(0, str(REPO))
 import pandas as pd  # noqa: E402
 
 from flows.build_corpus import build_with_prefect as build  # noqa: E402  (documents as Prefect task runs)
-from flows.corpus import make_resources  # noqa: E402
-from flows.dry_run import dry_run  # noqa: E402
+from flows.build.corpus import make_resources  # noqa: E402
+from flows.build.dry_run import dry_run  # noqa: E402
 from flows.stages import select_stages  # noqa: E402
 from schemas.config import load_settings  # noqa: E402
 from tasks.llm.client import OpenAICompatibleClient  # noqa: E402

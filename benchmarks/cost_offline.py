@@ -20,8 +20,8 @@ import numpy as np  # noqa: E402
 from cost_llm import asked_items, stage_items  # noqa: E402
 from flows.answer_questions import QueryEngine, warm_up  # noqa: E402
 from flows.build_corpus import build_with_prefect as build  # noqa: E402  (documents as Prefect task runs)
-from flows.corpus import make_resources  # noqa: E402
-from flows.evaluation import load_questions  # noqa: E402
+from flows.build.corpus import make_resources  # noqa: E402
+from flows.evaluation.evaluate import load_questions  # noqa: E402
 from flows.prefect_server import reap_with_this_process  # noqa: E402
 from schemas.config import load_settings  # noqa: E402
 from tasks.embeddings import build_embedder  # noqa: E402
@@ -143,7 +143,7 @@ def ask_startup(workspace: Workspace, doc_id: str, question: str) -> tuple[float
         [
             sys.executable,
             "-m",
-            "flows.cli",
+            "flows.cli.main",
             "ask",
             "--workspace",
             str(workspace.root),
@@ -161,7 +161,7 @@ def ask_startup(workspace: Workspace, doc_id: str, question: str) -> tuple[float
     if process.returncode != 0:
         sys.exit(f"nkw ask failed: {process.stderr[-800:]}")
     plain = subprocess.run(
-        [sys.executable, "-m", "flows.cli", "ask", "-w", str(workspace.root), "--doc", doc_id, question],
+        [sys.executable, "-m", "flows.cli.main", "ask", "-w", str(workspace.root), "--doc", doc_id, question],
         cwd=REPO,
         capture_output=True,
         text=True,

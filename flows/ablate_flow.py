@@ -20,7 +20,7 @@ from prefect import flow, task
 from prefect.cache_policies import NO_CACHE
 from prefect.task_runners import ThreadPoolTaskRunner
 
-from flows.ablation import (
+from flows.evaluation.ablation import (
     ABLATIONS,
     AblationError,
     ablation_id_for,
@@ -32,10 +32,10 @@ from flows.ablation import (
     variant_settings,
 )
 from flows.answer_questions import QueryEngine
-from flows.evaluation import evaluate
-from flows.judging import judge_client
+from flows.evaluation.evaluate import evaluate
+from flows.evaluation.judging import judge_client
 from flows.prefect_server import without_heartbeats
-from flows.sessions import api_key, settings_payload
+from flows.build.sessions import api_key, settings_payload
 from schemas.config import Settings
 from schemas.ids import sha256_bytes, stable_hash
 from tasks.embeddings import build_embedder

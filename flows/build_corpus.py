@@ -2,13 +2,13 @@
 
 Flow and task parameters are references, never text: the workspace path, the path of a plan
 file (one `DocumentRef` per line) with its hash, stage names, the settings and a session key
-(flows.sessions). Each `build_document` task reads its own document from its input file, so
+(flows.build.sessions). Each `build_document` task reads its own document from its input file, so
 memory is bounded by the largest document times the concurrency, not by the corpus.
 
 Documents run concurrently (`build.concurrency`) on Prefect's thread-pool task runner, or on
 a Dask cluster through prefect-dask (`runner="dask"`); each stage that actually runs is a
 Prefect task run of its own. What to skip is decided by the project's manifest
-(flows.corpus), never by Prefect's cache.
+(flows.build.corpus), never by Prefect's cache.
 """
 
 from __future__ import annotations
@@ -28,12 +28,12 @@ from prefect.futures import as_completed
 from prefect.task_runners import ProcessPoolTaskRunner, ThreadPoolTaskRunner
 from prefect.utilities.annotations import quote
 
-from flows.corpus import BuildReport, build
-from flows.progress import Progress
+from flows.build.corpus import BuildReport, build
+from flows.build.progress import Progress
 from flows.prefect_server import reap_with_this_process, shared_with_workers, without_heartbeats
 from flows.runtime import THREAD_VARIABLES
-from flows.runner import DocumentReport, Resources, StageOutcome, run_document, run_stage
-from flows.sessions import (
+from flows.build.runner import DocumentReport, Resources, StageOutcome, run_document, run_stage
+from flows.build.sessions import (
     Session,
     close_session,
     make_resources,

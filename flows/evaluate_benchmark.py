@@ -23,9 +23,9 @@ from prefect.task_runners import ThreadPoolTaskRunner
 
 from flows.answer_questions import QueryEngine
 from flows.prefect_server import reap_with_this_process, without_heartbeats
-from flows.evaluation import EvalJob, EvalReport, answer_document, document_questions, evaluate
-from flows.judging import judge_client
-from flows.sessions import api_key, settings_payload
+from flows.evaluation.evaluate import EvalJob, EvalReport, answer_document, document_questions, evaluate
+from flows.evaluation.judging import judge_client
+from flows.build.sessions import api_key, settings_payload
 from schemas.config import Settings, load_settings
 from schemas.ids import stable_hash
 from tasks.llm.client import build_llm_client

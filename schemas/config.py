@@ -1,7 +1,7 @@
 """Typed configuration: one section per stage, loaded from TOML and command-line overrides.
 
 Tasks never read environment variables; the only environment lookup is the API key, done
-in `flows.cli` when the LLM client is built.
+in `flows.cli.main` when the LLM client is built.
 """
 
 from __future__ import annotations

@@ -60,7 +60,7 @@ def hashing_settings():
 @pytest.fixture(scope="session")
 def sample_workspace(tmp_path_factory):
     """The two bundled samples built once (hashing embeddings, no Prefect) for read-only tests."""
-    from flows.corpus import build
+    from flows.build.corpus import build
     from schemas.config import load_settings
     from tasks.tables.io import Workspace
 

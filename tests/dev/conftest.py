@@ -21,7 +21,8 @@ def nkw(*args: str, timeout: int = 1800) -> tuple[subprocess.CompletedProcess, f
     """Run the installed `nkw` command; returns the process and its wall time."""
     started = time.perf_counter()
     process = subprocess.run(
-        [sys.executable, "-m", "flows.cli", *args], cwd=REPO, capture_output=True, text=True, timeout=timeout
+        [sys.executable, "-m", "flows.cli.main", *args],
+        cwd=REPO, capture_output=True, text=True, timeout=timeout,
     )
     return process, time.perf_counter() - started
 

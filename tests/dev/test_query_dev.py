@@ -3,7 +3,7 @@ evidence budget (issue acceptance: higher recall on STAGE, at least equal on Fai
 
 from __future__ import annotations
 
-from flows.compare_systems import compare, format_comparison
+from flows.evaluation.compare_systems import compare, format_comparison
 from schemas.config import load_settings
 from tasks.tables.io import Workspace
 from tests.dev.conftest import BENCHMARKS

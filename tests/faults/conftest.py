@@ -40,7 +40,7 @@ def nkw(*args: str, timeout: float = 600, **popen) -> subprocess.CompletedProces
     """`nkw ARGS` in a fresh process, from the repository root."""
     env = {**os.environ, "PYTHONPATH": str(REPO), "NKW_API_KEY": "", "OPENAI_API_KEY": ""}
     return subprocess.run(
-        [sys.executable, "-m", "flows.cli", *args],
+        [sys.executable, "-m", "flows.cli.main", *args],
         cwd=REPO,
         env=env,
         capture_output=True,

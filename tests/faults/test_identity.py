@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import shutil
 
-from flows.cli import main
+from flows.cli.main import main
 from tasks.tables.io import Workspace, read_frame
 from tests.conftest import SCREENPLAY
 

@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from flows.cli import main
+from flows.cli.main import main
 from flows.stages import STAGES
 from tasks.tables import ledger
 from tasks.tables.io import Workspace
@@ -32,7 +32,8 @@ DOC = "the_lighthouse_key"
 def _start_build(ws: Workspace, *extra: str) -> subprocess.Popen:
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     return subprocess.Popen(
-        [sys.executable, "-m", "flows.cli", "build", str(SCREENPLAY), "-w", str(ws.root), *BUILD, *extra],
+        [sys.executable, "-m", "flows.cli.main", "build", str(SCREENPLAY), "-w", str(ws.root), *BUILD,
+         *extra],
         cwd=REPO,
         env=env,
         stdout=subprocess.DEVNULL,
@@ -98,7 +99,7 @@ def test_a_killed_prefect_build_leaves_no_prefect_server(tmp_path):
         [
             sys.executable,
             "-m",
-            "flows.cli",
+            "flows.cli.main",
             "build",
             str(SCREENPLAY),
             "-w",
@@ -153,7 +154,7 @@ def test_worker_processes_do_not_outlive_a_killed_build(tmp_path):
     )
     with FakeOpenAIServer(model_names=(TEST_MODEL,), responder=pipeline_responder, latency_s=0.3) as server:
         process = subprocess.Popen(
-            [sys.executable, "-m", "flows.cli", "build", str(SCREENPLAY), str(STORY), "-w", str(ws.root)]
+            [sys.executable, "-m", "flows.cli.main", "build", str(SCREENPLAY), str(STORY), "-w", str(ws.root)]
             + ["--embeddings", "hashing", "-q", "--runner", "process", "--concurrency", "2"]
             + ["--config", str(config), "--llm-url", server.url, "--model", TEST_MODEL],
             cwd=REPO,

@@ -9,7 +9,7 @@ import socket
 
 import pytest
 
-from flows.cli import main
+from flows.cli.main import main
 from tasks.tables.io import Workspace, read_frame
 from tasks.tables.manifest import load_manifest
 from tests.conftest import SCREENPLAY

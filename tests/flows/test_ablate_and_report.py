@@ -7,7 +7,7 @@ import shutil
 
 import pytest
 
-from flows.cli import main
+from flows.cli.main import main
 from tests.fixtures.browser import png_pixels, screenshot
 from tasks.tables.io import read_frame
 from tests.conftest import SAMPLES

@@ -8,8 +8,8 @@ import shutil
 
 import pytest
 
-from flows.cli import main
-from flows.report import load_report_data
+from flows.cli.main import main
+from flows.inspection.report import load_report_data
 from tasks.tables.io import Workspace, read_frame
 from tests.conftest import SAMPLES
 from tests.fixtures.eval_llm import eval_responder

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from flows.evaluation import evaluate
+from flows.evaluation.evaluate import evaluate
 from schemas.config import load_settings
 from tasks.query.tools.registry import GRAPH_TOOLS
 from tasks.tables.io import read_frame

@@ -7,9 +7,9 @@ import shutil
 
 import pytest
 
-from flows import runner
+from flows.build import runner
 from flows.build_corpus import build_with_prefect
-from flows.corpus import build
+from flows.build.corpus import build
 from flows.stages import STAGES
 from tasks.tables.io import Workspace, read_frame, read_table
 from tests.conftest import SCREENPLAY, STORY

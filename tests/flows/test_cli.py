@@ -7,8 +7,8 @@ import os
 
 from prefect.settings import Settings
 
-from flows.cli import main, prefect_environment
-from flows.commands.common import IDLE_SERVICES
+from flows.cli.main import main, prefect_environment
+from flows.cli.commands.common import IDLE_SERVICES
 from flows.stages import STAGES
 from tests.conftest import SAMPLES, STORY
 

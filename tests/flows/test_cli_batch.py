@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from flows.cli import main
+from flows.cli.main import main
 
 
 def run(capsys, *argv: str) -> tuple[int, str, str]:

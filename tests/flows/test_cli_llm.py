@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import socket
 
-from flows.cli import main
+from flows.cli.main import main
 from tests.conftest import SAMPLES
 from tests.fixtures.llm_fixtures import TEST_MODEL
 

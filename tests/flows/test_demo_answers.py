@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 
-from flows.cli import main
+from flows.cli.main import main
 
 DEMO_OPTIONS = ["A golden ring", "A talking flounder", "An old boot", "A silver fish"]
 

@@ -12,7 +12,7 @@ from collections import Counter, defaultdict
 import pandas as pd
 import pytest
 
-from flows.corpus import build, make_resources
+from flows.build.corpus import build, make_resources
 from flows.stages import STAGES_BY_NAME
 from schemas.config import load_settings
 from tasks.character_states.offline import candidates as state_candidates

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 
-from flows.dry_run import ASSUMPTIONS, dry_run, measure_corpus
+from flows.build.dry_run import ASSUMPTIONS, dry_run, measure_corpus
 from flows.stages import select_stages
 from schemas.config import load_settings
 from tests.conftest import SCREENPLAY

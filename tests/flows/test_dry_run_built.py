@@ -3,8 +3,8 @@ estimated from that build's items with the stages' own packing and grouping."""
 
 from __future__ import annotations
 
-from flows.corpus import build, make_resources
-from flows.dry_run import dry_run, format_dry_run
+from flows.build.corpus import build, make_resources
+from flows.build.dry_run import dry_run, format_dry_run
 from flows.stages import select_stages
 from schemas.config import load_settings
 from tasks.graph.packing import pack_chunks

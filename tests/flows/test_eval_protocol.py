@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from flows.answer_questions import QueryEngine
-from flows.evaluation import evaluate, format_report
+from flows.evaluation.evaluate import evaluate, format_report
 from schemas.config import load_settings
 from tasks.llm.client import build_llm_client
 from tasks.tables.io import read_frame
@@ -95,7 +95,7 @@ def test_five_samples_five_votes_and_alpha(servers, workspace, tmp_path):
         }
     )
     llm = build_llm_client(settings.llm, None, workspace.cache_dir / "llm")
-    from flows.judging import judge_client
+    from flows.evaluation.judging import judge_client
 
     judge = judge_client(settings, None, workspace)
     engine = QueryEngine(workspace, settings, llm=llm)

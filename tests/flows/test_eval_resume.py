@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import shutil
 
-from flows.corpus import build
-from flows.evaluation import evaluate
+from flows.build.corpus import build
+from flows.evaluation.evaluate import evaluate
 from schemas.config import load_settings
 from tasks.tables.io import Workspace, read_frame
 from tests.conftest import SAMPLES, SCREENPLAY

@@ -8,7 +8,11 @@ import inspect
 from prefect import Flow
 from prefect.tasks import Task
 
-from flows import ablate_flow, build_corpus, evaluate_benchmark
+from flows import ablate_flow
+
+from flows import build_corpus
+
+from flows import evaluate_benchmark
 
 ALLOWED = {
     "str",
@@ -21,7 +25,7 @@ ALLOWED = {
     "dict[str, Any]",
 }
 # Stage task runs are nested inside `build_document` and run in its process; they get the
-# document's reference too (flows.runner.Document), but also the in-process clients.
+# document's reference too (flows.build.runner.Document), but also the in-process clients.
 NESTED = {"run_stage"}
 
 

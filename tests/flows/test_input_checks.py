@@ -10,10 +10,10 @@ import sys
 
 import pytest
 
-import flows.evaluation as evaluation
-from flows.answer_journal import read_journal
-from flows.cli import main
-from flows.question_checks import validate_questions
+import flows.evaluation.evaluate as evaluation
+from flows.evaluation.answer_journal import read_journal
+from flows.cli.main import main
+from flows.evaluation.question_checks import validate_questions
 from tasks.tables.io import Workspace
 from tests.conftest import REPO, SAMPLES
 
@@ -185,7 +185,7 @@ def test_answers_are_journaled_as_they_are_produced(capsys, sample_copy, monkeyp
 def test_output_into_head_ends_quietly(command, sample_workspace):
     """The second command writes ~2 MB, far more than a pipe holds, so the reader really goes away."""
     env = {"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"}
-    line = f"{sys.executable} -m flows.cli {command} -w {sample_workspace.root} | head -1"
+    line = f"{sys.executable} -m flows.cli.main {command} -w {sample_workspace.root} | head -1"
     result = subprocess.run(
         ["bash", "-o", "pipefail", "-c", line], cwd=REPO, env=env, capture_output=True, text=True, timeout=120
     )

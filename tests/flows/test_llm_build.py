@@ -8,8 +8,8 @@ import shutil
 import pandas as pd
 import pytest
 
-from flows.corpus import build, make_resources
-from flows.dry_run import dry_run
+from flows.build.corpus import build, make_resources
+from flows.build.dry_run import dry_run
 from flows.stages import STAGES, select_stages
 from schemas.config import Settings, load_settings
 from tasks.graph.packing import pack_chunks

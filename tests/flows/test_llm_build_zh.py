@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from flows.corpus import build, make_resources
+from flows.build.corpus import build, make_resources
 from schemas.config import load_settings
 from tasks.llm.client import OpenAICompatibleClient
 from tasks.tables.io import Workspace, read_frame

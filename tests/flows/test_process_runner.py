@@ -9,8 +9,8 @@ from dataclasses import replace
 import pandas as pd
 
 from flows.build_corpus import build_with_prefect
-from flows.corpus import build, make_resources
-from flows.sessions import worker_settings
+from flows.build.corpus import build, make_resources
+from flows.build.sessions import worker_settings
 from flows.stages import STAGES
 from schemas.config import Settings, load_settings
 from tasks.llm.client import OpenAICompatibleClient

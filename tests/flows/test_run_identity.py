@@ -3,8 +3,8 @@ resumes after the server restarts on another port, but offline and LLM answers n
 
 from __future__ import annotations
 
-from flows.ablation import ablation_id_for
-from flows.evaluation import evaluation_run_id
+from flows.evaluation.ablation import ablation_id_for
+from flows.evaluation.evaluate import evaluation_run_id
 from schemas.config import load_settings
 from tests.conftest import SAMPLES
 

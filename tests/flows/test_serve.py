@@ -9,7 +9,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from flows.answer_questions import QueryEngine
-from flows.serve import Gate, create_app
+from flows.serving.serve import Gate, create_app
 
 
 @pytest.fixture(scope="module")

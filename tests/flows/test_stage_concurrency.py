@@ -10,8 +10,8 @@ from prefect import flow
 from prefect.context import TaskRunContext
 
 from flows.build_corpus import _stage_as_task, build_with_prefect
-from flows.corpus import build, make_resources
-from flows.runner import Resources
+from flows.build.corpus import build, make_resources
+from flows.build.runner import Resources
 from flows.stages import STAGES
 from schemas.config import Settings, load_settings
 from tasks.embeddings import HashingEmbedder

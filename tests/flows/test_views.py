@@ -12,7 +12,7 @@ from pathlib import Path
 import networkx as nx
 import pytest
 
-from flows.cli import main
+from flows.cli.main import main
 from tasks.tables.io import read_frame
 from tasks.views.bundle import entity_graph, episode_dag, load_bundle
 from tests.fixtures.browser import count, dump_dom, png_pixels, screenshot

@@ -11,10 +11,10 @@ import sys
 
 import pytest
 
-from flows import cli
-from flows.corpus import build
-from flows.evaluation import evaluate
-from flows.inspect_workspace import inspect_json, inspect_text
+from flows.cli import main as cli
+from flows.build.corpus import build
+from flows.evaluation.evaluate import evaluate
+from flows.inspection.inspect_workspace import inspect_json, inspect_text
 from flows.stages import STAGES, select_stages
 from tasks.tables.io import Workspace, read_frame
 from tasks.tables.lock import WorkspaceLocked, WriterLock, lock_path, read_holder

@@ -30,7 +30,7 @@ def snapshot(*roots: Path) -> dict[str, str]:
 
 @pytest.fixture(scope="package")
 def built_workspace(tmp_path_factory):
-    from flows.corpus import build
+    from flows.build.corpus import build
     from schemas.config import load_settings
     from tasks.tables.io import Workspace
 

@@ -10,7 +10,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
-from flows.cli import main
+from flows.cli.main import main
 from tasks.tables.io import Workspace, read_table
 from tests.conftest import SCREENPLAY
 

@@ -8,7 +8,7 @@ import json
 import duckdb
 import pytest
 
-from flows.cli import main
+from flows.cli.main import main
 from tasks.tables.warehouse import QueryRefused, check_readonly, connect
 from tests.security.conftest import snapshot
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from flows.corpus import build, make_resources
+from flows.build.corpus import build, make_resources
 from flows.stages import select_stages
 from schemas.config import load_settings
 from tasks.embeddings import HashingEmbedder

@@ -9,7 +9,7 @@ import networkx as nx
 import pandas as pd
 import pytest
 
-from flows.corpus import build
+from flows.build.corpus import build
 from schemas.config import load_settings
 from tasks.hierarchy import break_cycles
 from tasks.hierarchy.break_cycles import CyclicGraphError, assert_acyclic, causal_support

@@ -10,7 +10,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from flows.corpus import build, make_resources
+from flows.build.corpus import build, make_resources
 from flows.stages import STAGES_BY_NAME
 from schemas.config import load_settings
 from tasks.character_states.offline import state_kind

@@ -12,8 +12,8 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from flows.corpus import build, make_resources
-from flows.dry_run import dry_run
+from flows.build.corpus import build, make_resources
+from flows.build.dry_run import dry_run
 from flows.stages import select_stages
 from schemas.config import Settings, load_settings
 from schemas.responses.combined import CombinedExtraction, PassageFact

@@ -9,7 +9,7 @@ import networkx as nx
 import pandas as pd
 import pytest
 
-from flows.corpus import build, make_resources
+from flows.build.corpus import build, make_resources
 from schemas.config import load_settings
 from tasks.hierarchy import induce_storylines
 from tasks.hierarchy.stats import STATISTICS, hierarchy_statistics

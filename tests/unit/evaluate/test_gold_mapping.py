@@ -3,7 +3,7 @@ mapped is counted, listed and kept out of evidence recall, never dropped silentl
 
 import pandas as pd
 
-from flows.evaluation import answer_row, format_report, EvalReport
+from flows.evaluation.evaluate import answer_row, format_report, EvalReport
 from tasks.evaluate.gold_mapping import (
     SectionLookup,
     gold_lines,

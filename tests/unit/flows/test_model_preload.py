@@ -6,7 +6,7 @@ import threading
 import numpy as np
 
 from flows.build_corpus import _load_model_meanwhile
-from flows.sessions import make_resources
+from flows.build.sessions import make_resources
 from flows.stages import select_stages
 from schemas.config import load_settings
 from tasks.vector_store import CachingEmbedder

@@ -8,8 +8,8 @@ import time
 
 import pytest
 
-from flows.runner import Resources, run_document
-from flows.schedule import requests_first, run_graph, upstream
+from flows.build.runner import Resources, run_document
+from flows.build.schedule import requests_first, run_graph, upstream
 from flows.stages import STAGES, Stage, select_stages
 from schemas.config import load_settings
 from schemas.tables import spec

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from flows.runner import stage_config_hash
+from flows.build.runner import stage_config_hash
 from flows.stages import STAGES, blocked_by, select_stages
 from schemas.config import load_settings
 from schemas.tables import TABLES

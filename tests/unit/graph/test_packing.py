@@ -2,7 +2,7 @@
 
 from types import SimpleNamespace
 
-from flows.dry_run import packed_requests
+from flows.build.dry_run import packed_requests
 from schemas.responses.graph import ExtractedEntity, GraphExtraction
 from tasks.graph.packing import Member, pack_chunks, split_reply
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from flows.corpus import build, make_resources
+from flows.build.corpus import build, make_resources
 from tasks.embeddings import HashingEmbedder
 from tasks.index.derived_vectors import group_means
 from tasks.index.embed_texts import derived_chunk_vectors

@@ -7,7 +7,7 @@ import threading
 
 import numpy as np
 
-from flows.corpus import build, make_resources
+from flows.build.corpus import build, make_resources
 from tasks.embeddings import HashingEmbedder
 from tasks.tables.io import Workspace, read_frame
 from tasks.vector_store import CachingEmbedder, VectorStore, caching

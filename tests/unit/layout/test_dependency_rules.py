@@ -25,7 +25,20 @@ RULES = [
     (("tasks.query",), BUILD_PACKAGES, "query time reads the tables, never the build stages"),
     (("schemas",), ("tasks", "flows"), "schemas are the bottom layer"),
     (("tasks",), ("flows",), "tasks never import the orchestration"),
+    (
+        ("flows.build", "flows.build_corpus"),
+        ("flows.evaluation", "flows.serving", "flows.inspection", "flows.cli", "flows.answer_questions"),
+        "building never depends on question answering, views or the command line",
+    ),
+    (
+        ("flows.serving", "flows.inspection"),
+        ("flows.build", "flows.build_corpus", "flows.evaluation", "flows.cli"),
+        "serving and views read a built workspace: they never build, evaluate or parse arguments",
+    ),
+    (("flows.evaluation", "flows.evaluate_benchmark", "flows.ablate_flow"), ("flows.cli",),
+     "evaluation is callable without the command line"),
 ]
+FLOW_PACKAGES = ("build", "evaluation", "serving", "inspection", "cli")
 
 
 def _under(module: str, prefixes: tuple[str, ...]) -> bool:
@@ -59,10 +72,18 @@ def test_the_rules_catch_a_breach():
         "tasks.graph.extract_graph": {"tasks.query.plan"},
         "schemas.config": {"tasks.stage"},
         "tasks.query.plan": {"tasks.hierarchy.saber"},
-        "tasks.stage": {"flows.runner"},
+        "tasks.stage": {"flows.build.runner"},
     }
     assert len(breaches(edges)) == 4
 
 
 def test_the_cycle_finder_finds_a_cycle():
     assert import_cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def test_flows_top_level_holds_the_flows_and_packages_by_purpose():
+    flows = ROOT / "flows"
+    modules = sorted(p.stem for p in flows.glob("*.py") if p.stem != "__init__")
+    packages = sorted(p.name for p in flows.iterdir() if (p / "__init__.py").exists())
+    assert len(modules) <= 8, modules
+    assert packages == sorted(FLOW_PACKAGES)

@@ -13,8 +13,8 @@ from typing import Any, Callable
 
 import pandas as pd
 
-from flows import dry_run_downstream as downstream
-from flows import dry_run_rendered as rendered
+from flows.build import dry_run_downstream as downstream
+from flows.build import dry_run_rendered as rendered
 from schemas.config import Settings
 from tasks.graph.packing import pack_chunks
 from tasks.continuity.inputs import SCENE_TABLES

@@ -8,7 +8,7 @@ from __future__ import annotations
 import sys
 import threading
 
-from flows.runner import DocumentReport, StageOutcome
+from flows.build.runner import DocumentReport, StageOutcome
 
 
 class Progress:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from flows.commands.common import EXIT_FAILED, UserError, api_key, settings_from
+from flows.cli.commands.common import EXIT_FAILED, UserError, api_key, settings_from
 from tasks.llm.server_check import check_server
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 import json
 
-from flows.commands.common import workspace_from
-from flows.inspect_workspace import inspect_json, inspect_text
+from flows.cli.commands.common import workspace_from
+from flows.inspection.inspect_workspace import inspect_json, inspect_text
 
 
 def run(args: argparse.Namespace) -> int:

@@ -7,9 +7,9 @@ import json
 from pathlib import Path
 
 from flows.ablate_flow import format_ablation, run_ablation
-from flows.ablation import AblationError, parse_settings
-from flows.commands.common import UserError, prefect_environment, settings_from, workspace_from
-from flows.evaluation import QuestionFileError
+from flows.evaluation.ablation import AblationError, parse_settings
+from flows.cli.commands.common import UserError, prefect_environment, settings_from, workspace_from
+from flows.evaluation.evaluate import QuestionFileError
 
 
 def run(args: argparse.Namespace) -> int:

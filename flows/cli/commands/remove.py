@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from flows.commands.common import UserError, workspace_from
-from flows.remove import remove_documents, workspace_doc_ids
+from flows.cli.commands.common import UserError, workspace_from
+from flows.build.remove import remove_documents, workspace_doc_ids
 from tasks.tables.lock import WorkspaceLocked, WriterLock
 
 

@@ -1,7 +1,7 @@
 """The `nkw` command line: build, remove, ask, serve, eval, ablate, report, sql, inspect, view, export,
 llm check.
 
-Each command lives in flows/commands/ and is imported only when it runs, so `nkw sql` never
+Each command lives in flows/cli/commands/ and is imported only when it runs, so `nkw sql` never
 pays for Prefect or the embedding model. User mistakes end with one clear line on stderr and a
 non-zero exit, never a traceback (`--debug` shows one). Interactive commands (ask, sql,
 inspect) never start Prefect.
@@ -18,7 +18,7 @@ from typing import Sequence
 
 STARTED = time.perf_counter()  # before the CLI's own imports: `nkw ask` reports start-up from here
 
-from flows.commands.common import EXIT_FAILED, EXIT_USAGE, UserError, prefect_environment  # noqa: E402
+from flows.cli.commands.common import EXIT_FAILED, EXIT_USAGE, UserError, prefect_environment  # noqa: E402
 from flows.runtime import configure_process  # noqa: E402
 
 __all__ = ["main", "build_parser", "prefect_environment", "EXIT_FAILED", "EXIT_USAGE", "UserError"]
@@ -203,7 +203,7 @@ def build_parser() -> argparse.ArgumentParser:
     ablate.add_argument(
         "--settings",
         help="comma-separated settings (default: the paper's table, follow-up "
-        "depths 0/1 and SABER raw/heuristic); see flows/ablation.py",
+        "depths 0/1 and SABER raw/heuristic); see flows/evaluation/ablation.py",
     )
     ablate.add_argument("--system", default="nkw", choices=["nkw", "hybrid"])
     ablate.add_argument(
@@ -293,7 +293,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         args.started = STARTED
-        return import_module(f"flows.commands.{args.command}").run(args)
+        return import_module(f"flows.cli.commands.{args.command}").run(args)
     except UserError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_USAGE

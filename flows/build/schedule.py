@@ -3,7 +3,7 @@ upstream of it is done, so LLM requests stay in flight while CPU and embedding s
 
 Upstream is taken from the whole stage graph (flows.stages), not only from the stages selected:
 with `--stages`, a selected stage still waits for a selected stage it depends on through one
-that is not selected, so a failure's invalidation (flows.invalidate) happens before its
+that is not selected, so a failure's invalidation (flows.build.invalidate) happens before its
 readers start, as in a sequential run. Outcomes are reported in the order of the stage list,
 whatever order the stages finish in. Plain threads, no Prefect: each worker runs in a copy of
 the caller's context, so Prefect task runs started there belong to the caller's run.

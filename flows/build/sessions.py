@@ -16,8 +16,8 @@ import uuid
 from dataclasses import dataclass, replace
 from typing import Any, Callable
 
-from flows.progress import Progress
-from flows.runner import Resources
+from flows.build.progress import Progress
+from flows.build.runner import Resources
 from flows.stages import Stage, select_stages
 from schemas.config import Settings
 from schemas.ids import stable_hash

@@ -14,8 +14,8 @@ from typing import Any
 
 import pandas as pd
 
-from flows.dry_run_built import built_estimate
-from flows.dry_run_downstream import STATE_ROUNDS_PER_SCENE
+from flows.build.dry_run_built import built_estimate
+from flows.build.dry_run_downstream import STATE_ROUNDS_PER_SCENE
 from flows.stages import Stage
 from schemas.config import Settings
 from tasks.graph.combined import PROMPT_ID as COMBINED_PROMPT_ID

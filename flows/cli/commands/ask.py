@@ -8,11 +8,11 @@ import sys
 import time
 from pathlib import Path
 
-from flows import cli_output
+from flows.cli import output as cli_output
 from flows.answer_questions import QueryEngine
-from flows.commands.common import EXIT_FAILED, UserError, llm_client, settings_from, workspace_from
-from flows.question_batch import QuestionBatchError, read_question_batch
-from flows.question_checks import build_gaps, question_problem
+from flows.cli.commands.common import EXIT_FAILED, UserError, llm_client, settings_from, workspace_from
+from flows.serving.question_batch import QuestionBatchError, read_question_batch
+from flows.evaluation.question_checks import build_gaps, question_problem
 from tasks.query.store.doc_index import DocumentNotBuilt
 
 

@@ -8,9 +8,9 @@ import sys
 from dataclasses import replace
 from functools import partial
 
-from flows import cli_output
+from flows.cli import output as cli_output
 from flows.build_corpus import build_documents
-from flows.commands.common import (
+from flows.cli.commands.common import (
     EXIT_FAILED,
     UserError,
     llm_client,
@@ -19,9 +19,9 @@ from flows.commands.common import (
     settings_from,
     workspace_from,
 )
-from flows.corpus import build, make_resources
-from flows.dry_run import dry_run, format_dry_run
-from flows.retry import paths_to_retry
+from flows.build.corpus import build, make_resources
+from flows.build.dry_run import dry_run, format_dry_run
+from flows.build.retry import paths_to_retry
 from flows.stages import STAGES_BY_NAME, select_stages
 from tasks.llm.preflight import LLMUnavailable
 from tasks.tables.lock import WorkspaceLocked

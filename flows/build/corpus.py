@@ -12,10 +12,10 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
-from flows.progress import Progress
-from flows.remove import remove_documents, workspace_doc_ids
-from flows.runner import DocumentReport, Resources, pending_stages, run_document
-from flows.sessions import make_resources
+from flows.build.progress import Progress
+from flows.build.remove import remove_documents, workspace_doc_ids
+from flows.build.runner import DocumentReport, Resources, pending_stages, run_document
+from flows.build.sessions import make_resources
 from flows.stages import Stage, select_stages
 from schemas.config import Settings
 from tasks.ingest.ingest_documents import IngestFailure

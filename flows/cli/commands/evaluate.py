@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from flows.answer_questions import QueryEngine
-from flows.commands.common import (
+from flows.cli.commands.common import (
     EXIT_FAILED,
     UserError,
     api_key,
@@ -18,8 +18,8 @@ from flows.commands.common import (
     workspace_from,
 )
 from flows.evaluate_benchmark import evaluate_with_prefect
-from flows.evaluation import QuestionFileError, evaluate, format_report
-from flows.judging import judge_client
+from flows.evaluation.evaluate import QuestionFileError, evaluate, format_report
+from flows.evaluation.judging import judge_client
 
 
 def run(args: argparse.Namespace) -> int:

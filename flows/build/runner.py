@@ -24,8 +24,8 @@ from tasks.tables.manifest import (
     save_manifest,
     stage_fingerprint,
 )
-from flows.invalidate import invalidate_after_failure
-from flows.schedule import requests_first, run_graph, upstream
+from flows.build.invalidate import invalidate_after_failure
+from flows.build.schedule import requests_first, run_graph, upstream
 from flows.stages import SIDE_TABLES, Stage, blocked_by
 from schemas.config import Settings
 from tasks.stage import StageContext
@@ -178,7 +178,7 @@ def run_document(
 ) -> DocumentReport:
     """Bring every stage of one document up to date; a failed stage blocks only the stages that read
     (directly or through others) what it writes. Stages run as a dependency graph, up to
-    `build.stage_concurrency` at a time (flows.schedule; with an LLM, stages that lead to no
+    `build.stage_concurrency` at a time (flows.build.schedule; with an LLM, stages that lead to no
     request start once every stage that leads to one has started); outcomes and progress lines
     come in stage-list order."""
     manifest = load_manifest(workspace, raw.doc_id)

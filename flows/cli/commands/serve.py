@@ -8,8 +8,8 @@ import sys
 import uvicorn
 
 from flows.answer_questions import QueryEngine
-from flows.commands.common import UserError, llm_client, settings_from, workspace_from
-from flows.serve import create_app
+from flows.cli.commands.common import UserError, llm_client, settings_from, workspace_from
+from flows.serving.serve import create_app
 
 
 def run(args: argparse.Namespace) -> int:

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from flows.answer_questions import QueryEngine
-from flows.evaluation import EvalReport, evaluate
+from flows.evaluation.evaluate import EvalReport, evaluate
 from schemas.config import Settings
 from tasks.tables.io import Workspace
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from flows.commands.common import UserError, workspace_from
-from flows.views import MissingDocument, export_document
+from flows.cli.commands.common import UserError, workspace_from
+from flows.inspection.views import MissingDocument, export_document
 
 
 def run(args: argparse.Namespace) -> int:

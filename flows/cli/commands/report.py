@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from flows.commands.common import UserError, workspace_from
-from flows.report import ReportError, write_report
+from flows.cli.commands.common import UserError, workspace_from
+from flows.inspection.report import ReportError, write_report
 
 
 def run(args: argparse.Namespace) -> int:

@@ -19,8 +19,8 @@ from typing import Any, Callable
 import numpy as np
 import pandas as pd
 
-from flows.corpus import build, make_resources
-from flows.evaluation import EvalReport, answering_identity
+from flows.build.corpus import build, make_resources
+from flows.evaluation.evaluate import EvalReport, answering_identity
 from schemas.config import Settings
 from schemas.ids import sha256_bytes, stable_hash
 from schemas.tables import TABLES

@@ -6,8 +6,8 @@ import argparse
 
 import duckdb
 
-from flows import cli_output
-from flows.commands.common import UserError, settings_from, workspace_from
+from flows.cli import output as cli_output
+from flows.cli.commands.common import UserError, settings_from, workspace_from
 from tasks.tables.warehouse import QueryLimits, QueryRefused, run_query
 
 

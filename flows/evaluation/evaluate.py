@@ -15,8 +15,8 @@ from typing import Any, Callable
 import pandas as pd
 
 from flows.answer_questions import QueryEngine, warm_up
-from flows.eval_resume import clear_checkpoints, load_checkpoint, save_checkpoint
-from flows.judging import judge_run
+from flows.evaluation.resume import clear_checkpoints, load_checkpoint, save_checkpoint
+from flows.evaluation.judging import judge_run
 from schemas.config import Settings
 from tasks.query.store.doc_index import DocumentNotBuilt
 from tasks.evaluate.gold_mapping import SectionLookup, gold_lines, gold_summary, gold_warning, map_gold
@@ -24,10 +24,10 @@ from tasks.evaluate.metrics import METRICS, Question, metric_rows, summarize
 from tasks.evaluate.protocol import correctness, protocol_metric_rows, summarize_protocol
 from schemas.ids import sha256_bytes, stable_hash
 from tasks.tables.io import Workspace, read_frame, write_table
-from flows.answer_journal import AnswerJournal
-from flows.eval_rows import answer_row, trace_rows
-from flows.question_budget import question_budget
-from flows.question_checks import build_gaps, describe_problems, read_lines, validate_questions
+from flows.evaluation.answer_journal import AnswerJournal
+from flows.evaluation.rows import answer_row, trace_rows
+from flows.evaluation.question_budget import question_budget
+from flows.evaluation.question_checks import build_gaps, describe_problems, read_lines, validate_questions
 
 
 SERVING_FIELDS = {"url", "timeout_s", "deadline_s", "max_retries", "backoff_s", "concurrency"}

@@ -15,7 +15,7 @@ from collections import Counter, defaultdict
 
 import pandas as pd
 
-from flows.dry_run_rendered import documents, rendered_tokens
+from flows.build.dry_run_rendered import documents, rendered_tokens
 from schemas.config import Settings
 from tasks.character_states.requests import (
     CRITIC_PROMPT,

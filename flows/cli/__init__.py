@@ -1,0 +1,1 @@
+"""The `nkw` command line: argument parsing, one module per command, output formatting."""

@@ -1,2 +1,0 @@
-"""One module per `nkw` command, each with a `run(args) -> exit code`; flows.cli loads only the
-one asked for."""

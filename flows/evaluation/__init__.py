@@ -1,0 +1,1 @@
+"""Evaluation: answer benchmark questions, score and judge them, ablations."""

@@ -1,0 +1,1 @@
+"""Inspection and views: `nkw inspect`, `nkw view`, `nkw export`, `nkw report`."""

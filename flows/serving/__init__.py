@@ -1,0 +1,1 @@
+"""Query serving: question files for `nkw ask` and the `nkw serve` HTTP API."""
