@@ -144,6 +144,9 @@ def write_table(
             raise SchemaError(
                 f"{name}: rows for documents {sorted(map(str, doc_ids))[:3]} written to partition {part!r}"
             )
+    for field in arrow.schema:  # Parquet refuses nulls in a non-nullable column: say which
+        if not field.nullable and arrow.column(field.name).null_count:
+            raise SchemaError(f"{name}: {arrow.column(field.name).null_count} null value(s) in {field.name}")
     path = workspace.partition_path(name, part, stage)
     path.parent.mkdir(parents=True, exist_ok=True)
     sink = pa.BufferOutputStream()
