@@ -24,6 +24,7 @@ from tasks.long_lived import freeze_long_lived
 from tasks.llm.preflight import LLMUnavailable, server_problem
 from tasks.tables.io import Workspace, write_table
 from tasks.tables.lock import WriterLock
+from tasks.tables.partitions import write_listing
 from tasks.tables.manifest import StageRecord, list_manifests, load_manifest, now_iso, save_manifest
 
 
@@ -198,7 +199,7 @@ def build(
     Raises WorkspaceLocked when another writer holds the workspace, and LLMUnavailable when LLM
     stages have work and the configured server does not answer (unless `allow_offline_fallback`)."""
     with WriterLock(workspace, "build"):
-        return _build(
+        report = _build(
             paths,
             workspace,
             settings,
@@ -210,6 +211,8 @@ def build(
             allow_offline_fallback,
             doc_ids,
         )
+        write_listing(workspace)  # the files a reader outside NKW should count: tasks.tables.partitions
+        return report
 
 
 def _build(

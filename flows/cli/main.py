@@ -256,9 +256,11 @@ def build_parser() -> argparse.ArgumentParser:
     view.add_argument("--debug", action="store_true")
     view.set_defaults(command="view")
 
-    export = commands.add_parser("export", help="the entity graph and episode DAG as GraphML, GEXF or CSV")
+    export = commands.add_parser(
+        "export", help="the entity, directed interaction and episode graphs as GraphML, GEXF or CSV"
+    )
     export.add_argument("--workspace", "-w", required=True)
-    export.add_argument("--doc", required=True, help="document id")
+    export.add_argument("--doc", help="document id (default: every document of the workspace)")
     export.add_argument("--format", choices=["graphml", "gexf", "csv"], required=True)
     export.add_argument("--out", required=True, help="output file; its stem gets .entities / .episodes")
     export.add_argument("--debug", action="store_true")

@@ -24,6 +24,7 @@ from tasks.evaluate.metrics import METRICS, Question, metric_rows, summarize
 from tasks.evaluate.protocol import correctness, protocol_metric_rows, summarize_protocol
 from schemas.ids import sha256_bytes, stable_hash
 from tasks.tables.io import Workspace, read_frame, write_table
+from tasks.tables.partitions import write_listing
 from flows.evaluation.answer_journal import AnswerJournal
 from flows.evaluation.rows import answer_row, trace_rows
 from flows.evaluation.question_budget import question_budget
@@ -333,6 +334,7 @@ def evaluate(
         )
     gold = gold_summary(frame)
     warnings = [w for w in [gold_warning(benchmark, gold)] if w]
+    write_listing(workspace)
     return EvalReport(
         run_id,
         benchmark,

@@ -22,7 +22,7 @@ PARTITIONING = {
 
 def type_name(data_type: pa.DataType) -> str:
     """A column type as a reader sees it: `string`, `list<string>`, `struct<a: int64, ...>`, `json`."""
-    if isinstance(data_type, pa.ExtensionType) and data_type.extension_name == "arrow.json":
+    if getattr(data_type, "extension_name", None) == "arrow.json":
         return "json"
     if pa.types.is_list(data_type):
         return f"list<{type_name(data_type.value_type)}>"

@@ -5,7 +5,6 @@ the storyline DAG (episodes laid out by order and storyline lane) and the entity
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 from typing import Any
 
@@ -79,7 +78,7 @@ def chains(bundle: Bundle) -> list[dict[str, Any]]:
             "coherence": r["coherence_score"],
             "rationale": r["rationale"] or "",
             "method": r["method"],
-            "cues": json.loads(r["cues_json"] or "[]"),
+            "cues": [dict(c, spans=as_list(c["spans"])) for c in as_list(r["cues"])],
         }
         for r in finals.to_dict("records")
     ]

@@ -7,6 +7,7 @@ import argparse
 from flows.cli.commands.common import UserError, workspace_from
 from flows.build.remove import remove_documents, workspace_doc_ids
 from tasks.tables.lock import WorkspaceLocked, WriterLock
+from tasks.tables.partitions import write_listing
 
 
 def run(args: argparse.Namespace) -> int:
@@ -17,6 +18,7 @@ def run(args: argparse.Namespace) -> int:
             if unknown:
                 raise UserError(f"not in this workspace: {', '.join(unknown)} (see `nkw inspect`)")
             removed = remove_documents(workspace, list(dict.fromkeys(args.doc_ids)))
+            write_listing(workspace)
     except WorkspaceLocked as exc:
         raise UserError(str(exc)) from None
     print(f"removed {len(removed)} document(s): {', '.join(removed)}")
