@@ -3,9 +3,9 @@
 A DuckDB or Spark glob over `tables/<table>/*.parquet` also reads files the writer never recorded
 (a stray copy, a file edited by hand); `nkw sql` reads only the partitions the ledger vouches for
 (`tasks.tables.ledger`). The listing names exactly those files, so an outside reader counts what
-`nkw sql` counts: the `partitions` view in `nkw sql`, and `partitions.json` at the workspace root, rewritten at
-the end of every build, evaluation and removal (one record per partition, paths relative to the
-workspace root, with the row count from the Parquet footer).
+`nkw sql` counts: the `partitions` view in `nkw sql`, and `partitions.json` at the workspace root,
+rewritten at the end of every build, evaluation and removal (one record per partition, paths
+relative to the workspace root, with the row count from the Parquet footer).
 """
 
 from __future__ import annotations
