@@ -115,3 +115,25 @@ def test_workspace_export_holds_every_document_with_directed_interactions(sample
     else:
         edges = (tmp_path / "all.interactions.edges.csv").read_text(encoding="utf-8").splitlines()
         assert len(edges) - 1 == len(pairs)
+
+
+def test_a_build_variant_stays_outside_the_base_tables_glob(copied: Workspace):
+    # An ablation variant links the base's files under `variants/<setting>/`: a recursive glob from the
+    # root would count them twice, `tables/**/*.parquet` (and partitions.json) counts each row once.
+    from flows.evaluation.ablation import link_base
+
+    linked = link_base(copied, Workspace.at(copied.root / "variants" / "saber_raw"))
+    assert linked > 0
+    con = duckdb.connect()
+    counted = run_query(copied, "SELECT count(*) AS n FROM entities").to_pylist()[0]["n"]
+    base_glob = (copied.root / "tables" / "**" / "*.parquet").as_posix()
+    everywhere = (copied.root / "**" / "*.parquet").as_posix()
+    in_base = con.execute(
+        f"SELECT count(*) FROM read_parquet('{base_glob}', filename = true, union_by_name = true) "
+        "WHERE filename LIKE '%/entities/%'"
+    ).fetchone()[0]
+    doubled = con.execute(
+        f"SELECT count(*) FROM read_parquet('{everywhere}', filename = true, union_by_name = true) "
+        "WHERE filename LIKE '%/entities/%'"
+    ).fetchone()[0]
+    assert in_base == counted and doubled == 2 * counted
