@@ -61,7 +61,6 @@ class ForeignKey:
 # contract and the data dictionary all follow from that one line. Columns many tables share (doc_id,
 # char_start, method, ...) take their description from COMMON unless they give their own.
 REQUIRED = "required"
-_LENIENT = False
 
 
 class Column(NamedTuple):
@@ -116,7 +115,7 @@ def columns(*fields: tuple) -> tuple[Column, ...]:
         if required:
             rest.pop(0)
         description = rest.pop(0) if rest and isinstance(rest[0], str) else COMMON.get(column[0], "")
-        if rest or not description and not _LENIENT:
+        if rest or not description:
             raise ValueError(f"column {column[0]!r}: give a one-line description (or one in COMMON)")
         parsed.append(Column(column[0], column[1], required, description))
     return tuple(parsed)

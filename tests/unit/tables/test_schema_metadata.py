@@ -89,3 +89,12 @@ def test_duckdb_reads_board_arguments_and_payload_natively(tmp_path):
     assert one("SELECT payload->>'$.description' FROM {t}", "raw_units") == ("x",)
     assert read_frame(workspace, "qa_traces").iloc[0]["arguments"] == '{"query": "the key", "top_k": 5}'
     assert not pq.read_schema(workspace.tables_dir / "qa_answers" / "r1.parquet").field("qid").nullable
+
+
+def test_board_struct_holds_every_field_of_the_board_composition():
+    # A struct drops keys it does not declare: the composition and the column must name the same fields.
+    from schemas.tables.spec import BOARD
+    from tasks.query.evidence_board import EvidenceBoard
+
+    composition = EvidenceBoard([], [], [], [], source_budget=100).composition()
+    assert [field.name for field in BOARD] == list(composition)
