@@ -72,6 +72,13 @@ def test_partitions_listing_counts_what_nkw_sql_counts_with_a_stray_file(copied:
     paths = [str(copied.root / r["path"]) for r in entities]
     listed = con.execute("SELECT count(*) FROM read_parquet(?)", [paths]).fetchone()[0]
     assert counted == listed == sum(r["rows"] for r in entities) and globbed == counted + entities[0]["rows"]
+    # The DuckDB lines of docs/view.md, run in the workspace folder.
+    con.execute(f"SET file_search_path = '{copied.root}'")
+    con.execute(
+        "SET VARIABLE files = "
+        "(SELECT list(path) FROM read_json('partitions.json') WHERE \"table\" = 'entities')"
+    )
+    assert con.execute("SELECT count(*) FROM read_parquet(getvariable('files'))").fetchone()[0] == counted
 
     # The same files in nkw sql's `partitions` view (and the stray one nowhere).
     viewed = run_query(copied, "SELECT path, part FROM partitions WHERE \"table\" = 'entities' ORDER BY path")
