@@ -19,7 +19,7 @@ from typing import Sequence
 STARTED = time.perf_counter()  # before the CLI's own imports: `nkw ask` reports start-up from here
 
 from flows.cli.commands.common import EXIT_FAILED, EXIT_USAGE, UserError, prefect_environment  # noqa: E402
-from flows.runtime import configure_process  # noqa: E402
+from flows.runtime import configure_process, quiet_prefect  # noqa: E402
 
 __all__ = ["main", "build_parser", "prefect_environment", "EXIT_FAILED", "EXIT_USAGE", "UserError"]
 
@@ -96,7 +96,11 @@ def _common(parser: argparse.ArgumentParser, workspace: bool = True) -> None:
     parser.add_argument(
         "--embeddings-url", help="OpenAI-compatible /v1/embeddings server (with --embeddings http)"
     )
-    parser.add_argument("--embeddings-model", help="embedding model name (with --embeddings http)")
+    parser.add_argument(
+        "--embeddings-model",
+        help="embedding model: a name served at --embeddings-url (with --embeddings http), or a local "
+        "sentence-transformers model folder (default: the bundled all-MiniLM-L6-v2)",
+    )
     parser.add_argument(
         "--verbose",
         "-v",
@@ -370,6 +374,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command is None or args.command == "llm":  # `nkw` or `nkw llm` alone: the help, like git
         getattr(args, "help_of", parser).print_help()
         return 0
+    # Before the command's module imports Prefect, which reads its log level once, at import.
+    quiet_prefect(getattr(args, "verbose", False))
     try:
         args.started = STARTED
         return import_module(f"flows.cli.commands.{args.command}").run(args)
