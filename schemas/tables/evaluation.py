@@ -55,3 +55,32 @@ register(
         ),
     )
 )
+
+register(
+    TableSpec(
+        name="eval_runs",
+        grain="one row per evaluation run (an `nkw eval`, or one setting of an `nkw ablate` grid); written "
+        "when the run starts (incomplete) and again when it ends. Clocks live in runs/<run_id>.json",
+        key=("run_id",),
+        partition="run",
+        fields=columns(
+            ("run_id", STR, REQUIRED),
+            ("benchmark", STR, REQUIRED),
+            ("questions_file", STR, REQUIRED),  # the file's name; its content is questions_sha256
+            ("questions_sha256", STR, REQUIRED),
+            ("system", STR, REQUIRED),
+            ("settings", STR, REQUIRED),  # answering settings that differ from the defaults; '' for none
+            ("setting", STR, REQUIRED),  # the ablation setting; '' for an `nkw eval` run
+            ("variant", STR, REQUIRED),  # the build variant answered over (e.g. saber_raw); '' for the base
+            ("ablation_id", STR),
+            ("question_limit", INT),
+            ("samples", INT, REQUIRED),
+            ("expected", INT, REQUIRED),  # questions x samples
+            ("answered", INT, REQUIRED),
+            ("status", STR, REQUIRED),
+            ("is_offline", BOOL),
+            ("judge_model", STR),
+        ),
+        accepted_values={"status": ("complete", "incomplete")},
+    )
+)

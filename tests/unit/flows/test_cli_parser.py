@@ -36,8 +36,7 @@ def test_every_command_that_prints_data_takes_json():
     without = [
         name
         for name, parser in commands.items()
-        if name.split()[-1] not in NO_DATA
-        and not any("--json" in a.option_strings for a in parser._actions)
+        if name.split()[-1] not in NO_DATA and not any("--json" in a.option_strings for a in parser._actions)
     ]
     assert len(commands) >= 12 and without == []
 
