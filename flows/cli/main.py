@@ -21,6 +21,8 @@ STARTED = time.perf_counter()  # before the CLI's own imports: `nkw ask` reports
 from flows.cli.commands.common import EXIT_FAILED, EXIT_USAGE, UserError, prefect_environment  # noqa: E402
 from flows.runtime import configure_process, quiet_prefect  # noqa: E402
 
+PREFECT_COMMANDS = ("build", "evaluate", "ablate")  # batch commands that may run Prefect flows
+
 __all__ = ["main", "build_parser", "prefect_environment", "EXIT_FAILED", "EXIT_USAGE", "UserError"]
 
 
@@ -374,8 +376,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command is None or args.command == "llm":  # `nkw` or `nkw llm` alone: the help, like git
         getattr(args, "help_of", parser).print_help()
         return 0
-    # Before the command's module imports Prefect, which reads its log level once, at import.
+    # Before the command's module imports Prefect: Prefect reads its settings (log level, home,
+    # server start-up timeout, services) once, at import, and ignores later changes.
     quiet_prefect(getattr(args, "verbose", False))
+    if args.command in PREFECT_COMMANDS:
+        prefect_environment(args.verbose)
     try:
         args.started = STARTED
         return import_module(f"flows.cli.commands.{args.command}").run(args)

@@ -11,8 +11,10 @@ import shutil
 
 import matplotlib.pyplot as plt
 import pytest
+from rich.console import Console
 
 from flows.cli.main import main
+from flows.runtime import Meter
 from tests.fixtures.browser import dump_dom, png_pixels, screenshot
 from tasks.tables.io import read_frame
 from tests.conftest import SAMPLES
@@ -173,7 +175,11 @@ def test_a_setting_equal_to_full_is_answered_once(ablated):
 
     settings = load_settings(overrides={"embed_texts": {"backend": "hashing"}})
     names = ["full", "follow_up_2", "saber_saber", "follow_up_1"]
-    report = run_ablation(ablated, [QUESTIONS], settings, names, limit=2, use_prefect=False)
+    stream = io.StringIO()
+    meter = Meter("settings x questions", stream=stream, console=Console(file=stream, force_terminal=False))
+    report = run_ablation(ablated, [QUESTIONS], settings, names, limit=2, use_prefect=False, progress=meter)
+    # Progress counts the settings answered (two: the others are the same run) x 2 questions.
+    assert stream.getvalue().splitlines()[-1].startswith("[settings x questions 4/4] follow_up_1 (")
     whole = report.rows[report.rows["qtype"] == "*"].set_index("setting")
     assert list(whole.index) == names
     runs = whole["run_id"]

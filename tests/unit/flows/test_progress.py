@@ -4,6 +4,7 @@ nothing when quiet; and Prefect quiet unless asked for, set before Prefect is im
 from __future__ import annotations
 
 import io
+import json
 import os
 import subprocess
 import sys
@@ -147,29 +148,43 @@ def test_prefect_is_quiet_unless_verbose_and_the_user_wins():
     assert environ["PREFECT_LOGGING_LEVEL"] == "DEBUG"
 
 
-def _task_run_level(*flags: str) -> int:
-    # A fresh interpreter: the CLI must set the level before the command module imports Prefect.
+def _prefect_as_the_command_sees_it(home: Path, *flags: str) -> dict:
+    # A fresh interpreter: the CLI must configure Prefect before the command module imports it,
+    # since Prefect reads its settings once, at import.
     code = (
-        "import logging, sys\n"
+        "import json, logging, sys\n"
         "from flows.cli import main as cli\n"
         "assert 'prefect' not in sys.modules\n"
         "from importlib import import_module\n"
         "real = import_module\n"
+        "def seen(args):\n"
+        "    from prefect.settings import get_current_settings\n"
+        "    settings = get_current_settings()\n"
+        "    level = logging.getLogger('prefect.task_runs').getEffectiveLevel()\n"
+        "    timeout = settings.server.ephemeral.startup_timeout_seconds\n"
+        "    print(json.dumps({'task_runs': level, 'timeout': timeout, 'home': str(settings.home)}))\n"
+        "    return 0\n"
         "def fake(name):\n"
         "    module = real(name)\n"
-        "    module.run = lambda args: logging.getLogger('prefect.task_runs').getEffectiveLevel()\n"
+        "    module.run = seen\n"
         "    return module\n"
         "cli.import_module = fake\n"
-        f"print(cli.main(['build', 'x', '-w', 'ws', *{list(flags)!r}]))\n"
+        f"cli.main(['build', 'x', '-w', 'ws', *{list(flags)!r}])\n"
     )
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_LOGGING")}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_")}
+    env["HOME"] = str(home)  # the CLI's PREFECT_HOME defaults under it
     result = subprocess.run(
         [sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
     )
     assert result.returncode == 0, result.stderr
-    return int(result.stdout.strip().splitlines()[-1])
+    return json.loads(result.stdout.strip().splitlines()[-1])
 
 
-def test_the_cli_quiets_prefect_before_importing_it():
-    assert _task_run_level() == 30  # WARNING: no "Task run ... Finished in state Completed()"
-    assert _task_run_level("--verbose") == 20  # INFO: Prefect's logs are back
+def test_the_cli_configures_prefect_before_importing_it(tmp_path):
+    quiet = _prefect_as_the_command_sees_it(tmp_path)
+    assert quiet["task_runs"] == 30  # WARNING: no "Task run ... Finished in state Completed()"
+    assert quiet["timeout"] == 180  # the temporary server's start-up timeout of a busy machine
+    assert quiet["home"] == str(tmp_path / ".nkw" / "prefect")
+    assert (
+        _prefect_as_the_command_sees_it(tmp_path, "--verbose")["task_runs"] == 20
+    )  # INFO: Prefect's logs are back
