@@ -241,17 +241,20 @@ def _build(
         resources = checked
         plan = plan_build(paths, workspace, settings, stages, resources, doc_ids)
     report.plan_seconds = time.perf_counter() - started
-    progress = Progress(len(plan.to_build), quiet=quiet)
+    progress = Progress(len(plan.to_build), quiet=quiet or not plan.to_build, stages=len(stages))
     freeze_long_lived()  # what is alive now lives through the build: see tasks.long_lived
     for ref in plan.up_to_date:
         report.documents.append(run_document(workspace, ref, stages, settings, resources))
-    if plan.to_build and map_documents is not None:
-        report.used_prefect = True
-        report.documents.extend(map_documents(workspace, plan.to_build, stages, resources, progress))
-    else:
-        for ref in plan.to_build:
-            report.documents.append(run_document(workspace, ref, stages, settings, resources, progress))
-            progress.document_done(report.documents[-1])
+    try:
+        if plan.to_build and map_documents is not None:
+            report.used_prefect = True
+            report.documents.extend(map_documents(workspace, plan.to_build, stages, resources, progress))
+        else:
+            for ref in plan.to_build:
+                report.documents.append(run_document(workspace, ref, stages, settings, resources, progress))
+                progress.document_done(report.documents[-1])
+    finally:
+        progress.close()
     resources.flush_vectors()
     report.documents.sort(key=lambda d: plan.order.get(d.doc_id, 0))
     report.seconds = time.perf_counter() - started

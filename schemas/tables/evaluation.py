@@ -55,3 +55,32 @@ register(
         ),
     )
 )
+
+register(
+    TableSpec(
+        name="eval_runs",
+        grain="one row per evaluation run (an `nkw eval`, or one setting of an `nkw ablate` grid); written "
+        "when the run starts (incomplete) and again when it ends. Clocks live in runs/<run_id>.json",
+        key=("run_id",),
+        partition="run",
+        fields=columns(
+            ("run_id", STR, REQUIRED),
+            ("benchmark", STR, REQUIRED),
+            ("questions_file", STR, REQUIRED, "The questions file's name; its content is questions_sha256"),
+            ("questions_sha256", STR, REQUIRED, "sha256 of the questions file the run answered"),
+            ("system", STR, REQUIRED),
+            ("settings", STR, REQUIRED, "Answering settings that differ from the defaults; '' for none"),
+            ("setting", STR, REQUIRED, "The ablation setting; '' for an `nkw eval` run"),
+            ("variant", STR, REQUIRED, "The build variant answered over (e.g. saber_raw); '' for the base"),
+            ("ablation_id", STR, "The ablation grid the run belongs to, if any"),
+            ("question_limit", INT, "--limit of the run (questions per file, in turn per document)"),
+            ("samples", INT, REQUIRED, "Answers sampled per question"),
+            ("expected", INT, REQUIRED, "Answers the run should hold: questions x samples"),
+            ("answered", INT, REQUIRED, "Answers the run holds"),
+            ("status", STR, REQUIRED, "complete when every expected answer is there, else incomplete"),
+            ("is_offline", BOOL, "True when the answers came without an LLM"),
+            ("judge_model", STR, "Model of the correctness judge, if any"),
+        ),
+        accepted_values={"status": ("complete", "incomplete")},
+    )
+)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 
 from flows.cli.commands.common import UserError, workspace_from
 from flows.build.remove import remove_documents, workspace_doc_ids
@@ -21,5 +22,8 @@ def run(args: argparse.Namespace) -> int:
             write_listing(workspace)
     except WorkspaceLocked as exc:
         raise UserError(str(exc)) from None
-    print(f"removed {len(removed)} document(s): {', '.join(removed)}")
+    if args.json:
+        print(json.dumps({"removed": removed}))
+    else:
+        print(f"removed {len(removed)} document(s): {', '.join(removed)}")
     return 0
