@@ -109,18 +109,18 @@ def test_workspace_export_holds_every_document_with_directed_interactions(sample
     }
     assert len(pairs) > 0
     if fmt == "graphml":
-        graph = nx.read_graphml(tmp_path / "all.entities.graphml")
+        graph = nx.read_graphml(out / f"{sample_workspace.root.name}.entities.graphml")
         assert set(graph.nodes) == set(entities["entity_id"])
         assert {d["doc_id"] for _, d in graph.nodes(data=True)} == documents
-        directed = nx.read_graphml(tmp_path / "all.interactions.graphml")
+        directed = nx.read_graphml(out / f"{sample_workspace.root.name}.interactions.graphml")
         assert directed.is_directed() and set(directed.edges) == pairs
         # subject -> object: the reverse of a one-way interaction is not an edge
         one_way = next((s, o) for s, o in pairs if (o, s) not in pairs)
         assert not directed.has_edge(one_way[1], one_way[0])
-        episodes = nx.read_graphml(tmp_path / "all.episodes.graphml")
+        episodes = nx.read_graphml(out / f"{sample_workspace.root.name}.episodes.graphml")
         assert {d["doc_id"] for _, d in episodes.nodes(data=True)} == documents
     else:
-        edges = (tmp_path / "all.interactions.edges.csv").read_text(encoding="utf-8").splitlines()
+        edges = (out / f"{sample_workspace.root.name}.interactions.edges.csv").read_text(encoding="utf-8").splitlines()
         assert len(edges) - 1 == len(pairs)
 
 
