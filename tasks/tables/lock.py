@@ -16,6 +16,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from tasks.tables.confine import WorkspaceEscape, describe, escaping_links
 from tasks.tables.io import Workspace
 
 LOCK_NAME = "writer.lock"
@@ -23,6 +24,10 @@ LOCK_NAME = "writer.lock"
 
 class WorkspaceLocked(RuntimeError):
     """Another writer holds the workspace."""
+
+
+class UnsafeWorkspace(WorkspaceLocked, WorkspaceEscape):
+    """The workspace holds a linked folder: no writer may take it (tasks.tables.confine)."""
 
 
 @dataclass(frozen=True)
@@ -82,7 +87,12 @@ class WriterLock:
         self._held = False
 
     def acquire(self) -> "WriterLock":
+        if self.workspace.root.exists() and not self.workspace.root.is_dir():
+            raise UnsafeWorkspace(f"workspace {self.workspace.root} is not a folder")
         self.workspace.root.mkdir(parents=True, exist_ok=True)
+        links = escaping_links(self.workspace.root)
+        if links:
+            raise UnsafeWorkspace(describe(self.workspace.root, links[0]))
         path = lock_path(self.workspace)
         payload = json.dumps(self._payload()).encode("utf-8")
         for _ in range(3):
