@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from schemas.ids import stable_hash
+from tasks.tables import ledger
 from tasks.tables.io import Workspace, atomic_write_text, file_sha256
 
 
@@ -114,6 +115,11 @@ def is_up_to_date(workspace: Workspace, record: StageRecord | None, fingerprint:
     for output in record.outputs.values():
         path = workspace.root / output["path"]
         if not path.exists() or file_sha256(path) != output["sha256"]:
+            return False
+        # Readers trust what the ledger records: a file it no longer vouches for (its entry deleted
+        # or edited) is as good as missing to them, so the stage is built again and re-recorded.
+        recorded = ledger.current_sha256(workspace.root, path)
+        if ledger.has_ledger(workspace.root) and recorded != output["sha256"]:
             return False
     return True
 
