@@ -27,6 +27,7 @@ from tasks.tables.io import Workspace, read_frame, write_table
 from flows.evaluation.answer_journal import AnswerJournal
 from flows.evaluation.rows import answer_row, trace_rows
 from flows.evaluation.question_budget import question_budget
+from tasks.ingest.read_input import InputRefused
 from flows.evaluation.question_checks import build_gaps, describe_problems, read_lines, validate_questions
 
 
@@ -83,7 +84,7 @@ def load_questions(path: Path) -> list[Question]:
     """Every question of the file, validated as a whole before anything is answered."""
     try:
         lines = read_lines(path)
-    except (OSError, UnicodeDecodeError) as exc:
+    except (OSError, UnicodeDecodeError, InputRefused) as exc:
         raise QuestionFileError(f"cannot read questions file {path}: {exc}") from None
     questions, problems = validate_questions(lines, path.name)
     if problems:
