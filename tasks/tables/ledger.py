@@ -88,7 +88,8 @@ def current_sha256(root: Path, partition: Path) -> str | None:
 
 
 def is_known(root: Path, partition: Path) -> bool:
-    """Cheap check (no hashing): recorded, and the file has the recorded size (now or before)."""
+    """Cheap check (no hashing): recorded, the file has the recorded size (now or before), and it
+    still looks like Parquet (a file overwritten in place keeps its size but loses its magic)."""
     if not has_ledger(root):
         return True
     try:
@@ -96,7 +97,22 @@ def is_known(root: Path, partition: Path) -> bool:
     except OSError:
         return False
     entry = _entry(root, partition)
-    return entry is not None and any(size == version.get("size") for version in _versions(entry))
+    if entry is None or not any(size == version.get("size") for version in _versions(entry)):
+        return False
+    return partition.suffix != ".parquet" or _looks_like_parquet(partition)
+
+
+PARQUET_MAGIC = b"PAR1"
+
+
+def _looks_like_parquet(path: Path) -> bool:
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(4)
+            handle.seek(-4, os.SEEK_END)
+            return head == PARQUET_MAGIC and handle.read(4) == PARQUET_MAGIC
+    except OSError:
+        return False
 
 
 def file_sha256(path: Path) -> str:

@@ -33,13 +33,15 @@ class Outcome:
         """A refusal in one line on stderr and a non-zero exit (`listing`: the line may be followed by
         one line per bad record, as `nkw eval` lists a questions file's problems)."""
         assert self.code not in (0, None), (self.out, self.err)
-        assert "Traceback" not in self.err + self.out, self.err
+        self.no_traceback()
         lines = [line for line in self.err.splitlines() if line.strip()]
         assert lines and lines[0].startswith("error:"), self.err
         assert len(lines) == 1 or (listing and all("line" in rest for rest in lines[1:])), self.err
 
     def no_traceback(self) -> None:
+        """No traceback, and no exception the command did not expect (printed with a --debug hint)."""
         assert "Traceback" not in self.err + self.out, self.err
+        assert "rerun with --debug" not in self.err, self.err
 
 
 def nkw_in_process(capsys, *args: str, seconds: float = 60) -> Outcome:
@@ -53,8 +55,9 @@ def nkw_in_process(capsys, *args: str, seconds: float = 60) -> Outcome:
     return Outcome(code, captured.out, captured.err)
 
 
-class Hang(Exception):
-    """The attack kept `nkw` busy past its time limit."""
+class Hang(BaseException):
+    """The attack kept `nkw` busy past its time limit (a BaseException: `nkw` must not report it as
+    one of its own errors)."""
 
 
 @contextlib.contextmanager
