@@ -30,6 +30,8 @@ from flows.evaluation.answer_journal import AnswerJournal
 from flows.evaluation.rows import answer_row, trace_rows
 from flows.evaluation.run_records import record_run, run_row, settings_summary
 from flows.evaluation.question_budget import question_budget
+from tasks.ingest.read_input import InputRefused
+from tasks.tables.confine import describe as describe_link, escaping_links
 from flows.evaluation.question_checks import build_gaps, describe_problems, read_lines, validate_questions
 
 
@@ -86,7 +88,7 @@ def load_questions(path: Path) -> list[Question]:
     """Every question of the file, validated as a whole before anything is answered."""
     try:
         lines = read_lines(path)
-    except (OSError, UnicodeDecodeError) as exc:
+    except (OSError, UnicodeDecodeError, InputRefused) as exc:
         raise QuestionFileError(f"cannot read questions file {path}: {exc}") from None
     questions, problems = validate_questions(lines, path.name)
     if problems:
@@ -97,7 +99,11 @@ def load_questions(path: Path) -> list[Question]:
 
 
 def check_documents(workspace: Workspace, questions: list[Question]) -> None:
-    """Refuse a run none of whose questions' documents are in the workspace (it would score n=0)."""
+    """Refuse a run none of whose questions' documents are in the workspace (it would score n=0),
+    or a workspace with a folder linked outside it (its answers would be written there)."""
+    links = escaping_links(workspace.root)
+    if links:
+        raise QuestionFileError(describe_link(workspace.root, links[0]))
     present = set(read_frame(workspace, "documents", columns=["doc_id"])["doc_id"])
     wanted = sorted({q.doc_id for q in questions})
     if not present & set(wanted):
