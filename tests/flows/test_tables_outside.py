@@ -120,7 +120,8 @@ def test_workspace_export_holds_every_document_with_directed_interactions(sample
         episodes = nx.read_graphml(out / f"{sample_workspace.root.name}.episodes.graphml")
         assert {d["doc_id"] for _, d in episodes.nodes(data=True)} == documents
     else:
-        edges = (out / f"{sample_workspace.root.name}.interactions.edges.csv").read_text(encoding="utf-8").splitlines()
+        edges_file = out / f"{sample_workspace.root.name}.interactions.edges.csv"
+        edges = edges_file.read_text(encoding="utf-8").splitlines()
         assert len(edges) - 1 == len(pairs)
 
 
