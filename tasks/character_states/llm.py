@@ -120,6 +120,7 @@ def llm_states(
                 ", ".join(c.name for c in characters),
                 scene.text,
                 feedback[section_id],
+                f"scene {scene.index + 1}",
             )
             for section_id, (scene, characters) in open_scenes.items()
         }
@@ -140,6 +141,7 @@ def llm_states(
                 ", ".join(c.name for c in characters),
                 scene.text,
                 _listing(last[section_id], graph),
+                f"scene {scene.index + 1}",
             )
         critiques = _ask(ctx, judged, critic=True)
         calls.extend(critiques.calls)
