@@ -18,6 +18,7 @@ from tasks.character_states.requests import (
     SceneAsk,
     round_values,
     scene_groups,
+    scene_key,
 )
 from tasks.continuity.scenes import Scene, SceneGraph
 from tasks.llm.grouped import GroupedBatch, run_grouped
@@ -120,7 +121,7 @@ def llm_states(
                 ", ".join(c.name for c in characters),
                 scene.text,
                 feedback[section_id],
-                f"scene {scene.index + 1}",
+                scene_key(scene.index),
             )
             for section_id, (scene, characters) in open_scenes.items()
         }
@@ -141,7 +142,7 @@ def llm_states(
                 ", ".join(c.name for c in characters),
                 scene.text,
                 _listing(last[section_id], graph),
-                f"scene {scene.index + 1}",
+                scene_key(scene.index),
             )
         critiques = _ask(ctx, judged, critic=True)
         calls.extend(critiques.calls)

@@ -34,6 +34,12 @@ class SceneAsk:
     key: str = ""  # what places the scene's group boundary: its number in the script (default: item_id)
 
 
+def scene_key(index: int) -> str:
+    """What places a scene's group boundary: its number in the script (its id hashes its span,
+    which moves when an earlier scene is edited)."""
+    return f"scene {index + 1}"
+
+
 def scene_block(number: int, ask: SceneAsk, critic: bool, language: str) -> str:
     scene, colon, characters, notes, text, states = LABELS["zh" if language == "zh" else "en"]
     head = f"{scene} {number}{colon}{ask.heading}\n{characters}{colon}{ask.characters}"
