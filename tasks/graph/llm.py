@@ -252,7 +252,9 @@ def _endpoint(
     key = draft.add_entity(
         "concept",
         name,
-        f"Named in a relation of chunk {reply.chunk_id} but not extracted as an entity.",
+        # No chunk id here: it hashes the chunk's span, which moves with an edit of an earlier scene,
+        # and descriptions reach later prompts.
+        "Named in a relation but not extracted as an entity.",
         "llm:proxy",
         is_proxy=True,
     )
