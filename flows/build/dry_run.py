@@ -20,6 +20,7 @@ from flows.stages import Stage
 from schemas.config import Settings
 from tasks.graph.combined import PROMPT_ID as COMBINED_PROMPT_ID
 from tasks.graph.extract_graph import PROMPT_ID as GRAPH_PROMPT_ID
+from tasks.graph.packing import ends_pack
 from tasks.ingest.scan import scan_inputs
 from tasks.llm.prompts import PROMPTS_DIR
 from tasks.ingest.segment_sections import segment
@@ -113,8 +114,9 @@ def measure_corpus(
         chunks += len(chunk_rows)
         tokens += sum(r["n_tokens"] for r in chunk_rows)
         sizes = [int(r["n_tokens"]) for r in chunk_rows]
-        graph_requests += packed_requests(sizes, graph_pack_tokens(settings))
-        narrative_requests += packed_requests(sizes, settings.extract_narrative.pack_tokens)
+        texts = [str(r["text"]) for r in chunk_rows]
+        graph_requests += packed_requests(sizes, graph_pack_tokens(settings), texts)
+        narrative_requests += packed_requests(sizes, settings.extract_narrative.pack_tokens, texts)
     built = built_counts(workspace, doc_ids)
     corpus = Corpus(
         documents, sections, chunks, tokens, built, graph_requests, narrative_requests, tuple(doc_ids)
@@ -122,13 +124,15 @@ def measure_corpus(
     return corpus, problems
 
 
-def packed_requests(chunk_tokens: list[int], budget: int) -> int:
-    """How many requests consecutive chunks make when packed greedily up to `budget` tokens."""
-    requests, used = 0, 0
-    for tokens in chunk_tokens:
-        if requests == 0 or budget <= 0 or used + tokens > budget:
+def packed_requests(chunk_tokens: list[int], budget: int, texts: list[str] | None = None) -> int:
+    """How many requests consecutive chunks make when packed up to `budget` tokens (with their
+    `texts`, also at the content-defined boundaries tasks.graph.packing cuts at)."""
+    requests, used, cut = 0, 0, False
+    for k, tokens in enumerate(chunk_tokens):
+        if requests == 0 or budget <= 0 or cut or used + tokens > budget:
             requests, used = requests + 1, 0
         used += tokens
+        cut = texts is not None and ends_pack(texts[k], tokens, budget)
     return requests
 
 

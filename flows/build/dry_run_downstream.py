@@ -23,6 +23,7 @@ from tasks.character_states.requests import (
     SceneAsk,
     round_values,
     scene_groups,
+    scene_key,
 )
 from tasks.character_states.offline import candidates as state_candidates
 from tasks.continuity.critic import PROMPT_ID as CHAIN_PROMPT
@@ -160,8 +161,9 @@ def states(f: dict[str, pd.DataFrame], s: Settings, template: int) -> tuple[int,
                     "(first pass)" if round_ == 1 else f"Previous pass:\n{before}\nReviewer: {DEFAULT_REVIEW}"
                 )
                 key = scene.section_id
-                extract[key] = SceneAsk(key, scene.heading, names, scene.text, notes)
-                critic[key] = SceneAsk(key, scene.heading, names, scene.text, listing)
+                place = scene_key(scene.index)
+                extract[key] = SceneAsk(key, scene.heading, names, scene.text, notes, place)
+                critic[key] = SceneAsk(key, scene.heading, names, scene.text, listing, place)
             for asks, is_critic, prompt_id in (
                 (extract, False, EXTRACT_PROMPT),
                 (critic, True, CRITIC_PROMPT),

@@ -11,7 +11,8 @@ from typing import Any
 import pandas as pd
 
 from schemas.config import CanonicalizeEntitiesSettings
-from tasks.llm.grouped import group_by_shared, order_by_shared
+from tasks.llm.grouped import order_by_shared
+from tasks.request_groups import stable_groups
 from tasks.llm.records import distinct_names, first_sentences, merged_windows
 from tasks.tables.io import as_list
 from tasks.text import count_tokens
@@ -89,7 +90,8 @@ def merge_requests(
     settings: CanonicalizeEntitiesSettings,
 ) -> MergeRequests:
     """Open pairs ordered so pairs sharing an entity are neighbours, grouped while the records
-    they show fit `pack_tokens` (each record counted once per request)."""
+    they show fit `pack_tokens` (each record counted once per request), with content-defined
+    boundaries."""
     asked = {r for a, b, _ in undecided for r in (a, b)}
     records = raw_entities[raw_entities["raw_entity_id"].isin(asked)].set_index("raw_entity_id")
     chunk_text = {c.chunk_id: (int(c.char_start), c.text) for c in chunks.itertuples()}
@@ -104,7 +106,8 @@ def merge_requests(
     }
     pairs = {f"{a}|{b}": (a, b) for a, b, _ in undecided}
     cost = {raw_id: count_tokens(text) + 2 for raw_id, text in described.items()}  # + its label
-    groups = group_by_shared(
-        order_by_shared(list(pairs.items())), cost, settings.pack_tokens, settings.max_pairs_per_request
-    )
+    # Keyed by the pair (its ids hash the names), so the content-defined boundaries
+    # (tasks.request_groups) stay put when another scene is edited.
+    items = [(key, key, pair) for key, pair in order_by_shared(list(pairs.items()))]
+    groups = stable_groups(items, cost, settings.pack_tokens, settings.max_pairs_per_request)
     return MergeRequests(pairs, described, groups)

@@ -18,6 +18,7 @@ from tasks.character_states.requests import (
     SceneAsk,
     round_values,
     scene_groups,
+    scene_key,
 )
 from tasks.continuity.scenes import Scene, SceneGraph
 from tasks.llm.grouped import GroupedBatch, run_grouped
@@ -120,6 +121,7 @@ def llm_states(
                 ", ".join(c.name for c in characters),
                 scene.text,
                 feedback[section_id],
+                scene_key(scene.index),
             )
             for section_id, (scene, characters) in open_scenes.items()
         }
@@ -140,6 +142,7 @@ def llm_states(
                 ", ".join(c.name for c in characters),
                 scene.text,
                 _listing(last[section_id], graph),
+                scene_key(scene.index),
             )
         critiques = _ask(ctx, judged, critic=True)
         calls.extend(critiques.calls)

@@ -1,14 +1,16 @@
 """track_character_states' extract and critic rounds as grouped requests (prompts v2): the scenes
 still open in a round are grouped, in script order, while their blocks fit a token budget (at most
-`max_scenes_per_request`); each scene is one numbered block with its heading, its candidate
-characters, the reviewer's notes (extract) or the extracted states (critic) and its text."""
+`max_scenes_per_request`), with content-defined boundaries keyed by the scene's number in the script
+(tasks.request_groups), so an edited scene re-asks its own group and not every later one; each
+scene is one numbered block with its heading, its candidate characters, the reviewer's notes
+(extract) or the extracted states (critic) and its text."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from schemas.config import CharacterStatesSettings
-from tasks.llm.grouped import group_items
+from tasks.request_groups import stable_groups
 from tasks.text import count_tokens
 
 EXTRACT_PROMPT = "extract_states/v2"
@@ -29,6 +31,13 @@ class SceneAsk:
     characters: str
     text: str
     notes: str  # the reviewer's notes (extract) or the extracted states (critic)
+    key: str = ""  # what places the scene's group boundary: its number in the script (default: item_id)
+
+
+def scene_key(index: int) -> str:
+    """What places a scene's group boundary: its number in the script (its id hashes its span,
+    which moves when an earlier scene is edited)."""
+    return f"scene {index + 1}"
 
 
 def scene_block(number: int, ask: SceneAsk, critic: bool, language: str) -> str:
@@ -43,10 +52,13 @@ def scene_block(number: int, ask: SceneAsk, critic: bool, language: str) -> str:
 def scene_groups(
     asks: list[SceneAsk], critic: bool, language: str, settings: CharacterStatesSettings
 ) -> list[list[str]]:
-    """Consecutive scenes grouped while their blocks fit `pack_tokens`."""
-    costs = [count_tokens(scene_block(1, a, critic, language)) for a in asks]
-    return group_items(
-        [a.item_id for a in asks], costs, settings.pack_tokens, settings.max_scenes_per_request
+    """Consecutive scenes grouped while their blocks fit `pack_tokens`, with stable boundaries."""
+    costs = {a.item_id: count_tokens(scene_block(1, a, critic, language)) for a in asks}
+    return stable_groups(
+        ((a.item_id, a.key or a.item_id, (a.item_id,)) for a in asks),
+        costs,
+        settings.pack_tokens,
+        settings.max_scenes_per_request,
     )
 
 

@@ -34,13 +34,17 @@ def chain_item(
         )
     if len(chain["section_ids"]) > MAX_SCENES_SHOWN:
         packets.append(f"(... {len(chain['section_ids']) - MAX_SCENES_SHOWN} more scenes)")
-    members = set(chain["section_ids"])
+    place = {s: i for i, s in enumerate(chain["section_ids"])}
+    # In the chain's scene order, not the judgments' (their ids hash spans that move with an edit).
+    inside = sorted(
+        (j for j in judgments if j["scene_a"] in place and j["scene_b"] in place),
+        key=lambda j: (place[j["scene_a"]], place[j["scene_b"]]),
+    )
     edges = [
         f"{labels[j['scene_a']]}-{labels[j['scene_b']]}: "
         f"{'continuity' if j['is_continuity'] else 'no continuity'} "
         f"({float(j['confidence']):.2f}) {j['reason']}"
-        for j in judgments
-        if j["scene_a"] in members and j["scene_b"] in members
+        for j in inside
     ][:MAX_EDGES_SHOWN]
     return {
         "document_title": title,

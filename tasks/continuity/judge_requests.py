@@ -1,8 +1,11 @@
-"""judge_continuity's candidate pairs as grouped requests (prompt v2): pairs are ordered so that
-pairs naming the same scenes are neighbours and grouped while the scene packets they name (and
-their own shared-evidence lines) fit a token budget; each scene's packet is written once per
-request, headed by its number in the script ("[scene 12]"), and each pair is a numbered block
-"n. scene 3 and scene 12" followed by the canonical evidence the two scenes share.
+"""judge_continuity's candidate pairs as grouped requests (prompt v2): pairs in script order of
+their first scene, then of their second (so the pairs of a scene are neighbours), grouped while
+the scene packets they name (and their own shared-evidence lines) fit a token budget, with
+content-defined boundaries (tasks.request_groups: a group also ends after a pair whose two scene
+numbers hash under a threshold), so an edited scene re-asks the requests that show it and no
+others; each scene's packet is written once per request, headed by its number in the script
+("[scene 12]"), and each pair is a numbered block "n. scene 3 and scene 12" followed by the
+canonical evidence the two scenes share.
 
 A scene's packet shows the lines that mention any entity it shares with another asked scene
 (the same packet whichever pairs it is asked with), clipped as the pairwise packet is."""
@@ -14,7 +17,7 @@ from typing import Any, Iterator
 
 from schemas.config import ContinuitySettings
 from tasks.continuity.scenes import SceneGraph, packet
-from tasks.llm.grouped import iter_groups_by_shared, order_by_shared
+from tasks.request_groups import iter_stable_groups
 from tasks.tables.io import as_list
 from tasks.text import count_tokens
 
@@ -92,8 +95,15 @@ class JudgeRequests:
         self.joiner = LABELS["zh" if language == "zh" else "en"][0]
         self._packets: dict[str, str] = {}
         self._shared: dict[str, str] = {}
-        self._parts = order_by_shared(
-            [(i, (c["scene_a"], c["scene_b"], f"pair:{i}")) for i, c in self.candidates.items()]
+        # A pair's place and its boundary key are its two scene numbers: they stay put when a
+        # scene is edited, where ids (which hash character spans) do not.
+        self._parts = sorted(
+            (
+                (self.order[c["scene_a"]], self.order[c["scene_b"]]),
+                i,
+                (c["scene_a"], c["scene_b"], f"pair:{i}"),
+            )
+            for i, c in self.candidates.items()
         )
 
     def packet(self, section_id: str) -> str:
@@ -119,8 +129,11 @@ class JudgeRequests:
 
     def iter_groups(self) -> Iterator[list[str]]:
         """The groups as they are formed (what the stage sends)."""
-        return iter_groups_by_shared(
-            self._parts, self.cost, self.settings.pack_tokens, self.settings.max_candidates_per_request
+        return iter_stable_groups(
+            ((i, f"{a}:{b}", parts) for (a, b), i, parts in self._parts),
+            self.cost,
+            self.settings.pack_tokens,
+            self.settings.max_candidates_per_request,
         )
 
     @cached_property

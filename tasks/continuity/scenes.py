@@ -11,12 +11,14 @@ from typing import Any
 
 import pandas as pd
 
+from tasks.llm.records import first_words
 from tasks.tables.io import as_list
 
 SETUP_TYPES = ("character", "location", "object")
 CUE_ORDER = ("location", "object", "character")  # a chain's cues: the set first, then props, then cast
 MAX_EVIDENCE_CHARS = 700
 MAX_FACTS = 6
+MAX_OCCASION_WORDS = 12
 
 
 @dataclass
@@ -54,6 +56,7 @@ class SceneGraph:
     doc_id: str
     scenes: list[Scene]
     entities: dict[str, dict[str, Any]]  # entity id -> row (setup types only)
+    occasions: dict[str, str] = field(default_factory=dict)  # occasion id -> its description
 
     @cached_property
     def by_id(self) -> dict[str, Scene]:
@@ -110,15 +113,17 @@ def scene_graph(doc_id: str, tables: dict[str, pd.DataFrame]) -> SceneGraph:
             if entity_id not in scene.grounded:
                 scene.grounded[entity_id] = (str(surface), int(start), int(end))
     occasions = tables.get("occasions")
+    described: dict[str, str] = {}
     if occasions is not None and len(occasions):
         for o in occasions.sort_values("occasion_id").to_dict("records"):
+            described[o["occasion_id"]] = " ".join(_str(o.get("description")).split())
             linked = [e for e in [o.get("setting_id"), *as_list(o.get("participant_ids"))] if e in entities]
             for section_id in as_list(o.get("section_ids")):
                 scene = by_id.get(section_id)
                 for entity_id in linked if scene is not None else ():
                     scene.via_occasion[entity_id].append(o["occasion_id"])
     _attach_facts(by_id, tables)
-    return SceneGraph(doc_id, scenes, entities)
+    return SceneGraph(doc_id, scenes, entities, described)
 
 
 def _attach_facts(by_id: dict[str, Scene], tables: dict[str, pd.DataFrame]) -> None:
@@ -149,21 +154,29 @@ def evidence_lines(scene: Scene, entity_ids: list[str], graph: SceneGraph) -> st
     return "\n".join(picked)[:MAX_EVIDENCE_CHARS]
 
 
+def occasion_names(scene: Scene, graph: SceneGraph) -> list[str]:
+    """The descriptions of the occasions linked to the scene, shortened (an id would
+    tell a model nothing, and ids hash spans that move when an earlier scene is edited), sorted."""
+    ids = {o for ids in scene.via_occasion.values() for o in ids}
+    return sorted({first_words(graph.occasions.get(o) or "", MAX_OCCASION_WORDS) for o in ids} - {""})
+
+
 def packet(scene: Scene, graph: SceneGraph, shared: list[str]) -> dict[str, str]:
-    """One scene's source-grounded packet: title/source, evidence, entities by type, facts."""
+    """One scene's source-grounded packet: title and its number in the script (no character offsets:
+    they move with every edit before the scene, and the prompt would change with them), evidence,
+    entities by type, occasions, facts."""
     names: dict[str, list[str]] = {t: [] for t in SETUP_TYPES}
     for entity_id in sorted(scene.linked, key=graph.name):
         names[graph.kind(entity_id)].append(
             graph.name(entity_id) + ("" if entity_id in scene.grounded else " (occasion)")
         )
     return {
-        "title": f"{scene.heading} (scene {scene.index + 1}, "
-        f"chars {scene.char_start}-{scene.char_start + len(scene.text)})",
+        "title": f"{scene.heading} (scene {scene.index + 1})",
         "evidence": evidence_lines(scene, shared, graph) or "-",
         "characters": ", ".join(names["character"]) or "-",
         "locations": ", ".join(names["location"]) or "-",
         "objects": ", ".join(names["object"]) or "-",
-        "occasions": ", ".join(sorted({o for ids in scene.via_occasion.values() for o in ids})[:6]) or "-",
+        "occasions": "; ".join(occasion_names(scene, graph)[:6]) or "-",
         "facts": "; ".join(scene.facts[:MAX_FACTS]) or "-",
     }
 

@@ -9,7 +9,8 @@ from __future__ import annotations
 from typing import Any
 
 from schemas.responses.narrative import FactsReply
-from tasks.llm.grouped import group_by_shared, run_grouped
+from tasks.llm.grouped import run_grouped
+from tasks.request_groups import stable_groups
 from tasks.stage import StageContext
 from tasks.facts.heuristics import normal_key
 from tasks.facts.located import located_fact_row
@@ -46,8 +47,9 @@ def entity_groups(plan: list[tuple[dict[str, Any], list[dict[str, Any]]]], budge
     """Entity ids grouped in order of first appearance while their chunks' union fits `budget` tokens."""
     ordered = sorted(plan, key=lambda p: (min(int(c["char_start"]) for c in p[1]), p[0]["entity_id"]))
     cost = {c["chunk_id"]: int(c["n_tokens"]) for _, chunks in plan for c in chunks}
-    items = [(entity["entity_id"], [c["chunk_id"] for c in chunks]) for entity, chunks in ordered]
-    return group_by_shared(items, cost, budget, max_items)
+    # Boundaries keyed by entity (ids hash names), so they stay put when another scene is edited.
+    items = [(e["entity_id"], e["entity_id"], [c["chunk_id"] for c in chunks]) for e, chunks in ordered]
+    return stable_groups(items, cost, budget, max_items)
 
 
 def group_excerpts(chunk_lists: list[list[dict[str, Any]]]) -> list[dict[str, Any]]:

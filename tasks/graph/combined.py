@@ -20,7 +20,7 @@ from schemas.ids import make_id
 from schemas.responses.combined import CombinedExtraction, PassageFact
 from schemas.responses.graph import GraphExtraction
 from schemas.responses.narrative import NarrativeReply
-from tasks.graph.llm import graph_output, known_character_names
+from tasks.graph.llm import graph_output, known_characters, named_in
 from tasks.graph.packing import Member, Pack, pack_chunks
 from tasks.llm.items import run_structured
 from tasks.narrative.inputs import locate_quote
@@ -118,7 +118,7 @@ def extract_combined(ctx: StageContext, offline_entities: list[dict[str, Any]]) 
     sections = ctx.table("sections")
     headings = dict(zip(sections["section_id"], sections["heading"].fillna("").astype(str)))
     section_of = dict(zip(chunks["chunk_id"], chunks["section_id"]))
-    known = known_character_names(offline_entities, document.language)
+    known = known_characters(offline_entities)
     packs = pack_chunks(list(chunks.itertuples()), document.text, settings.combined_pack_tokens)
     items = [
         (
@@ -126,7 +126,7 @@ def extract_combined(ctx: StageContext, offline_entities: list[dict[str, Any]]) 
             pack_values(
                 document.title,
                 document.language,
-                known,
+                named_in(known, p.text, document.language),
                 pack_headings(p, section_of, headings, document.language),
                 p,
             ),
@@ -135,6 +135,9 @@ def extract_combined(ctx: StageContext, offline_entities: list[dict[str, Any]]) 
     ]
     size = dict(zip(chunks["chunk_id"], chunks["n_tokens"].astype(int)))
     longest = max((sum(size[m.chunk_id] for m in p.members) for p in packs), default=0)
+    # From the pack budget, not from the longest pack of this text: the limit is part of every
+    # request's cache key, and one scene grown by an edit must not change the others' keys.
+    longest = max(longest, settings.combined_pack_tokens or ctx.settings.split_chunks.chunk_tokens)
     limit = max(ctx.settings.llm.max_tokens, REPLY_TOKENS_PER_SOURCE_TOKEN * longest)
     batch = run_structured(ctx, PROMPT_ID, items, CombinedExtraction, max_tokens=limit)
     batch.failures = member_failures(batch.failures, packs)  # every lost chunk listed

@@ -10,6 +10,8 @@ request fails is a `failures` row (for its first chunk); the other chunks carry 
 
 from __future__ import annotations
 
+import re
+
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 from typing import Any
@@ -36,14 +38,28 @@ class ChunkReply:
     method: str
 
 
-def known_character_names(raw_entities: list[dict[str, Any]], language: str) -> str:
-    """The most mentioned characters of the offline reading, as a list for the prompt."""
+def known_characters(raw_entities: list[dict[str, Any]]) -> list[str]:
+    """The most mentioned characters of the offline reading (at most MAX_KNOWN_NAMES)."""
     characters = sorted(
         (e for e in raw_entities if e["entity_type"] == "character"),
         key=lambda e: (-e["n_mentions"], e["name"]),
     )[:MAX_KNOWN_NAMES]
+    return [str(e["name"]) for e in characters]
+
+
+def named_in(names: list[str], text: str, language: str) -> str:
+    """The known characters a passage names, in alphabetical order, as a list for its prompt.
+
+    Only the passage's own: a list of the whole document's, ordered by mention counts, would
+    change every request's prompt (and miss the LLM cache) whenever one scene gains a mention."""
+    folded = text.casefold()
+    found = sorted(
+        n
+        for n in set(names)
+        if (n in text if language == "zh" else re.search(rf"(?<!\w){re.escape(n.casefold())}(?!\w)", folded))
+    )
     separator = "、" if language == "zh" else ", "
-    return separator.join(e["name"] for e in characters) or ("（无）" if language == "zh" else "(none)")
+    return separator.join(found) or ("（无）" if language == "zh" else "(none)")
 
 
 def _values(title: str, language: str, known: str, text: str, already: str) -> dict[str, str]:
@@ -71,10 +87,14 @@ def extract_with_llm(
     document = ctx.document
     settings = ctx.settings.extract_graph
     chunks = ctx.table("chunks").sort_values("ordinal")
-    known = known_character_names(offline_entities, document.language)
+    known = known_characters(offline_entities)
     nothing = "（尚无）" if document.language == "zh" else "(nothing yet)"
     packs = pack_chunks(list(chunks.itertuples()), document.text, settings.pack_tokens)
-    items = [(p.item_id, _values(document.title, document.language, known, p.text, nothing)) for p in packs]
+    language = document.language
+    items = [
+        (p.item_id, _values(document.title, language, named_in(known, p.text, language), p.text, nothing))
+        for p in packs
+    ]
     batch: LLMBatch[GraphExtraction] = run_structured(ctx, prompt_id, items, GraphExtraction)
     by_pack = {p.item_id: p for p in packs}
     answered = [(by_pack[item_id], reply) for item_id, reply in batch.values.items()]
@@ -85,7 +105,7 @@ def extract_with_llm(
 def graph_output(
     ctx: StageContext,
     glean_prompt_id: str,
-    known: str,
+    known: list[str],
     answered: list[tuple[Pack, GraphExtraction]],
     batch: LLMBatch[Any],
 ) -> StageOutput:
@@ -101,7 +121,11 @@ def graph_output(
             (
                 p.item_id + GLEAN_SUFFIX,
                 _values(
-                    document.title, document.language, known, p.text, _already_found(reply, document.language)
+                    document.title,
+                    document.language,
+                    named_in(known, p.text, document.language),
+                    p.text,
+                    _already_found(reply, document.language),
                 ),
             )
             for p, reply in answered
@@ -228,7 +252,9 @@ def _endpoint(
     key = draft.add_entity(
         "concept",
         name,
-        f"Named in a relation of chunk {reply.chunk_id} but not extracted as an entity.",
+        # No chunk id here: it hashes the chunk's span, which moves with an edit of an earlier scene,
+        # and descriptions reach later prompts.
+        "Named in a relation but not extracted as an entity.",
         "llm:proxy",
         is_proxy=True,
     )

@@ -16,6 +16,9 @@ from typing import Any
 from schemas.responses.graph import GraphExtraction
 from tasks.graph.name_lexicon import ANY, Lexicon
 from tasks.graph.names import normalize_name
+from tasks.request_groups import is_cut
+
+CUT_BUDGETS = 2  # budgets of tokens between content-defined pack boundaries, on average
 
 
 @dataclass(frozen=True)
@@ -33,18 +36,29 @@ class Pack:
     members: tuple[Member, ...]
 
 
+def ends_pack(text: str, tokens: int, budget: int) -> bool:
+    """A content-defined pack boundary after a chunk: decided by a hash of the chunk's own text
+    (tasks.request_groups), on average once per `CUT_BUDGETS` budgets of tokens. Filling packs up to
+    the budget alone moves every later boundary when one chunk grows, and every later request then
+    misses the LLM cache; after such a cut the packs start again whatever came before."""
+    return budget > 0 and is_cut(text, tokens / (CUT_BUDGETS * budget))
+
+
 def pack_chunks(chunks: list[Any], document_text: str, budget: int) -> list[Pack]:
     """Consecutive chunks (rows with chunk_id, char_start, char_end, n_tokens, text, in order)
-    grouped while their tokens fit `budget`; budget 0 keeps one chunk per request."""
+    grouped while their tokens fit `budget`, a pack also ending after a chunk that `ends_pack`;
+    budget 0 keeps one chunk per request."""
     groups: list[list[Any]] = []
     used = 0
+    cut = False
     for chunk in chunks:
         tokens = int(chunk.n_tokens)
-        if not groups or budget <= 0 or used + tokens > budget:
+        if not groups or budget <= 0 or cut or used + tokens > budget:
             groups.append([])
             used = 0
         groups[-1].append(chunk)
         used += tokens
+        cut = ends_pack(str(chunk.text), tokens, budget)
     packs = []
     for group in groups:
         start, end = int(group[0].char_start), int(group[-1].char_end)

@@ -25,6 +25,7 @@ from tasks.hierarchy.shortcut_requests import shortcut_requests
 from schemas.ids import make_id
 from tasks.llm.grouped import run_grouped
 from tasks.llm.items import LLMBatch
+from tasks.hierarchy.saber_aliases import aliased, restored
 from tasks.hierarchy.saber import clean_episode_graph
 from tasks.hierarchy.saber_model import (
     Adjudicator,
@@ -198,13 +199,14 @@ def llm_adjudicator(
 def run(ctx: StageContext) -> StageOutput:
     settings = ctx.settings.break_cycles
     collected: LLMBatch[ShortcutJudgment] = LLMBatch()
-    judge = (
-        llm_adjudicator(ctx, ctx.table("episodes"), collected)
-        if ctx.llm is not None and settings.mode == "saber"
-        else None
-    )
-    result = clean_links(ctx.table("episode_links"), settings, judge)
+    # SABER sees episodes and links by their place in the story, not by ids that move with an edit.
+    links, episodes, alias = aliased(ctx.table("episode_links"), ctx.table("episodes"))
+    asks = ctx.llm is not None and settings.mode == "saber"
+    judge = llm_adjudicator(ctx, episodes, collected) if asks else None
+    result = restored(clean_links(links, settings, judge), alias)
     output: StageOutput = output_rows(ctx.doc_id, result, settings)
     if ctx.llm is not None:
-        output.update(failures=collected.failures, llm_calls=collected.calls)
+        link_of = {a: r for r, a in alias.relations.items()}
+        failures = [{**f, "item_id": link_of.get(f["item_id"], f["item_id"])} for f in collected.failures]
+        output.update(failures=failures, llm_calls=collected.calls)
     return output

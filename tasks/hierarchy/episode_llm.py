@@ -7,13 +7,15 @@ fails on keeps its composed text, and the failure is listed."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from schemas.responses.hierarchy import EpisodeDescription
 from tasks.hierarchy.text import shorten, span_label
 from tasks.hierarchy.episode_text import salience
 from tasks.hierarchy.units import Unit, has_cue
-from tasks.llm.grouped import group_items, run_grouped
+from tasks.llm.grouped import run_grouped
+from tasks.request_groups import stable_groups
 from tasks.llm.records import first_sentences
 from tasks.stage import StageContext, StageOutput
 from tasks.text import count_tokens
@@ -84,8 +86,18 @@ def episode_block(number: int, units: Sequence[Unit], people: Sequence[str], lan
 
 
 def group_blocks(blocks: dict[str, str], pack_tokens: int, max_per_request: int) -> list[list[str]]:
-    """Consecutive episodes grouped while their blocks fit `pack_tokens`."""
-    return group_items(list(blocks), [count_tokens(b) for b in blocks.values()], pack_tokens, max_per_request)
+    """Consecutive episodes grouped while their blocks fit `pack_tokens`, with content-defined
+    boundaries keyed by each episode's section span (tasks.request_groups): an edited episode
+    re-asks its own group, not every later one."""
+    costs = {e: count_tokens(b) for e, b in blocks.items()}
+    items = ((e, span_key(b), (e,)) for e, b in blocks.items())
+    return stable_groups(items, costs, pack_tokens, max_per_request)
+
+
+def span_key(block: str) -> str:
+    """A block's section span: its head line without the participants (they change with an edit
+    of the episode's own text, and its span seldom does)."""
+    return re.split(r"[;；]", block.split("\n", 1)[0], maxsplit=1)[0]
 
 
 def renumbered(block: str, number: int) -> str:

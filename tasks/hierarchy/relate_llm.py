@@ -1,7 +1,8 @@
-"""LLM episode relations, several candidate pairs per request: pairs are ordered so that pairs
-naming the same episodes are neighbours and grouped while the episodes they name fit a token
-budget; each episode of a request is one line (labelled E1, E2, ... in telling order, see
-episode_records.episode_line) and each pair is a numbered line "E3 and E5", answered by number.
+"""LLM episode relations, several candidate pairs per request: pairs in source order (an
+episode's pairs are neighbours: candidates come from a window of later episodes), grouped while
+the episodes they name fit a token budget, with content-defined boundaries
+(tasks.request_groups); each episode of a request is one line (labelled E1, E2, ... in telling
+order, see episode_records.episode_line) and each pair is a numbered line "E3 and E5", answered by number.
 A pair a reply leaves out is asked again once; still unanswered, it is a failures row."""
 
 from __future__ import annotations
@@ -15,7 +16,8 @@ from schemas.responses.hierarchy import EpisodeRelationJudgment
 from tasks.hierarchy.episode_candidates import Candidate, EpisodeInfo
 from tasks.hierarchy.episode_records import episode_line
 from tasks.hierarchy.text import shorten
-from tasks.llm.grouped import group_by_shared, order_by_shared, run_grouped
+from tasks.llm.grouped import run_grouped
+from tasks.request_groups import stable_groups
 from tasks.stage import StageContext, StageOutput
 from tasks.text import count_tokens
 
@@ -56,9 +58,11 @@ def relate_requests(
     keyed = {f"{a}|{b}": (a, b) for a, b in pairs}
     lines = {e: episode_line(episodes[e], names, language) for e in {x for p in pairs for x in p}}
     cost = {e: count_tokens(line) + 2 for e, line in lines.items()}  # + its label
-    groups = group_by_shared(
-        order_by_shared(list(keyed.items())), cost, settings.pack_tokens, settings.max_pairs_per_request
-    )
+    # In source order (an episode's pairs are neighbours: the window is local), with boundaries keyed
+    # by what a pair shows, not by ids, which hash character spans that move with an earlier edit.
+    ordered = sorted(keyed.items(), key=lambda item: (order[item[1][0]], order[item[1][1]]))
+    items = [(key, f"{lines[a]}\n{lines[b]}", (a, b)) for key, (a, b) in ordered]
+    groups = stable_groups(items, cost, settings.pack_tokens, settings.max_pairs_per_request)
     return RelateRequests(keyed, lines, order, groups)
 
 

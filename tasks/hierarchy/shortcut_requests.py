@@ -1,5 +1,7 @@
-"""break_cycles' shortcut questions as grouped requests: questions are ordered so that questions
-naming the same episodes are neighbours and grouped while those episodes fit a token budget;
+"""break_cycles' shortcut questions as grouped requests: questions in story order of the episodes
+they name, grouped while those episodes fit a token budget, with content-defined boundaries keyed
+by what each question shows (tasks.request_groups), so a question that changes re-asks its own
+group, not every later one;
 each episode of a request is one line (labelled E1, E2, ... in first-named order, see
 episode_records.episode_line; its span, summary and goal: whether a path carries an edge is told
 by what the episodes say, not by who is in them) and each question a numbered line
@@ -14,7 +16,7 @@ from typing import Any
 from schemas.config import BreakCyclesSettings
 from tasks.hierarchy.episode_records import episode_line
 from tasks.hierarchy.saber_model import ShortcutQuestion
-from tasks.llm.grouped import group_by_shared, order_by_shared
+from tasks.request_groups import stable_groups
 from tasks.text import count_tokens
 
 SUMMARY_WORDS = {"en": 30, "zh": 60}
@@ -63,6 +65,20 @@ def shortcut_requests(
         e: episode_line(episodes[e], {}, language, words, participants=False) for e in named if e in episodes
     }
     cost = {e: count_tokens(line) + 2 for e, line in lines.items()}  # + its label
-    parts = [(rid, _path(q)) for rid, q in by_relation.items()]
-    groups = group_by_shared(order_by_shared(parts), cost, settings.pack_tokens, settings.max_per_request)
+    place = {e: _place(episodes[e]) for e in named if e in episodes}
+    ordered = sorted(by_relation.items(), key=lambda item: [place.get(e, (0, 0)) for e in _path(item[1])])
+    items = [(rid, _content_key(q, lines), _path(q)) for rid, q in ordered]
+    groups = stable_groups(items, cost, settings.pack_tokens, settings.max_per_request)
     return ShortcutRequests(by_relation, lines, groups)
+
+
+def _place(row: Any) -> tuple[int, int]:
+    """An episode's place in the story: its first section, then its order among episodes."""
+    return int(row.first_ordinal), int(row.ordinal)
+
+
+def _content_key(q: ShortcutQuestion, lines: Mapping[str, str]) -> str:
+    """What a question asks, as the prompt shows it: its episodes' lines and the relation types
+    (ids hash character spans, which move when an earlier scene is edited)."""
+    kinds = [q.edge.relation_type, *(e.relation_type for e in q.path_edges)]
+    return "\n".join([*(lines.get(e, "") for e in _path(q)), *kinds])

@@ -2,8 +2,9 @@
 of a request run through (and those of the other storylines they are asked about) are one line
 each, labelled E1, E2, ... in story order (see episode_records.episode_line); each storyline is a
 numbered item naming its episodes by label, its characters, and the other storylines to judge
-with the structural signals that make them worth asking. Storylines sharing episodes are grouped
-while those episodes fit a token budget."""
+with the structural signals that make them worth asking. Storylines, in the order
+induce_storylines gives them, are grouped while their episodes fit a token budget, with
+content-defined boundaries (tasks.request_groups)."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from schemas.config import InduceStorylinesSettings
 from tasks.hierarchy.episode_records import episode_line
 from tasks.hierarchy.storyline_relations import EpisodeGraph, StorylineInfo, ordered_pairs, pair_hints
 from tasks.hierarchy.units import CHARACTER_TYPES
-from tasks.llm.grouped import group_by_shared, order_by_shared
+from tasks.request_groups import stable_groups
 from tasks.text import count_tokens
 
 MAX_CHARACTERS = 20
@@ -110,6 +111,8 @@ def storyline_requests(
     named = {e for i in by_id for e in plan.shown(i)}
     lines = {e: episode_line(episodes[e], names, language) for e in named}
     cost = {e: count_tokens(line) + 2 for e, line in lines.items()}  # + its label
-    items = [(i, plan.shown(i)) for i in by_id]
-    groups = group_by_shared(order_by_shared(items), cost, settings.pack_tokens, settings.max_per_request)
+    # Boundaries keyed by what a storyline shows (its episodes' lines), not by ids, which hash
+    # character spans that move when an earlier scene is edited.
+    items = [(i, "\n".join(lines[e] for e in plan.shown(i)), plan.shown(i)) for i in by_id]
+    groups = stable_groups(items, cost, settings.pack_tokens, settings.max_per_request)
     return StorylineRequests(by_id, characters, plan.partners, lines, plan.order, groups)

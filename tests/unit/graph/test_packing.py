@@ -4,7 +4,7 @@ from types import SimpleNamespace
 
 from flows.build.dry_run import packed_requests
 from schemas.responses.graph import ExtractedEntity, GraphExtraction
-from tasks.graph.packing import Member, pack_chunks, split_reply
+from tasks.graph.packing import Member, ends_pack, pack_chunks, split_reply
 
 TEXT = "Anna meets Ben at the pier.\n\nLater Carl waits alone by the lighthouse."
 
@@ -27,14 +27,21 @@ def _chunks(sizes: list[int]) -> list[SimpleNamespace]:
 
 def test_packs_respect_the_budget_and_the_dry_run_counts_the_same() -> None:
     sizes = [100, 300, 900, 50, 50, 2000, 10]
-    packs = pack_chunks(_chunks(sizes), TEXT, 1000)
+    chunks = _chunks(sizes)
+    packs = pack_chunks(chunks, TEXT, 1000)
+    # c2 would share a pack with c3 and c4 by the budget, but its text falls on a content-defined
+    # boundary (tasks.graph.packing.ends_pack), which holds whatever the chunks before it hold.
+    assert ends_pack(chunks[2].text, 900, 1000) and not any(
+        ends_pack(c.text, n, 1000) for c, n in zip(chunks[:2], sizes)
+    )
     assert [[m.chunk_id for m in p.members] for p in packs] == [
         ["c0", "c1"],
-        ["c2", "c3", "c4"],
+        ["c2"],
+        ["c3", "c4"],
         ["c5"],
         ["c6"],
     ]
-    assert packed_requests(sizes, 1000) == len(packs)
+    assert packed_requests(sizes, 1000, [c.text for c in chunks]) == len(packs)
     assert len(pack_chunks(_chunks(sizes), TEXT, 0)) == len(sizes) == packed_requests(sizes, 0)
     assert packs[0].item_id == "c0" and packs[0].text == TEXT[0:11]
 
