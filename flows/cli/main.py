@@ -238,8 +238,12 @@ def build_parser() -> argparse.ArgumentParser:
     sql.add_argument("query")
     sql.add_argument("--workspace", "-w", required=True)
     sql.add_argument("--format", choices=["table", "csv", "json"], default="table")
-    sql.add_argument("--max-rows", type=int, default=200, help="rows shown in table format")
-    sql.add_argument("--config", help="TOML settings file ([sql] timeout_s, memory_limit, threads)")
+    sql.add_argument(
+        "--max-rows", type=int, help="rows kept (default: 200 shown in table format, every row in csv/json)"
+    )
+    sql.add_argument(
+        "--config", help="TOML settings file ([sql] timeout_s, memory_limit, threads, max_result_mb)"
+    )
     sql.add_argument("--debug", action="store_true")
     sql.set_defaults(command="sql")
 
