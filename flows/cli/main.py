@@ -193,6 +193,11 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument(
         "--queue", type=int, default=16, help="questions allowed to wait before 503 busy (default 16)"
     )
+    serve.add_argument(
+        "--allow-host",
+        action="append",
+        help="another Host name clients may use (repeat; default: the --host address, localhost on loopback)",
+    )
     serve.set_defaults(command="serve")
 
     ablate = commands.add_parser("ablate", help="run the ablation grid (paper §4.3) into ablation_results")
