@@ -265,34 +265,77 @@ def run_stage(
         _check_all(workspace, doc_id, outputs)
         lost = lost_items(outputs["failures"])
     except Exception as exc:  # any stage error becomes a failures row; the build carries on
-        error = _one_line(exc)
-        write_table(
+        return _record_failure(workspace, manifest, stage, doc_id, exc, started)
+    # A full disk (or a vanished folder) while writing fails this stage; the build goes on and says so.
+    try:
+        return _commit_outputs(
             workspace,
-            "failures",
-            [
-                {
-                    "doc_id": doc_id,
-                    "stage": stage.name,
-                    "item_id": doc_id,
-                    "error": error,
-                    "payload": _short_trace(exc),
-                }
-            ],
-            doc_id,
-            stage.name,
+            stage,
+            settings,
+            resources,
+            manifest,
+            fingerprint,
+            outputs,
+            lost,
+            started,
+            warnings,
+            details,
         )
-        failure = StageRecord(
-            fingerprint="",
-            version=stage.version,
-            config_hash="",
-            outputs={},
-            seconds=time.perf_counter() - started,
-            finished_at=now_iso(),
-            status="failed",
-            error=error,
-        )
+    except OSError as exc:
+        return _record_failure(workspace, manifest, stage, doc_id, exc, started)
+
+
+def _record_failure(
+    workspace: Workspace,
+    manifest: DocumentManifest,
+    stage: Stage,
+    doc_id: str,
+    exc: Exception,
+    started: float,
+) -> StageOutcome:
+    """A failures row and a `failed` manifest record for the stage; when even these cannot be written
+    (the disk is full), the outcome alone carries the error, so the build still reports it."""
+    error = _one_line(exc)
+    row = {
+        "doc_id": doc_id,
+        "stage": stage.name,
+        "item_id": doc_id,
+        "error": error,
+        "payload": _short_trace(exc),
+    }
+    failure = StageRecord(
+        fingerprint="",
+        version=stage.version,
+        config_hash="",
+        outputs={},
+        seconds=time.perf_counter() - started,
+        finished_at=now_iso(),
+        status="failed",
+        error=error,
+    )
+    try:
+        write_table(workspace, "failures", [row], doc_id, stage.name)
         _commit_record(workspace, manifest, stage.name, failure)
-        return StageOutcome(stage.name, "failed", seconds=time.perf_counter() - started, error=error)
+    except OSError as again:
+        error = f"{error} (not recorded: {_one_line(again)})"[:500]
+    return StageOutcome(stage.name, "failed", seconds=time.perf_counter() - started, error=error)
+
+
+def _commit_outputs(
+    workspace: Workspace,
+    stage: Stage,
+    settings: Settings,
+    resources: Resources,
+    manifest: DocumentManifest,
+    fingerprint: str,
+    outputs: dict[str, pa.Table],
+    lost: int,
+    started: float,
+    warnings: list[str],
+    details: dict[str, Any],
+) -> StageOutcome:
+    """Write the stage's tables and record them in the manifest."""
+    doc_id = manifest.doc_id
     records: dict[str, dict[str, Any]] = {}
     for name, arrow in outputs.items():
         result = write_table(workspace, name, arrow, doc_id, stage.name if name in SIDE_TABLES else None)

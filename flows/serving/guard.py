@@ -27,6 +27,8 @@ import h11
 import uvicorn
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
+from flows.log_lines import add_one_line
+
 try:
     import resource
 except ImportError:  # pragma: no cover - not on POSIX
@@ -202,26 +204,12 @@ def guarded_protocol(max_connections: int = MAX_CONNECTIONS, read_timeout_s: flo
     return GuardedH11Protocol
 
 
-class OneLine(logging.Filter):
-    """Log records of the server's loggers as one line: the exception's text, not its traceback
-    (a flood of failed accepts must not fill the log with stack traces)."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        if record.exc_info:
-            exc = record.exc_info[1]
-            record.msg = f"{record.getMessage()}: {type(exc).__name__}: {exc}"
-            record.args = None
-            record.exc_info = None
-            record.exc_text = None
-        return True
-
-
 def quiet_tracebacks(names: Iterable[str] = ("asyncio", "uvicorn.error", "uvicorn")) -> None:
-    """Install `OneLine` on the loggers that report connection-level errors."""
-    for name in names:
-        logger = logging.getLogger(name)
-        if not any(isinstance(f, OneLine) for f in logger.filters):
-            logger.addFilter(OneLine())
+    """One line per record on the loggers that report connection-level errors (a flood of failed
+    accepts must not fill the log with stack traces)."""
+    loggers = [logging.getLogger(name) for name in names]
+    add_one_line(loggers)
+    add_one_line(h for logger in loggers for h in logger.handlers)
 
 
 def make_server(
@@ -236,7 +224,6 @@ def make_server(
     log_level: str = "warning",
 ) -> uvicorn.Server:
     """A uvicorn server for `app` with every guard of this module in place."""
-    quiet_tracebacks()
     # Below the descriptor limit, so accept() never fails for want of one.
     soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0] if resource is not None else -1
     if soft != -1 and soft != getattr(resource, "RLIM_INFINITY", -1):
@@ -251,4 +238,5 @@ def make_server(
         timeout_keep_alive=5,
         h11_max_incomplete_event_size=16 * 1024,  # request line and headers
     )
+    quiet_tracebacks()  # after the config, which sets up uvicorn's log handlers
     return uvicorn.Server(config)
