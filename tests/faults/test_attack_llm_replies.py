@@ -7,6 +7,7 @@ equal to a fault-free build. Nothing pins a core."""
 from __future__ import annotations
 
 import json
+import re
 import threading
 import time
 from typing import Any
@@ -35,10 +36,13 @@ class Poisoned:
     """The pipeline's replies, except for the first `count` distinct requests of `schemas` while
     `active`: those get `mode`'s reply (asked again, the same request gets it again)."""
 
-    def __init__(self, mode: str, schemas: tuple[str, ...], count: int = 2) -> None:
+    def __init__(
+        self, mode: str, schemas: tuple[str, ...], count: int = 2, modes: tuple[str, ...] = ()
+    ) -> None:
         self.mode, self.schemas, self.count = mode, schemas, count
+        self.modes = modes  # when given: the n-th poisoned request gets modes[n]
         self.active = True
-        self.poisoned: set[str] = set()
+        self.poisoned: dict[str, str] = {}  # first user text -> its mode
         self.lock = threading.Lock()
 
     def __call__(self, body: dict[str, Any]) -> Any:
@@ -49,16 +53,19 @@ class Poisoned:
         with self.lock:
             if key not in self.poisoned and len(self.poisoned) >= self.count:
                 return reply
-            self.poisoned.add(key)
-        if self.mode == "schema":
+            mode = self.poisoned.setdefault(key, self.modes[len(self.poisoned)] if self.modes else self.mode)
+        return self._reply(mode, reply)
+
+    def _reply(self, mode: str, reply: str) -> Any:
+        if mode == "schema":
             return json.dumps([{"valid": "json", "wrong": "schema"}])
-        if self.mode == "null":
+        if mode == "null":
             return {"tool_calls": [], "content": None}
-        if self.mode == "missing":
+        if mode == "missing":
             answer = json.loads(reply)
             answer["items"] = answer["items"][:-1]  # the last numbered item is left out
             return json.dumps(answer)
-        if self.mode == "huge":  # 5 MB strings where the schema sets no length: aliases, participants
+        if mode == "huge":  # 5 MB strings where the schema sets no length: aliases, participants
             answer = json.loads(reply)
             big = "Ab" * 2_500_000
             for entity in answer.get("entities", [])[:1]:
@@ -68,7 +75,16 @@ class Poisoned:
             for item in answer.get("interactions", [])[:1]:
                 item["subject"] = big
             return json.dumps(answer)
-        raise ValueError(self.mode)
+        if mode == "nested":
+            return "[" * 100_000 + "]" * 100_000
+        if mode == "many":  # far past the schema's 120 entities
+            answer = json.loads(reply)
+            template = answer["entities"][0]
+            answer["entities"] = [{**template, "name": f"Name {i}"} for i in range(10_000)]
+            return json.dumps(answer)
+        if mode == "overflow":
+            return re.sub(r'"strength": ?\d+', '"strength": 1e400', reply)
+        raise ValueError(mode)
 
 
 def _build(ws: Workspace, url: str, config, capsys, *extra: str) -> tuple[int, str, str]:
@@ -161,3 +177,16 @@ def test_a_huge_string_in_a_reply_does_not_pin_a_core(tmp_path, capsys):
     assert poisoned.poisoned and "Traceback" not in err and rc == 0, err
     assert seconds < 60, seconds
     assert read_frame(ws, "raw_mentions")["surface"].str.len().max() < 1000
+
+
+def test_hostile_reply_shapes_are_lost_items_never_a_traceback(tmp_path, capsys):
+    """100,000 nested brackets, 10,000 entities, a number past float range: one request each."""
+    ws, config = Workspace.at(tmp_path / "ws"), llm_config(tmp_path)
+    poisoned = Poisoned("nested", GRAPH_SCHEMAS, count=3, modes=("nested", "many", "overflow"))
+    with FakeOpenAIServer(model_names=(TEST_MODEL,), responder=poisoned) as server:
+        rc, out, err = _build(ws, server.url, config, capsys)
+    # (the test server may log a reset connection of its own: only nkw's output is judged)
+    assert len(poisoned.poisoned) == 3 and "Traceback" not in out
+    assert all("socketserver.py" in block for block in err.split("Traceback")[1:]), err
+    assert rc == 1 and "INCOMPLETE: 3 item(s) lost" in out, out
+    assert load_manifest(ws, DOC).stages["extract_graph"].status == "partial"
