@@ -77,6 +77,7 @@ def main() -> int:
     parser.add_argument("--json", action="store_true", help="every case's outcome as JSON")
     parser.add_argument("--keep", action="store_true", help="keep the scratch folder")
     args = parser.parse_args()
+    sys.stdout.reconfigure(line_buffering=True)  # each family's lines as it ends, also into a file
     load_families()
     scratch = scratch_dir()
     env = environment(scratch)

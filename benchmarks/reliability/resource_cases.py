@@ -164,14 +164,13 @@ def eval_on_a_full_disk(ctx: Context) -> Outcome | None:
         built = ctx.nkw(*_build_args(ws)[:4], "--embeddings", "hashing", "--no-prefect", timeout=300)
         if built.rc != 0:
             return Outcome(False, note=f"could not build on the tmpfs: {built.err[-200:]}")
-        (mount / "filler").write_bytes(b"\0" * 1)  # then fill what is left
-        with open(mount / "filler", "ab") as handle:
-            try:
+        try:  # then fill what is left
+            with open(mount / "filler", "ab") as handle:
                 while True:
                     handle.write(b"\0" * 4096)
                     handle.flush()
-            except OSError:
-                pass
+        except OSError:
+            pass
         from tests.conftest import SAMPLES
 
         questions = SAMPLES / "the_lighthouse_key.questions.jsonl"

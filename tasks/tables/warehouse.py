@@ -98,6 +98,8 @@ def connect(
     try:
         # Here rather than in the config above, so that the allow-list stays empty (module docstring).
         con.execute("SET enable_external_access=false")
+        # A query running over 2 s would draw DuckDB's progress bar into the printed result.
+        con.execute("SET enable_progress_bar=false")
         con.execute(f"SET memory_limit='{_setting_text(limits.memory_limit)}'")
         con.execute(f"SET threads={int(limits.threads)}")
         con.execute("SET lock_configuration=true")

@@ -181,3 +181,15 @@ def test_odd_statements_end_in_one_line_or_a_result(sql, built_workspace, trap_f
     rc, out, err = _run(["sql", sql, "-w", str(built_workspace.root), "--format", "json"], capsys)
     assert "Traceback" not in err and (rc == 0 or _one_line_error(rc, err)), (sql[:40], err)
     assert snapshot(built_workspace.root, trap_folder) == before
+
+
+def test_a_slow_query_prints_its_rows_and_nothing_else(built_workspace, capsys, monkeypatch):
+    """DuckDB draws a progress bar into stdout for queries over 2 s unless told not to."""
+    con = connect(built_workspace)
+    try:
+        assert con.execute("SELECT current_setting('enable_progress_bar')").fetchone()[0] is False
+    finally:
+        con.close()
+    sql = "SELECT count(*) AS n FROM range(400000000) WHERE range % 7 = 1"
+    rc, out, _ = _run(["sql", sql, "-w", str(built_workspace.root), "--format", "csv"], capsys)
+    assert rc == 0 and out.splitlines() == ["n", "57142857"], out
