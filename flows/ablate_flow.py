@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import threading
+import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -32,7 +33,8 @@ from flows.evaluation.ablation import (
     variant_settings,
 )
 from flows.answer_questions import QueryEngine
-from flows.evaluation.evaluate import evaluate
+from flows.evaluation.evaluate import evaluate, load_questions
+from flows.evaluation.question_budget import question_budget
 from flows.evaluation.judging import judge_client
 from flows.prefect_server import without_heartbeats
 from flows.build.sessions import api_key, settings_payload
@@ -44,6 +46,9 @@ from tasks.tables.io import Workspace, write_table
 
 _EMBEDDERS: dict[str, Callable] = {}
 _LOCK = threading.Lock()
+# Progress meters of the grids this process started, by key: tasks in this process advance them
+# (a meter is not a parameter a flow can carry).
+_METERS: dict[str, Any] = {}
 
 
 @dataclass
@@ -66,6 +71,7 @@ class GridJob:
     samples: int
     system: str
     fresh: bool
+    progress: str | None = None  # the key of this process's meter in _METERS
 
 
 def embedder_factory_for(settings: Settings) -> Callable:
@@ -104,6 +110,9 @@ def answer_setting(job: dict[str, Any], name: str, workspace: str, settings: dic
     llm, judge = _clients(parsed, target)
     try:
         engine = QueryEngine(target, parsed, embedder_factory=embedder_factory_for(parsed), llm=llm)
+        meter = _METERS.get(grid.progress or "")
+        if meter is not None:
+            engine.on_answer = lambda n, _note: meter.advance(n, name)
         rows = []
         for path in _question_paths(grid):
             report = evaluate(
@@ -116,6 +125,9 @@ def answer_setting(job: dict[str, Any], name: str, workspace: str, settings: dic
                 engine=engine,
                 judge=judge,
                 fresh=grid.fresh,
+                setting=name,
+                variant=name if Path(workspace).resolve() != Path(grid.workspace).resolve() else "",
+                ablation_id=grid.ablation_id,
             )
             tokens = llm_tokens(target, report.run_id)
             rows += result_rows(grid.ablation_id, name, report, target, grid.samples, tokens)
@@ -175,16 +187,24 @@ def run_ablation(
     fresh: bool = False,
     use_prefect: bool = True,
     parallel: int = 2,
+    progress: Any = None,
 ) -> AblationReport:
-    """Run the grid; the LLM and judge are the ones `base` names (none: offline)."""
+    """Run the grid; the LLM and judge are the ones `base` names (none: offline). `progress` (a
+    flows.runtime.Meter) counts settings x questions as they are answered."""
     resolved = [str(Path(q).resolve()) for q in questions]
     hashes = [sha256_bytes(Path(q).read_bytes()) for q in resolved]
+    key = uuid.uuid4().hex if progress is not None else None
+    if key is not None:
+        _METERS[key] = progress
     arguments = (str(workspace.root), resolved, hashes, settings_payload(base), names, limit, samples, system)
-    if use_prefect:
-        runner = ablate_flow.with_options(task_runner=ThreadPoolTaskRunner(max_workers=parallel))
-        with without_heartbeats():
-            return runner(*arguments, fresh)
-    return _run(*arguments, fresh, prefect=False)
+    try:
+        if use_prefect:
+            runner = ablate_flow.with_options(task_runner=ThreadPoolTaskRunner(max_workers=parallel))
+            with without_heartbeats():
+                return runner(*arguments, fresh, key)
+        return _run(*arguments, fresh, key, prefect=False)
+    finally:
+        _METERS.pop(key or "", None)
 
 
 def _run(
@@ -197,19 +217,23 @@ def _run(
     samples: int,
     system: str,
     fresh: bool,
+    progress: str | None,
     prefect: bool,
 ) -> AblationReport:
     base = Settings.model_validate(settings)
     ablation_id = ablation_id_for([Path(q) for q in questions], base, names, limit, samples, system)
     job = dataclasses.asdict(
-        GridJob(workspace, questions, questions_sha256, ablation_id, limit, samples, system, fresh)
+        GridJob(workspace, questions, questions_sha256, ablation_id, limit, samples, system, fresh, progress)
     )
+    meter = _METERS.get(progress or "")
     plans: dict[str, tuple[str, dict[str, Any]]] = {}
     variants: dict[str, dict[str, Any]] = {}
     for name in names:  # build variants one at a time: building is CPU-bound
         ablation = ABLATIONS[name]
         payload = settings_payload(variant_settings(base, ablation))
         if ablation.kind == "build" and not is_noop(base, ablation):
+            if meter is not None:
+                meter.log(f"preparing the build variant {name}")
             if prefect:
                 prepare = prepare_variant_task.with_options(task_run_name=f"variant[{name}]")
                 root, stats = prepare(workspace, name, payload)
@@ -223,6 +247,9 @@ def _run(
     # the same run: it is answered once, never twice at the same time under one run id.
     same_as = same_configuration(plans)
     todo = {name: plan for name, plan in plans.items() if name not in same_as}
+    if meter is not None:
+        per_setting = sum(len(question_budget(load_questions(Path(q)), limit)) for q in questions)
+        meter.set_total(len(todo) * per_setting)
     if prefect:
         futures = {
             name: answer_setting_task.with_options(task_run_name=f"answer[{name}]").submit(
@@ -257,9 +284,20 @@ def ablate_flow(
     samples: int,
     system: str,
     fresh: bool,
+    progress: str | None = None,
 ) -> AblationReport:
     return _run(
-        workspace, questions, questions_sha256, settings, names, limit, samples, system, fresh, prefect=True
+        workspace,
+        questions,
+        questions_sha256,
+        settings,
+        names,
+        limit,
+        samples,
+        system,
+        fresh,
+        progress,
+        prefect=True,
     )
 
 

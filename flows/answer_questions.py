@@ -42,6 +42,7 @@ class QueryEngine:
         self.settings = settings
         self.llm = llm  # tasks.llm.client.LLMClient, or None for the offline path
         self.progress: Callable[[str], None] | None = None  # one line per document answered (long runs)
+        self.on_answer: Callable[[int, str], None] | None = None  # (questions answered, note): progress
         self.journal: Any = None  # an AnswerJournal (flows.evaluation): every answer saved as it is produced
         # Set for Pass@k runs: every sample is drawn at this temperature with its own seed
         # (the sample number).

@@ -1,4 +1,5 @@
-"""Text embedders behind one protocol: MiniLM shipped in a PyPI wheel (the offline default),
+"""Text embedders behind one protocol: MiniLM shipped in a PyPI wheel (the offline default), any
+other sentence-transformers model from a local folder (`[embed_texts] model = "/path/to/model"`),
 an OpenAI-compatible /v1/embeddings server, and a dependency-free hashing embedder.
 
 Embedders are built by `build_embedder` when a stage or query needs one, never at import.
@@ -15,6 +16,7 @@ import numpy as np
 
 from schemas.config import EmbedTextsSettings
 from tasks.encoders import minilm
+from tasks.encoders.sentence_transformer import SentenceTransformerEncoder, is_model_path
 from tasks.llm.http import api_base
 from tasks.long_lived import collection_paused, freeze_long_lived
 from tasks.text import index_terms
@@ -63,6 +65,21 @@ class MiniLMEmbedder:
         if not texts:
             return np.zeros((0, minilm.DIMENSION), dtype=np.float32)
         return _normalise(self._load().encode(list(texts), batch_size=self.batch_size))
+
+
+class SentenceTransformerEmbedder:
+    """A sentence-transformers model from a local folder, loaded on first use."""
+
+    def __init__(self, path: str, batch_size: int = 64) -> None:
+        self.name = f"sentence-transformers:{path}"
+        self.batch_size = batch_size
+        self._encoder = SentenceTransformerEncoder(path)
+
+    def prepare(self) -> None:
+        self._encoder.load()
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        return _normalise(self._encoder.encode(texts, self.batch_size)) if texts else self._encoder.encode([])
 
 
 class HashingEmbedder:
@@ -120,6 +137,8 @@ def build_embedder(settings: EmbedTextsSettings, api_key: str | None = None) -> 
         if not settings.url:
             raise ValueError("embed_texts.backend = 'http' needs embed_texts.url (or --embeddings-url)")
         return HttpEmbedder(settings.url, settings.model, api_key, settings.batch_size)
+    if is_model_path(settings.model):
+        return SentenceTransformerEmbedder(settings.model, settings.batch_size)
     return MiniLMEmbedder(settings.batch_size)
 
 
@@ -129,6 +148,8 @@ def embedder_identity(settings: EmbedTextsSettings) -> str:
         return f"hashing:{settings.dimensions}"
     if settings.backend == "http":
         return f"http:{settings.model}"
+    if is_model_path(settings.model):
+        return f"sentence-transformers:{settings.model}"
     return "minilm:all-MiniLM-L6-v2"
 
 
@@ -149,4 +170,6 @@ def embedder_for_identity(
         return HttpEmbedder(settings.url, detail, api_key, settings.batch_size)
     if backend == "minilm":
         return MiniLMEmbedder(settings.batch_size)
+    if backend == "sentence-transformers":
+        return SentenceTransformerEmbedder(detail, settings.batch_size)
     raise ValueError(f"unknown embedding model {identity!r} in workspace")

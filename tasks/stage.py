@@ -67,7 +67,7 @@ class RawDocument:
             "n_chars": len(self.text),
             "n_words": count_words(self.text, self.language),
             "encoding": self.encoding,
-            "meta_json": json.dumps(self.meta, ensure_ascii=False, sort_keys=True),
+            "meta": json.dumps(self.meta, ensure_ascii=False, sort_keys=True),
             "text": self.text,
         }
 

@@ -24,6 +24,7 @@ from tasks.long_lived import freeze_long_lived
 from tasks.llm.preflight import LLMUnavailable, server_problem
 from tasks.tables.io import Workspace, write_table
 from tasks.tables.lock import WriterLock
+from tasks.tables.partitions import write_listing
 from tasks.tables.manifest import StageRecord, list_manifests, load_manifest, now_iso, save_manifest
 
 
@@ -198,7 +199,7 @@ def build(
     Raises WorkspaceLocked when another writer holds the workspace, and LLMUnavailable when LLM
     stages have work and the configured server does not answer (unless `allow_offline_fallback`)."""
     with WriterLock(workspace, "build"):
-        return _build(
+        report = _build(
             paths,
             workspace,
             settings,
@@ -210,6 +211,8 @@ def build(
             allow_offline_fallback,
             doc_ids,
         )
+        write_listing(workspace)  # the files a reader outside NKW should count: tasks.tables.partitions
+        return report
 
 
 def _build(
@@ -238,17 +241,20 @@ def _build(
         resources = checked
         plan = plan_build(paths, workspace, settings, stages, resources, doc_ids)
     report.plan_seconds = time.perf_counter() - started
-    progress = Progress(len(plan.to_build), quiet=quiet)
+    progress = Progress(len(plan.to_build), quiet=quiet or not plan.to_build, stages=len(stages))
     freeze_long_lived()  # what is alive now lives through the build: see tasks.long_lived
     for ref in plan.up_to_date:
         report.documents.append(run_document(workspace, ref, stages, settings, resources))
-    if plan.to_build and map_documents is not None:
-        report.used_prefect = True
-        report.documents.extend(map_documents(workspace, plan.to_build, stages, resources, progress))
-    else:
-        for ref in plan.to_build:
-            report.documents.append(run_document(workspace, ref, stages, settings, resources, progress))
-            progress.document_done(report.documents[-1])
+    try:
+        if plan.to_build and map_documents is not None:
+            report.used_prefect = True
+            report.documents.extend(map_documents(workspace, plan.to_build, stages, resources, progress))
+        else:
+            for ref in plan.to_build:
+                report.documents.append(run_document(workspace, ref, stages, settings, resources, progress))
+                progress.document_done(report.documents[-1])
+    finally:
+        progress.close()
     resources.flush_vectors()
     report.documents.sort(key=lambda d: plan.order.get(d.doc_id, 0))
     report.seconds = time.perf_counter() - started

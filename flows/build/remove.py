@@ -13,7 +13,7 @@ import pyarrow.compute as pc
 from tasks.tables.manifest import list_manifests, manifest_path
 from schemas.tables import TABLES
 from tasks.llm.cache import LLMCache
-from tasks.tables.io import Workspace, read_table, write_table
+from tasks.tables.io import Workspace, partition_owner, read_table, write_table
 
 LLM_CACHE_DIR = "llm"
 
@@ -22,12 +22,8 @@ def workspace_doc_ids(workspace: Workspace) -> set[str]:
     """Every document the workspace holds anything of: manifests, documents rows, failures."""
     ids = {m.doc_id for m in list_manifests(workspace)}
     for name in ("documents", "failures"):
-        ids |= {_doc_of(path.stem) for path in workspace.partitions(name)}
+        ids |= {partition_owner(name, path.stem) for path in workspace.partitions(name)}
     return ids
-
-
-def _doc_of(stem: str) -> str:
-    return stem.split("__", 1)[0]
 
 
 def _document_files(workspace: Workspace, doc_id: str) -> list:
@@ -35,7 +31,7 @@ def _document_files(workspace: Workspace, doc_id: str) -> list:
     for name, table_spec in TABLES.items():
         if table_spec.partition == "run":
             continue
-        files += [p for p in workspace.partitions(name, doc_id) if _doc_of(p.stem) == doc_id]
+        files += workspace.partitions(name, doc_id)
     return files
 
 
@@ -65,7 +61,7 @@ def _llm_keys(workspace: Workspace, doc_ids: set[str]) -> set[str]:
     """Cache keys used only by the documents being removed."""
     mine: set[str] = set()
     others: set[str] = set()
-    for doc_id in sorted({_doc_of(p.stem) for p in workspace.partitions("llm_calls")}):
+    for doc_id in sorted({partition_owner("llm_calls", p.stem) for p in workspace.partitions("llm_calls")}):
         keys = read_table(workspace, "llm_calls", doc_id, ["call_key"]).column("call_key").to_pylist()
         (mine if doc_id in doc_ids else others).update(k for k in keys if k)
     return mine - others

@@ -19,16 +19,74 @@ from typing import Sequence
 STARTED = time.perf_counter()  # before the CLI's own imports: `nkw ask` reports start-up from here
 
 from flows.cli.commands.common import EXIT_FAILED, EXIT_USAGE, UserError, prefect_environment  # noqa: E402
-from flows.runtime import configure_process  # noqa: E402
+from flows.runtime import configure_process, quiet_prefect  # noqa: E402
+
+PREFECT_COMMANDS = ("build", "evaluate", "ablate")  # batch commands that may run Prefect flows
 
 __all__ = ["main", "build_parser", "prefect_environment", "EXIT_FAILED", "EXIT_USAGE", "UserError"]
 
 
+class Parser(argparse.ArgumentParser):
+    """argparse that names a misspelt flag as such: argparse checks required arguments before it
+    reports unknown ones, so `nkw eval --questoins q.jsonl` would say `--questions` is missing."""
+
+    def parse_known_args(self, args=None, namespace=None):
+        self._argv = list(sys.argv[1:] if args is None else args)
+        return super().parse_known_args(args, namespace)
+
+    def _unknown_flags(self) -> list[str]:
+        unknown = []
+        for token in getattr(self, "_argv", []):
+            if token == "--":
+                break
+            if not token.startswith("-") or token == "-" or self._negative_number_matcher.match(token):
+                continue
+            flag = token.split("=", 1)[0]
+            if flag in self._option_string_actions:
+                continue
+            if flag.startswith("--") and any(o.startswith(flag) for o in self._option_string_actions):
+                continue  # an abbreviation argparse accepts
+            if not flag.startswith("--") and flag[:2] in self._option_string_actions:
+                continue  # `-w/path` or `-n5`: a short flag with its value attached
+            unknown.append(token)
+        return unknown
+
+    def error(self, message: str):
+        unknown = self._unknown_flags() if "arguments are required" in message else []
+        if unknown:
+            message = unrecognized(unknown)
+        super().error(message)
+
+
+def unrecognized(tokens: list[str]) -> str:
+    return f"unrecognized argument{'s' if len(tokens) > 1 else ''} {' '.join(tokens)}"
+
+
+def _workspace(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--workspace", "-w", required=True, help="workspace folder (tables, manifest, cache)")
+
+
+def _debug(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--debug", action="store_true", help="show tracebacks for errors")
+
+
+def _json(parser: argparse.ArgumentParser, what: str = "the result") -> None:
+    parser.add_argument("--json", action="store_true", help=f"print {what} as JSON")
+
+
+def _out(parser: argparse.ArgumentParser, writes: str) -> None:
+    parser.add_argument("--out", "-o", required=True, metavar="DIR", help=f"output folder (gets {writes})")
+
+
+def _progress(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--quiet", "-q", action="store_true", help="no progress on stderr (results and errors still print)"
+    )
+
+
 def _common(parser: argparse.ArgumentParser, workspace: bool = True) -> None:
     if workspace:
-        parser.add_argument(
-            "--workspace", "-w", required=True, help="workspace folder (tables, manifest, cache)"
-        )
+        _workspace(parser)
     parser.add_argument("--config", help="TOML settings file (one section per stage)")
     parser.add_argument(
         "--llm-url", help="OpenAI-compatible server, e.g. http://127.0.0.1:8000/v1 (default: no LLM)"
@@ -40,14 +98,18 @@ def _common(parser: argparse.ArgumentParser, workspace: bool = True) -> None:
     parser.add_argument(
         "--embeddings-url", help="OpenAI-compatible /v1/embeddings server (with --embeddings http)"
     )
-    parser.add_argument("--embeddings-model", help="embedding model name (with --embeddings http)")
+    parser.add_argument(
+        "--embeddings-model",
+        help="embedding model: a name served at --embeddings-url (with --embeddings http), or a local "
+        "sentence-transformers model folder (default: the bundled all-MiniLM-L6-v2)",
+    )
     parser.add_argument(
         "--verbose",
         "-v",
         action="store_true",
         help="show Prefect logs (eval: also list questions whose gold could not be mapped)",
     )
-    parser.add_argument("--debug", action="store_true", help="show tracebacks for errors")
+    _debug(parser)
 
 
 def _ablations(parser: argparse.ArgumentParser) -> None:
@@ -68,11 +130,14 @@ def _ablations(parser: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="nkw", description="Narrative Knowledge Weaver: narrative knowledge bundles and QA."
+    parser = Parser(
+        prog="nkw",
+        description="Narrative Knowledge Weaver: narrative knowledge bundles and QA.",
+        epilog="`nkw COMMAND --help` shows a command's flags.",
     )
     parser.add_argument("--version", action="version", version="nkw 0.1.0")
-    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    # Not required: a bare `nkw` prints this help instead of an error.
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     build = commands.add_parser(
         "build", help="ingest documents and build every table (skips what is unchanged)"
@@ -123,16 +188,17 @@ def build_parser() -> argparse.ArgumentParser:
         help="if the LLM server does not answer, build LLM stages with the offline heuristics "
         "(labelled heuristic) instead of stopping",
     )
-    build.add_argument("--quiet", "-q", action="store_true", help="no per-stage progress lines")
-    build.add_argument("--json", action="store_true", help="print the build report as JSON")
+    _progress(build)
+    _json(build, "the build report")
     build.set_defaults(command="build")
 
     remove = commands.add_parser(
         "remove", help="delete documents from every table, the manifest and the caches"
     )
-    remove.add_argument("doc_ids", nargs="+", metavar="DOC_ID")
-    remove.add_argument("--workspace", "-w", required=True)
-    remove.add_argument("--debug", action="store_true")
+    remove.add_argument("doc_ids", nargs="+", metavar="DOC_ID", help="documents to delete (`nkw inspect`)")
+    _workspace(remove)
+    _json(remove, "the removed document ids")
+    _debug(remove)
     remove.set_defaults(command="remove")
 
     ask = commands.add_parser("ask", help="answer a question with cited sections")
@@ -151,7 +217,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _ablations(ask)
     ask.add_argument("--trace", action="store_true", help="print every tool call")
-    ask.add_argument("--json", action="store_true")
+    _json(ask, "each answer (a JSON line per question with --questions)")
     ask.set_defaults(command="ask")
 
     evaluate = commands.add_parser("eval", help="answer and score a benchmark questions file")
@@ -174,7 +240,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--fresh", action="store_true", help="answer and judge again; ignore the run's stored work"
     )
     evaluate.add_argument("--no-prefect", action="store_true", help="run in-process without Prefect")
-    evaluate.add_argument("--json", action="store_true")
+    _progress(evaluate)
+    _json(evaluate, "the scores")
     evaluate.set_defaults(command="evaluate")
 
     serve = commands.add_parser("serve", help="local HTTP API: POST /ask, GET /documents, GET /health")
@@ -182,7 +249,7 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument(
         "--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine only)"
     )
-    serve.add_argument("--port", type=int, default=8765)
+    serve.add_argument("--port", type=int, default=8765, help="port to listen on (default 8765)")
     serve.add_argument(
         "--concurrency",
         type=int,
@@ -210,7 +277,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="comma-separated settings (default: the paper's table, follow-up "
         "depths 0/1 and SABER raw/heuristic); see flows/evaluation/ablation.py",
     )
-    ablate.add_argument("--system", default="nkw", choices=["nkw", "hybrid"])
+    ablate.add_argument(
+        "--system", default="nkw", choices=["nkw", "hybrid"], help="answering system (default nkw)"
+    )
     ablate.add_argument(
         "--limit", type=int, help="the fixed question budget: N questions of each file, in turn per document"
     )
@@ -226,59 +295,76 @@ def build_parser() -> argparse.ArgumentParser:
     )
     ablate.add_argument("--fresh", action="store_true", help="answer and judge again; ignore stored work")
     ablate.add_argument("--no-prefect", action="store_true", help="run in-process without Prefect")
-    ablate.add_argument("--json", action="store_true")
+    _progress(ablate)
+    _json(ablate, "the ablation table")
     ablate.set_defaults(command="ablate")
 
     report = commands.add_parser(
         "report", help="one self-contained HTML report of evaluation runs and ablations"
     )
-    report.add_argument("--workspace", "-w", required=True)
+    _workspace(report)
     report.add_argument("--run", action="append", help="an evaluation run id (repeat; default: every run)")
     report.add_argument("--ablation", help="ablation id (default: the largest ablation_results run)")
-    report.add_argument("--out", required=True, help="the HTML file to write")
-    report.add_argument("--debug", action="store_true")
+    _out(report, "report.html; a FILE.html is still accepted")
+    _json(report, "what was written")
+    _debug(report)
     report.set_defaults(command="report")
 
     sql = commands.add_parser("sql", help="read-only DuckDB SQL over the workspace tables")
-    sql.add_argument("query")
-    sql.add_argument("--workspace", "-w", required=True)
-    sql.add_argument("--format", choices=["table", "csv", "json"], default="table")
+    sql.add_argument("query", help="one read-only statement (SELECT, WITH, SHOW, DESCRIBE, SUMMARIZE)")
+    _workspace(sql)
+    sql.add_argument(
+        "--format", choices=["table", "csv", "json"], default="table", help="output format (default table)"
+    )
+    sql.add_argument(
+        "--json", action="store_const", dest="format", const="json", help="the rows as JSON (= --format json)"
+    )
     sql.add_argument(
         "--max-rows", type=int, help="rows kept (default: 200 shown in table format, every row in csv/json)"
     )
     sql.add_argument(
         "--config", help="TOML settings file ([sql] timeout_s, memory_limit, threads, max_result_mb)"
     )
-    sql.add_argument("--debug", action="store_true")
+    _debug(sql)
     sql.set_defaults(command="sql")
 
     inspect = commands.add_parser("inspect", help="row counts, stage status and failures")
-    inspect.add_argument("--workspace", "-w", required=True)
-    inspect.add_argument("--json", action="store_true")
-    inspect.add_argument("--debug", action="store_true")
+    _workspace(inspect)
+    _json(inspect, "the counts, stages and failures")
+    _debug(inspect)
     inspect.set_defaults(command="inspect")
 
     view = commands.add_parser("view", help="write a self-contained HTML view of one document's bundle")
-    view.add_argument("--workspace", "-w", required=True)
+    _workspace(view)
     view.add_argument("--doc", required=True, help="document id")
-    view.add_argument("--out", required=True, help="output directory (gets <doc>.html)")
-    view.add_argument("--debug", action="store_true")
+    _out(view, "DOC.html")
+    _json(view, "the file written")
+    _debug(view)
     view.set_defaults(command="view")
 
-    export = commands.add_parser("export", help="the entity graph and episode DAG as GraphML, GEXF or CSV")
-    export.add_argument("--workspace", "-w", required=True)
-    export.add_argument("--doc", required=True, help="document id")
-    export.add_argument("--format", choices=["graphml", "gexf", "csv"], required=True)
-    export.add_argument("--out", required=True, help="output file; its stem gets .entities / .episodes")
-    export.add_argument("--debug", action="store_true")
+    export = commands.add_parser(
+        "export", help="the entity, directed interaction and episode graphs as GraphML, GEXF or CSV"
+    )
+    _workspace(export)
+    export.add_argument("--doc", help="document id (default: every document of the workspace)")
+    export.add_argument("--format", choices=["graphml", "gexf", "csv"], required=True, help="file format")
+    _out(
+        export,
+        "DOC.entities.FORMAT, DOC.interactions.FORMAT and DOC.episodes.FORMAT, named after the workspace "
+        "without --doc; a FILE.FORMAT stem is still accepted",
+    )
+    _json(export, "the files written")
+    _debug(export)
     export.set_defaults(command="export")
 
     llm = commands.add_parser("llm", help="LLM server utilities")
-    llm_commands = llm.add_subparsers(dest="llm_command", required=True, metavar="SUBCOMMAND")
+    llm_commands = llm.add_subparsers(dest="llm_command", metavar="SUBCOMMAND")
+    llm.set_defaults(command="llm", help_of=llm)
     check = llm_commands.add_parser(
         "check", help="list models, make one tiny structured request, print latency"
     )
     _common(check, workspace=False)
+    _json(check, "the outcome")
     check.set_defaults(command="llm_check")
     return parser
 
@@ -299,7 +385,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     configure_process()  # passive OpenMP waiting, one thread per core (unless the user chose otherwise)
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    if extra:
+        parser.error(unrecognized(extra))
+    if args.command is None or args.command == "llm":  # `nkw` or `nkw llm` alone: the help, like git
+        getattr(args, "help_of", parser).print_help()
+        return 0
+    # Before the command's module imports Prefect: Prefect reads its settings (log level, home,
+    # server start-up timeout, services) once, at import, and ignores later changes.
+    quiet_prefect(getattr(args, "verbose", False))
+    if args.command in PREFECT_COMMANDS:
+        prefect_environment(args.verbose)
     try:
         args.started = STARTED
         return import_module(f"flows.cli.commands.{args.command}").run(args)

@@ -8,6 +8,7 @@ for scheduled and parallel evaluation runs.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable
@@ -24,9 +25,13 @@ from tasks.evaluate.metrics import METRICS, Question, metric_rows, summarize
 from tasks.evaluate.protocol import correctness, protocol_metric_rows, summarize_protocol
 from schemas.ids import sha256_bytes, stable_hash
 from tasks.tables.io import Workspace, read_frame, write_table
+from tasks.tables.partitions import write_listing
 from flows.evaluation.answer_journal import AnswerJournal
 from flows.evaluation.rows import answer_row, trace_rows
+from flows.evaluation.run_records import record_run, run_row, settings_summary
 from flows.evaluation.question_budget import question_budget
+from tasks.ingest.read_input import InputRefused
+from tasks.tables.confine import describe as describe_link, escaping_links
 from flows.evaluation.question_checks import build_gaps, describe_problems, read_lines, validate_questions
 
 
@@ -83,7 +88,7 @@ def load_questions(path: Path) -> list[Question]:
     """Every question of the file, validated as a whole before anything is answered."""
     try:
         lines = read_lines(path)
-    except (OSError, UnicodeDecodeError) as exc:
+    except (OSError, UnicodeDecodeError, InputRefused) as exc:
         raise QuestionFileError(f"cannot read questions file {path}: {exc}") from None
     questions, problems = validate_questions(lines, path.name)
     if problems:
@@ -94,7 +99,11 @@ def load_questions(path: Path) -> list[Question]:
 
 
 def check_documents(workspace: Workspace, questions: list[Question]) -> None:
-    """Refuse a run none of whose questions' documents are in the workspace (it would score n=0)."""
+    """Refuse a run none of whose questions' documents are in the workspace (it would score n=0),
+    or a workspace with a folder linked outside it (its answers would be written there)."""
+    links = escaping_links(workspace.root)
+    if links:
+        raise QuestionFileError(describe_link(workspace.root, links[0]))
     present = set(read_frame(workspace, "documents", columns=["doc_id"])["doc_id"])
     wanted = sorted({q.doc_id for q in questions})
     if not present & set(wanted):
@@ -154,6 +163,8 @@ def _answer_question(
         out["qa_traces"].extend(trace_rows(run_id, question.qid, sample, answer))
         out["llm_calls"].extend({**row, "doc_id": doc_id} for row in answer.llm_calls)
         out["failures"].extend({**row, "doc_id": doc_id} for row in answer.failures)
+    if engine.on_answer is not None:
+        engine.on_answer(1, doc_id)
     return out
 
 
@@ -180,6 +191,8 @@ def answer_document(
             for q in questions
             for s in range(samples)
         ]
+        if engine.on_answer is not None:
+            engine.on_answer(len(questions), f"{doc_id} (not in the workspace)")
         return out
     lookup = SectionLookup(index.sections)
     mappings = [map_gold(question.meta, lookup) for question in questions]
@@ -232,10 +245,16 @@ def evaluate(
     map_documents: Callable[..., list[dict[str, list[dict]]]] | None = None,
     judge: Any = None,
     fresh: bool = False,
+    progress: Any = None,
+    setting: str = "",
+    variant: str = "",
+    ablation_id: str | None = None,
 ) -> EvalReport:
     """Answer, score and store one run. `judge` (an LLM client) labels free-form answers with
     `settings.evaluate.judge_votes` votes each; finished documents and stored votes are reused
-    unless `fresh`. Every answer is journaled as it is produced, so an interrupted run loses none."""
+    unless `fresh`. Every answer is journaled as it is produced, so an interrupted run loses none.
+    `progress` (a flows.runtime.Meter) counts the questions as they are answered. `setting`,
+    `variant` and `ablation_id` name the ablation grid cell the run is (recorded in `eval_runs`)."""
     if limit is not None and limit < 1:
         raise QuestionFileError(f"--limit must be at least 1 (got {limit})")
     questions = question_budget(load_questions(questions_path), limit)
@@ -243,6 +262,23 @@ def evaluate(
     benchmark = benchmark or benchmark_name(questions_path)
     run_id = evaluation_run_id(questions_path, system, settings, limit, samples)
     engine = engine or QueryEngine(workspace, settings)
+    run = partial(
+        run_row,
+        run_id=run_id,
+        benchmark=benchmark,
+        questions_path=questions_path,
+        questions_sha256=sha256_bytes(questions_path.read_bytes()),
+        system=system,
+        settings=settings_summary(answering_identity(settings), answering_identity(Settings())),
+        setting=setting,
+        variant=variant,
+        ablation_id=ablation_id,
+        limit=limit,
+        samples=samples,
+        expected=len(questions) * samples,
+        judge_model=getattr(judge, "model", None),
+    )
+    record_run(workspace, run(answered=0, is_offline=settings.llm.url is None), finished=False)
     engine.journal = AnswerJournal(workspace, run_id)
     engine.sample_temperature = settings.evaluate.sample_temperature if samples > 1 else None
     if fresh:
@@ -256,6 +292,13 @@ def evaluate(
         for doc_id, qs in all_jobs
     }
     jobs = [(doc_id, qs) for doc_id, qs in all_jobs if done[doc_id] is None]
+    if progress is not None:
+        progress.set_total(len(questions))
+        engine.on_answer = progress.advance
+    if engine.on_answer is not None:
+        reused_questions = sum(len(qs) for doc_id, qs in all_jobs if done[doc_id] is not None)
+        if reused_questions:
+            engine.on_answer(reused_questions, "reused from the run's checkpoints")
     if map_documents is None:
         fresh_results = [answer_document(engine, run_id, benchmark, d, qs, system, samples) for d, qs in jobs]
     else:
@@ -297,6 +340,9 @@ def evaluate(
     metrics = metric_rows(run_id, benchmark, system, frame)
     metrics += protocol_metric_rows(run_id, benchmark, system, labelled, judgments, samples)
     write_table(workspace, "eval_metrics", metrics, run_id)
+    answered = int((frame["status"] == "answered").sum())
+    offline = bool(frame["is_offline"].fillna(True).all())
+    record_run(workspace, run(answered=answered, is_offline=offline), finished=True)
     by_qtype = (
         {q: summarize(g) for q, g in frame.groupby(frame["qtype"].fillna("(none)"))}
         if frame["qtype"].notna().any()
@@ -333,6 +379,7 @@ def evaluate(
         )
     gold = gold_summary(frame)
     warnings = [w for w in [gold_warning(benchmark, gold)] if w]
+    write_listing(workspace)
     return EvalReport(
         run_id,
         benchmark,

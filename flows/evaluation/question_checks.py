@@ -12,10 +12,12 @@ from typing import Any
 
 from flows.stages import STAGES
 from tasks.evaluate.metrics import Question
+from tasks.ingest.read_input import read_text_lines
 from tasks.tables.io import Workspace
 from tasks.tables.manifest import load_manifest
 
 MAX_LISTED = 40
+MAX_QUESTIONS_BYTES = 256 << 20  # benchmark files are a few MB; a device or a sparse hole is refused
 
 
 def question_problem(text: Any) -> str | None:
@@ -77,6 +79,10 @@ def validate_questions(lines: list[str], name: str) -> tuple[list[Question], lis
         except json.JSONDecodeError as exc:
             problems.append(f"{name} line {number}: not JSON ({exc.msg})")
             continue
+        except (ValueError, RecursionError) as exc:  # nested too deeply, a number too long
+            reason = "nested too deeply" if isinstance(exc, RecursionError) else str(exc).split(":")[0]
+            problems.append(f"{name} line {number}: not JSON ({reason})")
+            continue
         found = _record_problems(record)
         if not found:
             qid = str(record["qid"])
@@ -114,4 +120,5 @@ def build_gaps(workspace: Workspace, doc_id: str) -> str | None:
 
 
 def read_lines(path: Path) -> list[str]:
-    return path.read_text(encoding="utf-8").splitlines()
+    """A questions file's lines: regular files of bounded size only (see tasks.ingest.read_input)."""
+    return read_text_lines(path, MAX_QUESTIONS_BYTES, "questions file")

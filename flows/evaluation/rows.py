@@ -53,7 +53,7 @@ def answer_row(
             "evidence_tokens": None,
             "cited_headings": [],
             "latency_ms": None,
-            "board_json": None,
+            "board": None,
             "skills": [],
             "tool_calls": None,
         }
@@ -72,7 +72,7 @@ def answer_row(
         "evidence_tokens": answer.evidence_tokens,
         "cited_headings": [c.heading for c in answer.citations],
         "latency_ms": answer.latency_ms,
-        "board_json": json.dumps(answer.board, sort_keys=True) if answer.board else None,
+        "board": dict(answer.board) if answer.board else None,
         "skills": list(answer.skills),
         "tool_calls": len(answer.trace),
     }

@@ -1,42 +1,39 @@
-"""`nkw report`: one self-contained HTML file (tables and PNG plots embedded as base64) from the
-named report queries in schemas/sql/report_*.sql over qa_answers, qa_traces, judgments,
-eval_metrics, ablation_results and llm_calls."""
+"""`nkw report`: one self-contained HTML file (tables, and PNG figures embedded as base64) from the
+named report queries in schemas/sql/report_*.sql, rendered by the Jinja template next to this module.
+
+Runs are told apart: the runs table (`eval_runs`, with each run's start from its run record) names
+each run's questions file and hash, system, settings, samples, ablation setting, build variant and
+whether it finished, and every row and bar carries its run's label. Runs answered over a build
+variant (e.g. `saber_raw`) live in the variant's workspace; their run tables are read with the
+base's."""
 
 from __future__ import annotations
 
-import base64
-import html
-import io
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import matplotlib
+import pandas as pd
+import pyarrow as pa
+from jinja2 import Environment, PackageLoader, select_autoescape
 
-matplotlib.use("Agg")  # files only, never a window
-import matplotlib.pyplot as plt  # noqa: E402
-import pandas as pd  # noqa: E402
-import pyarrow as pa  # noqa: E402
+from flows.inspection.report_charts import ablation_chart, figures
+from flows.inspection.run_files import read_run_files
+from schemas.tables import TABLES
+from tasks.tables.io import Workspace, read_table
+from tasks.tables.warehouse import connect, load_sql, table_files
 
-from tasks.tables.io import Workspace, read_table  # noqa: E402
-from tasks.tables.warehouse import connect, load_sql  # noqa: E402
-
-QUERIES = (
-    "report_systems",
-    "report_qtypes",
-    "report_ablation",
-    "report_tool_use",
-    "report_latency_tokens",
-    "report_judge_agreement",
-)
-STYLE = (
-    """body{font-family:system-ui,sans-serif;margin:2em auto;max-width:1100px;color:#222}
-h1{font-size:1.5em}h2{font-size:1.2em;margin-top:2em;border-bottom:1px solid #ccc}
-table{border-collapse:collapse;font-size:.85em;margin:.5em 0}"""
-    """td,th{border:1px solid #ddd;padding:3px 7px;text-align:right}
-th{background:#f3f3f3}td:first-child,th:first-child{text-align:left}img{max-width:100%}"""
-    """.note{color:#666;font-size:.85em}"""
-)
+QUERIES = {
+    "runs": "report_runs",
+    "systems": "report_systems",
+    "qtypes": "report_qtypes",
+    "ablation": "report_ablation",
+    "tools": "report_tool_use",
+    "latency": "report_latency_tokens",
+    "judge": "report_judge_agreement",
+}
+VARIANTS_DIR = "variants"  # where flows.evaluation.ablation builds a grid's build variants
+RUN_TABLES = tuple(name for name, table in TABLES.items() if table.partition == "run")
 
 
 class ReportError(ValueError):
@@ -50,14 +47,32 @@ class ReportData:
     notes: list[str] = field(default_factory=list)
 
 
-def answer_llm_calls(workspace: Workspace) -> pa.Table:
+def workspaces(workspace: Workspace) -> list[Workspace]:
+    """The workspace and its build variants (each holds the runs answered over it)."""
+    folder = workspace.root / VARIANTS_DIR
+    variants = sorted(p for p in folder.iterdir() if (p / "tables").is_dir()) if folder.is_dir() else []
+    return [workspace, *map(Workspace.at, variants)]
+
+
+def run_files(places: list[Workspace]) -> dict[str, list[Path]]:
+    """The base's table files, with every variant's run tables added."""
+    files = table_files(places[0])[0]
+    for variant in places[1:]:
+        theirs = table_files(variant)[0]
+        for name in RUN_TABLES:
+            files[name] = files.get(name, []) + theirs.get(name, [])
+    return files
+
+
+def answer_llm_calls(places: list[Workspace]) -> pa.Table:
     """Tokens of every LLM call made while answering, with the partition's file name (which names
     the run). Read here: the report's DuckDB connection opens no file itself."""
     parts = []
-    for path in workspace.partitions("llm_calls"):
-        if "__answer-" in path.stem:
-            table = read_table(workspace, "llm_calls", path.stem, ["prompt_tokens", "completion_tokens"])
-            parts.append(table.append_column("filename", pa.array([path.name] * len(table), pa.string())))
+    for workspace in places:
+        for path in workspace.partitions("llm_calls"):
+            if "__answer-" in path.stem:
+                table = read_table(workspace, "llm_calls", path.stem, ["prompt_tokens", "completion_tokens"])
+                parts.append(table.append_column("filename", pa.array([path.name] * len(table), pa.string())))
     if parts:
         return pa.concat_tables(parts)
     return pa.schema(
@@ -65,20 +80,55 @@ def answer_llm_calls(workspace: Workspace) -> pa.Table:
     ).empty_table()
 
 
+def run_records(places: list[Workspace], runs: pd.DataFrame) -> pd.DataFrame:
+    """Each run's start (its run record) and, for a run that did not finish, the answers its journal
+    kept (a killed run never wrote its final row)."""
+    started, kept = [], []
+    for run_id in runs["run_id"]:
+        record, journal = read_run_files(places, run_id)
+        started.append(record.get("started"))
+        kept.append(journal)
+    runs = runs.copy()
+    runs["started"] = started
+    runs["answered"] = [max(int(a or 0), k) for a, k in zip(runs["answered"], kept)]
+    return runs
+
+
+def label_runs(runs: pd.DataFrame) -> dict[str, str]:
+    """A short, unique label per run: its ablation setting (else its system), the build variant, the
+    benchmark when several are shown, and the first hex digits of the run id."""
+    several = runs["benchmark"].nunique() > 1
+    labels = {}
+    for row in runs.to_dict("records"):
+        name = row.get("setting") or row["system"]
+        if row.get("variant") and row["variant"] != row.get("setting"):
+            name += f" on {row['variant']}"
+        benchmark = f" / {row['benchmark']}" if several else ""
+        limit = row.get("question_limit")
+        if not row.get("setting") and limit is not None and pd.notna(limit):
+            name += f" (limit {int(limit)})"
+        labels[row["run_id"]] = f"{name}{benchmark} · {row['run_id'].removeprefix('run_')[:6]}"
+    return labels
+
+
 def load_report_data(
     workspace: Workspace, runs: list[str] | None = None, ablation_id: str | None = None
 ) -> ReportData:
-    """Run every named report query over the workspace views (restricted to `runs` when given)."""
-    con = connect(workspace)
+    """Run every named report query over the workspace and its variants (restricted to `runs`)."""
+    places = workspaces(workspace)
+    con = connect(workspace, files=run_files(places))
     try:
         known = [
-            r[0] for r in con.execute("SELECT DISTINCT run_id FROM qa_answers ORDER BY run_id").fetchall()
+            r[0]
+            for r in con.execute(
+                "SELECT run_id FROM eval_runs UNION SELECT run_id FROM qa_answers ORDER BY run_id"
+            ).fetchall()
         ]
         chosen = runs or known
         unknown = sorted(set(chosen) - set(known))
         if unknown:
             raise ReportError(
-                f"no evaluation run {', '.join(unknown)} in this workspace (see `nkw sql` on qa_answers)"
+                f"no evaluation run {', '.join(unknown)} in this workspace (see `nkw sql` on eval_runs)"
             )
         if not chosen:
             raise ReportError(
@@ -88,226 +138,136 @@ def load_report_data(
         con.register(
             "selected_ablation", pd.DataFrame({"id": [ablation_id] if ablation_id else []}, dtype=str)
         )
-        con.register("llm_calls_files", answer_llm_calls(workspace))
-        frames = {name: con.execute(load_sql(name)).df() for name in QUERIES}
+        con.register("llm_calls_files", answer_llm_calls(places))
+        frames = {key: con.execute(load_sql(name)).df() for key, name in QUERIES.items()}
     finally:
         con.close()
+    frames["runs"] = run_records(places, frames["runs"])
+    labels = label_runs(frames["runs"])
+    for key, frame in frames.items():
+        if key != "ablation" and "run_id" in frame:
+            frame.insert(0, "label", frame["run_id"].map(labels).fillna(frame["run_id"]))
+    ablation = frames["ablation"]
+    ablation.insert(
+        0,
+        "label",
+        ablation["setting"] + ablation["workspace"].map(lambda w: "" if w == "base" else " (build)"),
+    )
     return ReportData(frames, chosen)
 
 
-def _png(figure: Any) -> str:
-    buffer = io.BytesIO()
-    figure.savefig(buffer, format="png", dpi=110, bbox_inches="tight")
-    plt.close(figure)
-    return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
+def number(value: Any, delta: bool = False) -> str:
+    """A figure for reading: 3 decimals below 10, 1 below 100, none above; `delta` shows the sign."""
+    if value is None or (isinstance(value, float) and pd.isna(value)):
+        return "—"
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return str(value)
+    if isinstance(value, int) and not delta:
+        return f"{value:,}"
+    size = abs(value)
+    digits = 3 if size < 10 else 1 if size < 100 else 0
+    return f"{value:+,.{digits}f}" if delta else f"{value:,.{digits}f}"
 
 
-def _bars(frame: pd.DataFrame, index: str, columns: str, values: str, title: str, ylabel: str) -> str | None:
-    data = frame.dropna(subset=[values])
-    if data.empty:
-        return None
-    table = data.pivot_table(index=index, columns=columns, values=values, aggfunc="mean")
-    figure, axis = plt.subplots(figsize=(max(5.0, 0.9 * len(table) + 3), 3.6))
-    table.plot.bar(ax=axis, rot=20)
-    axis.set_title(title)
-    axis.set_ylabel(ylabel)
-    axis.legend(fontsize=7)
-    return _png(figure)
+def _cell(value: Any, column: str) -> str:
+    if hasattr(value, "item"):
+        value = value.item()  # numpy scalars
+    if isinstance(value, float) and value.is_integer() and column in INTEGER_COLUMNS:
+        value = int(value)
+    return number(value, delta=column.endswith("_delta"))
 
 
-def plots(data: ReportData) -> dict[str, str]:
-    """Every figure as a data URI, keyed by section; a section with nothing to plot is left out."""
-    out: dict[str, str] = {}
-    systems = data.frames["report_systems"].copy()
-    if not systems.empty:
-        systems["label"] = (
-            systems["system"]
-            + systems["setting"].map(lambda v: f" [{v}]" if v else "")
-            + " / "
-            + systems["benchmark"]
-        )
-        long = systems.melt(
-            id_vars=["label"],
-            value_vars=["overall", "pass_at_k", "evidence_recall"],
-            var_name="metric",
-            value_name="value",
-        )
-        image = _bars(
-            long, "label", "metric", "value", "Overall, Pass@k and evidence recall per run", "score"
-        )
-        if image:
-            out["systems"] = image
-    qtypes = data.frames["report_qtypes"].copy()
-    if not qtypes.empty:
-        # Ablation runs have their own figure: the question types show the systems as configured.
-        qtypes = qtypes[qtypes["setting"].isin(["", "full"])]
-        qtypes["series"] = qtypes["system"] + " / " + qtypes["benchmark"]
-        metric = "overall" if qtypes["overall"].notna().any() else "evidence_recall"
-        image = _bars(
-            qtypes, "qtype", "series", metric, f"{metric.replace('_', ' ')} per question type", metric
-        )
-        if image:
-            out["qtypes"] = image
-    ablation = data.frames["report_ablation"].copy()
-    if not ablation.empty:
-        metric = "overall_delta" if ablation["overall_delta"].notna().any() else "evidence_recall_delta"
-        image = _bars(
-            ablation[ablation["setting"] != "full"],
-            "setting",
-            "benchmark",
-            metric,
-            f"ablation: {metric.replace('_', ' ')} against the full system",
-            "change",
-        )
-        if image:
-            out["ablation"] = image
-    tools = data.frames["report_tool_use"].copy()
-    if not tools.empty:
-        tools["series"] = tools["system"] + " / " + tools["benchmark"]
-        image = _bars(tools, "tool", "series", "calls_per_question", "tool calls per question", "calls")
-        if image:
-            out["tools"] = image
-    latency = data.frames["report_latency_tokens"].copy()
-    if not latency.empty:
-        latency["label"] = latency["system"] + " / " + latency["benchmark"]
-        figure, axes = plt.subplots(1, 2, figsize=(10, 3.4))
-        latency.plot.bar(
-            x="label", y=["latency_ms_p50", "latency_ms_p95"], ax=axes[0], rot=20, title="answer latency (ms)"
-        )
-        latency.plot.bar(
-            x="label",
-            y=["llm_tokens_per_question", "evidence_tokens_mean"],
-            ax=axes[1],
-            rot=20,
-            title="tokens per question",
-        )
-        out["latency"] = _png(figure)
-    judge = data.frames["report_judge_agreement"].copy()
-    if not judge.empty:
-        judge["label"] = judge["system"] + " / " + judge["benchmark"]
-        figure, axis = plt.subplots(figsize=(6, 3.2))
-        judge.plot.bar(
-            x="label",
-            y=["pairwise_agreement", "krippendorff_alpha"],
-            ax=axis,
-            rot=20,
-            title="judge agreement (5 votes per answer)",
-        )
-        axis.set_ylim(min(0.0, float(judge["krippendorff_alpha"].min() or 0)), 1.0)
-        out["judge"] = _png(figure)
-    return out
-
-
-def _table(frame: pd.DataFrame, columns: list[str] | None = None) -> str:
-    if frame.empty:
-        return '<p class="note">no rows</p>'
-    shown = frame[columns] if columns else frame
-    cells = shown.map(
-        lambda v: (
-            "—"
-            if v is None or (isinstance(v, float) and pd.isna(v))
-            else (f"{v:.4f}" if isinstance(v, float) else str(v))
-        )
-    )
-    return cells.to_html(index=False, escape=True, border=0)
-
-
+INTEGER_COLUMNS = {"n", "samples", "calls", "questions", "judged_answers", "votes", "expected", "answered"}
+# (section, heading, columns shown as (column, header)); the figure of the section sits above its table.
 SECTIONS = (
-    (
-        "systems",
-        "Overall and Pass@k per system and benchmark",
-        "report_systems",
-        [
-            "system",
-            "setting",
-            "benchmark",
-            "n",
-            "samples",
-            "offline",
-            "overall",
-            "pass_at_k",
-            "evidence_recall",
-            "mcq_accuracy",
-        ],
-    ),
-    (
-        "qtypes",
-        "Per question type",
-        "report_qtypes",
-        ["system", "setting", "benchmark", "qtype", "n", "overall", "evidence_recall"],
-    ),
-    (
-        "ablation",
-        "Ablations against the full system",
-        "report_ablation",
-        [
-            "setting",
-            "benchmark",
-            "n",
-            "overall",
-            "overall_delta",
-            "pass_at_k",
-            "evidence_recall",
-            "evidence_recall_delta",
-            "llm_tokens_per_q",
-            "latency_ms_p50",
-        ],
-    ),
-    (
-        "tools",
-        "Tool use (qa_traces)",
-        "report_tool_use",
-        ["system", "benchmark", "tool", "calls", "calls_per_question"],
-    ),
-    (
-        "latency",
-        "Latency and tokens per question",
-        "report_latency_tokens",
-        [
-            "system",
-            "benchmark",
-            "questions",
-            "latency_ms_p50",
-            "latency_ms_p95",
-            "evidence_tokens_mean",
-            "llm_tokens_per_question",
-        ],
-    ),
-    (
-        "judge",
-        "Judge agreement (appendix B.3)",
-        "report_judge_agreement",
-        [
-            "system",
-            "benchmark",
-            "judge_model",
-            "judged_answers",
-            "votes",
-            "pairwise_agreement",
-            "krippendorff_alpha",
-        ],
-    ),
-)
+    ("systems", "Scores per run", [
+        ("label", "run"), ("benchmark", "benchmark"), ("n", "n"), ("samples", "samples"),
+        ("offline", "offline"), ("overall", "Overall"), ("pass_at_k", "Pass@k"),
+        ("evidence_recall", "evidence recall"), ("mcq_accuracy", "MCQ accuracy"),
+    ]),
+    ("qtypes", "Per question type, per run", [
+        ("label", "run"), ("qtype", "question type"), ("n", "n"), ("overall", "Overall"),
+        ("evidence_recall", "evidence recall"),
+    ]),
+    ("ablation", "Ablations against the full system", [
+        ("label", "setting"), ("benchmark", "benchmark"), ("n", "n"), ("overall", "Overall"),
+        ("overall_delta", "Δ Overall"), ("pass_at_k", "Pass@k"), ("evidence_recall", "evidence recall"),
+        ("evidence_recall_delta", "Δ evidence recall"), ("llm_tokens_per_q", "LLM tokens / q"),
+        ("latency_ms_p50", "latency p50 (ms)"),
+    ]),
+    ("tools", "Tool use per run (qa_traces)", [
+        ("label", "run"), ("tool", "tool"), ("calls", "calls"), ("calls_per_question", "calls / question"),
+    ]),
+    ("latency", "Latency and tokens per question, per run", [
+        ("label", "run"), ("questions", "questions"), ("latency_ms_p50", "latency p50 (ms)"),
+        ("latency_ms_p95", "latency p95 (ms)"), ("evidence_tokens_mean", "evidence tokens"),
+        ("llm_tokens_per_question", "LLM tokens / question"),
+    ]),
+    ("judge", "Judge agreement per run (appendix B.3)", [
+        ("label", "run"), ("judge_model", "judge"), ("judged_answers", "judged answers"), ("votes", "votes"),
+        ("pairwise_agreement", "pairwise agreement"), ("krippendorff_alpha", "Krippendorff α"),
+    ]),
+)  # fmt: skip
+RUN_COLUMNS = [
+    ("label", "run"), ("started", "started (UTC)"), ("questions_file", "questions file"),
+    ("system", "system"),
+    ("settings", "settings (not default)"), ("question_limit", "limit"), ("samples", "samples"),
+    ("variant", "build variant"), ("status", "status"),
+]  # fmt: skip
+
+
+def _rows(frame: pd.DataFrame, columns: list[tuple[str, str]]) -> list[list[str]]:
+    shown = [c for c, _ in columns if c in frame]
+    return [[_cell(row[c], c) for c in shown] for row in frame.to_dict("records")]
+
+
+def _run_rows(runs: pd.DataFrame) -> list[dict[str, Any]]:
+    """The runs table: each cell a list of (line, is_note) (the run id under the label, the file's
+    hash under its name, one setting per line)."""
+    rows = []
+    for row in runs.to_dict("records"):
+        cells = {c: [(_cell(row.get(c), c), False)] for c, _ in RUN_COLUMNS}
+        cells["label"].append((row["run_id"], True))
+        if row.get("questions_sha256"):
+            cells["questions_file"].append((f"sha256 {row['questions_sha256'][:12]}", True))
+        cells["started"] = [((row.get("started") or "—").replace("T", " ").removesuffix("+00:00"), False)]
+        cells["settings"] = [(s, False) for s in (row.get("settings") or "defaults").split(", ")]
+        cells["variant"] = [(row.get("variant") or "—", False)]
+        limit = row.get("question_limit")
+        shown = _cell(limit, "n") if limit is not None and pd.notna(limit) else "none"
+        cells["question_limit"] = [(shown, False)]
+        answered, expected = _cell(row["answered"], "answered"), _cell(row["expected"], "expected")
+        cells["status"] = [(row["status"], False), (f"{answered} of {expected} answers", True)]
+        rows.append({"cells": [cells[c] for c, _ in RUN_COLUMNS], "complete": row["status"] == "complete"})
+    return rows
 
 
 def render_html(data: ReportData, title: str = "NKW evaluation report") -> str:
-    images = plots(data)
-    parts = [
-        f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>",
-        f"<style>{STYLE}</style></head><body><h1>{html.escape(title)}</h1>",
-        f"<p class='note'>{len(data.runs)} run(s). Overall: judge majority of 5 votes (free-form) "
-        "or option match "
-        "(multiple choice); — where it does not apply (offline free-form answers are not judged; Pass@k "
-        "needs sampled LLM answers).</p>",
-    ]
-    for key, heading, query, columns in SECTIONS:
-        frame = data.frames[query]
-        parts.append(f"<h2 id='{key}'>{html.escape(heading)}</h2>")
-        if key in images:
-            parts.append(f"<img alt='{html.escape(heading)}' src='{images[key]}'>")
-        parts.append(_table(frame, [c for c in columns if c in frame.columns]))
-    parts.append("</body></html>")
-    return "\n".join(parts)
+    images = figures(data.frames)
+    sections = []
+    for key, heading, columns in SECTIONS:
+        frame = data.frames[key]
+        caption = ablation_chart(frame)[1] if key == "ablation" and not frame.empty else ""
+        sections.append(
+            {
+                "key": key,
+                "heading": heading,
+                "image": images.get(key),
+                "caption": caption,
+                "headers": [h for c, h in columns if c in frame],
+                "rows": _rows(frame, columns),
+            }
+        )
+    environment = Environment(
+        loader=PackageLoader("flows.inspection", "templates"), autoescape=select_autoescape(default=True)
+    )
+    return environment.get_template("report.html").render(
+        title=title,
+        run_headers=[h for _, h in RUN_COLUMNS],
+        run_classes=["status" if c == "status" else "text" for c, _ in RUN_COLUMNS],
+        runs=_run_rows(data.frames["runs"]),
+        sections=sections,
+    )
 
 
 def write_report(
@@ -317,9 +277,11 @@ def write_report(
     text = render_html(data)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(text, encoding="utf-8")
+    frame = data.frames["runs"]
     return {
         "out": str(out),
         "runs": len(data.runs),
+        "incomplete_runs": int((frame["status"] != "complete").sum()),
         "bytes": len(text.encode("utf-8")),
         "plots": text.count("data:image/png;base64,"),
     }

@@ -1,5 +1,6 @@
-"""`nkw view` and `nkw export`: read one document's bundle from a workspace and write the
-self-contained HTML view or the graph files. Returns what was written; the CLI prints it."""
+"""`nkw view` and `nkw export`: read one document's bundle (or, for export, every document's) from
+a workspace and write the self-contained HTML view or the graph files. Returns what was written;
+the CLI prints it."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from pathlib import Path
 
 from tasks.tables.io import Workspace, read_frame
 from tasks.views.bundle import load_bundle
-from tasks.views.export import export_graphs
+from tasks.views.export import bundle_graphs, write_graphs
 from tasks.views.html import write_view
 
 
@@ -27,6 +28,13 @@ def view_document(workspace: Workspace, doc_id: str, out_dir: Path) -> Path:
     return write_view(load_bundle(workspace, doc_id), out_dir)
 
 
-def export_document(workspace: Workspace, doc_id: str, fmt: str, out: Path) -> list[Path]:
-    _check_document(workspace, doc_id)
-    return export_graphs(load_bundle(workspace, doc_id), fmt, out)
+def export_document(workspace: Workspace, doc_id: str | None, fmt: str, out: Path) -> list[Path]:
+    """One document's graphs, or with `doc_id` None every document's graphs side by side."""
+    if doc_id is not None:
+        _check_document(workspace, doc_id)
+        return write_graphs(bundle_graphs([load_bundle(workspace, doc_id)]), fmt, out)
+    doc_ids = sorted(read_frame(workspace, "documents", columns=["doc_id"])["doc_id"])
+    if not doc_ids:
+        raise MissingDocument("the workspace holds no documents; build some first (nkw build)")
+    bundles = (load_bundle(workspace, doc_id) for doc_id in doc_ids)
+    return write_graphs(bundle_graphs(bundles, workspace.root.name), fmt, out)

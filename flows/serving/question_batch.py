@@ -7,6 +7,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from tasks.ingest.read_input import InputRefused, read_text_lines
+
+MAX_QUESTIONS_BYTES = 64 << 20  # far more than any batch of questions; a device or a hole is refused
+
 
 class QuestionBatchError(ValueError):
     """A questions file that cannot be read; the message names the line."""
@@ -15,8 +19,8 @@ class QuestionBatchError(ValueError):
 def read_question_batch(path: Path) -> list[tuple[str | None, str, list[str] | None]]:
     """(document id or None, question, options or None) per question, in file order."""
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as exc:
+        lines = read_text_lines(path, MAX_QUESTIONS_BYTES, "questions file")
+    except (OSError, UnicodeDecodeError, InputRefused) as exc:
         raise QuestionBatchError(f"cannot read questions file {path}: {exc}") from None
     items: list[tuple[str | None, str, list[str] | None]] = []
     for number, line in enumerate(lines, start=1):
@@ -30,6 +34,11 @@ def read_question_batch(path: Path) -> list[tuple[str | None, str, list[str] | N
             record = json.loads(text)
         except json.JSONDecodeError as exc:
             raise QuestionBatchError(f"{path.name} line {number}: invalid JSON ({exc.msg})") from None
+        except (ValueError, RecursionError) as exc:  # nested too deeply, a number too long
+            reason = "nested too deeply" if isinstance(exc, RecursionError) else str(exc).split(":")[0]
+            raise QuestionBatchError(f"{path.name} line {number}: invalid JSON ({reason})") from None
+        if not isinstance(record, dict):
+            raise QuestionBatchError(f"{path.name} line {number}: a question record is a JSON object")
         question = record.get("question")
         options = record.get("options")
         doc = record.get("doc_id", record.get("doc"))

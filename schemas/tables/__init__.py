@@ -1,5 +1,6 @@
-"""Every workspace table, declared once (columns with their types and whether each is required,
-key, grain, contracts), one module per part of the bundle.
+"""Every workspace table, declared once (columns with their types, whether each is required and a
+one-line description, key, grain, contracts), one module per part of the bundle. The data dictionary
+(`schemas.tables.dictionary`) and the Parquet field metadata are read from these declarations.
 
 Importing this package registers every table in `TABLES`. All writes go through
 `tasks.tables.io.write_table`, which casts to these schemas and rejects missing or unknown

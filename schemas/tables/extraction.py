@@ -6,7 +6,7 @@ Empty offline and when the separate passes are configured."""
 
 from __future__ import annotations
 
-from schemas.tables.spec import INT, STR, REQUIRED, ForeignKey, TableSpec, columns, register
+from schemas.tables.spec import INT, JSON, STR, REQUIRED, ForeignKey, TableSpec, columns, register
 
 RAW_UNIT_KINDS = ("event", "interaction", "occasion", "fact")
 
@@ -16,12 +16,13 @@ register(
         grain="one row per narrative unit or fact of one chunk in a combined extraction reply",
         key=("raw_unit_id",),
         fields=columns(
-            ("raw_unit_id", STR, REQUIRED),
+            ("raw_unit_id", STR, REQUIRED, "Raw unit id (hash of chunk, kind and position)"),
             ("doc_id", STR, REQUIRED),
             ("chunk_id", STR, REQUIRED),
-            ("kind", STR, REQUIRED),
-            ("position", INT, REQUIRED),  # order within (chunk, kind); interactions cite events by it
-            ("payload", STR, REQUIRED),  # the reply item as JSON (its response model's fields)
+            ("kind", STR, REQUIRED, "event, interaction, occasion or fact"),
+            ("position", INT, REQUIRED, "Order within (chunk, kind); interactions cite events by it"),
+            ("payload", JSON, REQUIRED,
+             "The reply item as JSON (the fields of its response model, names as written)"),
             ("method", STR),
         ),
         accepted_values={"kind": RAW_UNIT_KINDS},

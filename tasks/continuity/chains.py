@@ -5,7 +5,6 @@ or split chains whose scenes all ground at least one shared character, location 
 
 from __future__ import annotations
 
-import json
 from typing import Any, Iterable
 
 import networkx as nx
@@ -135,7 +134,7 @@ def chain_row(
         "ordinal": ordinal,
         "section_ids": list(section_ids),
         "shared_entity_ids": shared,
-        "cues_json": json.dumps(cues, ensure_ascii=False, sort_keys=True),
+        "cues": cues,
         "judgment_ids": [j["judgment_id"] for j in chain_judgments(section_ids, judgments)],
         "decision": critique["decision"],
         "coherence_score": critique["coherence_score"],

@@ -7,6 +7,7 @@ Bad input never raises: it becomes an `IngestFailure` with a one-line reason.
 from __future__ import annotations
 
 import json
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -117,8 +118,10 @@ def document_from_text(
 
 
 def parse_jsonl(data: str, source: str, max_chars: int) -> Iterable[RawDocument | IngestFailure]:
-    """Documents of the shared benchmark format, one per line; a bad line is one failure."""
-    for number, line in enumerate(data.splitlines(), start=1):
+    """Documents of the shared benchmark format, one per line; a bad line is one failure.
+
+    Lines end at a line feed only (see tasks.ingest.jsonl_lines): U+2028 may sit inside a record."""
+    for number, line in enumerate(data.split("\n"), start=1):
         if line.strip():
             yield parse_jsonl_line(line, source, number, max_chars)
 
@@ -126,33 +129,43 @@ def parse_jsonl(data: str, source: str, max_chars: int) -> Iterable[RawDocument 
 def parse_jsonl_line(line: str, source: str, number: int, max_chars: int) -> RawDocument | IngestFailure:
     """One line of a documents.jsonl file as a document, or why it cannot be one."""
     where = f"{source}#line={number}"
+    failed_id = safe_doc_id(f"{Path(source).stem}-line{number}")
+    problem = None
     try:
         record = json.loads(line)
     except json.JSONDecodeError as exc:
-        return IngestFailure(
-            safe_doc_id(f"{Path(source).stem}-line{number}"),
-            where,
-            f"invalid JSON on line {number}: {exc.msg}",
-        )
+        problem = exc.msg
+    except RecursionError:
+        problem = "nested too deeply"
+    except ValueError as exc:  # e.g. an integer of more digits than Python converts
+        problem = str(exc).split(":")[0]
+    if problem is not None:
+        return IngestFailure(failed_id, where, f"invalid JSON on line {number}: {problem}")
     if not isinstance(record, dict) or not isinstance(record.get("text"), str):
-        return IngestFailure(
-            safe_doc_id(f"{Path(source).stem}-line{number}"), where, f"line {number} has no 'text' string"
-        )
-    raw_id = record.get("doc_id") or record.get("id") or f"{Path(source).stem}-{number}"
+        return IngestFailure(failed_id, where, f"line {number} has no 'text' string")
+    raw_id = _text_field(record, "doc_id") or _text_field(record, "id") or f"{Path(source).stem}-{number}"
     meta = record.get("meta") if isinstance(record.get("meta"), dict) else {}
-    meta = dict(meta, raw_doc_id=str(raw_id))
+    meta = dict(meta, raw_doc_id=raw_id)
     if record.get("source"):
-        meta["source"] = record["source"]
+        meta["source"] = str(record["source"])
     return document_from_text(
         record["text"],
-        doc_id=safe_doc_id(str(raw_id)),
+        doc_id=safe_doc_id(raw_id),
         source=where,
-        title=record.get("title"),
+        title=_text_field(record, "title") or None,
         language=record.get("language"),
         kind=record.get("kind"),
         meta=meta,
         max_chars=max_chars,
     )
+
+
+def _text_field(record: dict, key: str) -> str:
+    """A field that must be text: strings and numbers as text, anything else (lists, objects) as absent."""
+    value = record.get(key)
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        return ""
+    return str(value).strip()
 
 
 def _owned_id(path: Path, owners: dict[str, str]) -> str:
@@ -215,7 +228,7 @@ def _expand(paths: Iterable[str | Path], result: IngestResult) -> list[Path]:
         path = path.resolve()
         if path.is_dir():
             # Regular files only; other entries named like documents (FIFOs, devices) are reported.
-            entries = sorted(p for p in path.rglob("*") if _is_document_file(p) and not p.is_dir())
+            entries = sorted(p for p in _walk(path) if _is_document_file(p) and not p.is_dir())
             found = [p.resolve() for p in entries if p.is_file()]
             for odd in (p for p in entries if not p.is_file()):
                 reason = path_problem(odd) or "not a regular file; only regular files are read"
@@ -228,6 +241,24 @@ def _expand(paths: Iterable[str | Path], result: IngestResult) -> list[Path]:
         elif path not in files:
             files.append(path)
     return files
+
+
+# What `nkw` writes in a workspace (tables, manifests, caches, run logs, ablation variants): never
+# an input, even when the workspace sits inside the folder being built (or is that folder).
+WORKSPACE_FOLDERS = {"tables", "manifest", "cache", "runs", "variants"}
+
+
+def is_workspace(folder: Path) -> bool:
+    return (folder / "tables").is_dir() and (folder / "manifest").is_dir()
+
+
+def _walk(folder: Path) -> Iterable[Path]:
+    """Every file under `folder`, links to folders not followed, workspaces' own folders left out."""
+    for dirpath, dirnames, filenames in os.walk(folder, followlinks=False):
+        here = Path(dirpath)
+        if is_workspace(here):
+            dirnames[:] = [d for d in dirnames if d not in WORKSPACE_FOLDERS]
+        yield from (here / name for name in filenames)
 
 
 def run(ctx: StageContext) -> StageOutput:

@@ -8,6 +8,7 @@ import errno
 import os
 import stat
 from pathlib import Path
+from typing import BinaryIO
 
 BYTES_PER_CHAR = 4  # the most any supported encoding (UTF-8, UTF-16, GB18030) spends on one character
 
@@ -33,18 +34,46 @@ def max_bytes(max_chars: int) -> int:
     return max_chars * BYTES_PER_CHAR + 4  # + a byte-order mark
 
 
-def read_bounded(path: Path, max_chars: int) -> bytes:
-    """The bytes of the regular file `path`, reading at most what `max_chars` characters can take."""
-    limit = max_bytes(max_chars)
+def open_regular(path: Path) -> BinaryIO:
+    """`path` opened for reading if it is a regular file; InputRefused (nothing read) otherwise."""
     try:
-        # O_NONBLOCK: should the path turn into a FIFO between the check and the open, open() must not hang.
+        # O_NONBLOCK: opening a FIFO must not wait for a writer (it would hang the build).
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except OSError as exc:
         raise InputRefused(path_problem(path) or f"cannot read: {exc.strerror or exc}") from None
-    with os.fdopen(fd, "rb") as handle:
+    handle = os.fdopen(fd, "rb")
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        handle.close()
+        raise InputRefused(f"not a regular file ({_kind(mode)}); only regular files are read")
+    return handle
+
+
+def read_small_file(path: Path, limit: int, what: str) -> bytes:
+    """The bytes of the regular file `path` if it holds at most `limit` bytes (questions files)."""
+    with open_regular(path) as handle:
+        size = os.fstat(handle.fileno()).st_size
+        if size > limit:
+            raise InputRefused(f"{what} too large: {size:,} bytes > {limit:,}; not read")
+        data = handle.read(limit + 1)
+    if len(data) > limit:
+        raise InputRefused(f"{what} too large: more than {limit:,} bytes; not read")
+    return data
+
+
+def read_text_lines(path: Path, limit: int, what: str) -> list[str]:
+    """The lines of a small text file (UTF-8, or UTF-16 with a byte-order mark), split at line feeds
+    only (U+2028 may sit inside a JSON string); InputRefused or UnicodeDecodeError when unreadable."""
+    data = read_small_file(path, limit, what)
+    text = data.decode("utf-16") if data.startswith((b"\xff\xfe", b"\xfe\xff")) else data.decode("utf-8-sig")
+    return [line.removesuffix("\r") for line in text.split("\n")]
+
+
+def read_bounded(path: Path, max_chars: int) -> bytes:
+    """The bytes of the regular file `path`, reading at most what `max_chars` characters can take."""
+    limit = max_bytes(max_chars)
+    with open_regular(path) as handle:
         info = os.fstat(handle.fileno())
-        if not stat.S_ISREG(info.st_mode):
-            raise InputRefused(f"not a regular file ({_kind(info.st_mode)}); only regular files are read")
         if info.st_size > limit:
             raise InputRefused(
                 f"document too large: {info.st_size:,} bytes can hold more than the limit of "

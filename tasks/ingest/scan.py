@@ -22,13 +22,11 @@ from tasks.ingest.ingest_documents import (
     _expand,
     decode_bytes,
     document_from_text,
-    parse_jsonl,
     parse_jsonl_line,
 )
+from tasks.ingest.jsonl_lines import WHOLE_FILE, byte_lines, jsonl_lines
 from schemas.ids import safe_doc_id
-from tasks.ingest.read_input import InputRefused, read_bounded
-
-WHOLE_FILE = -1  # offset of a reference that is a whole file (or a line of a file read whole)
+from tasks.ingest.read_input import InputRefused, open_regular, read_bounded
 
 
 class InputChanged(RuntimeError):
@@ -113,7 +111,7 @@ def _scan_file(path: Path, max_chars: int, owned_id: str) -> Iterator[Scanned]:
     """`owned_id`: the doc id this file has in the workspace, for failures of the whole file."""
     source = str(path)
     if path.suffix.lower() == ".jsonl":
-        yield from _scan_jsonl(path, max_chars)
+        yield from _scan_jsonl(path, max_chars, owned_id)
         return
     try:
         data = read_bounded(path, max_chars)  # regular files only, at most what a document may hold
@@ -148,60 +146,31 @@ def _whole_file_document(path: Path, data: bytes, max_chars: int):
     ), encoding
 
 
-def _scan_jsonl(path: Path, max_chars: int) -> Iterator[Scanned]:
+def _scan_jsonl(path: Path, max_chars: int, owned_id: str) -> Iterator[Scanned]:
     source = str(path)
     try:
-        handle = path.open("rb")
-    except OSError as exc:
-        yield Scanned(
-            failure=IngestFailure(
-                safe_doc_id(path.stem or "input"), source, f"cannot read: {exc.strerror or exc}"
-            )
-        )
+        handle = open_regular(path)  # a FIFO or a device is refused, never opened for reading
+    except InputRefused as exc:
+        yield Scanned(failure=IngestFailure(owned_id, source, str(exc)))
         return
     with handle:
-        head = handle.read(8192)
-        handle.seek(0)
-        if head.startswith((b"\xff\xfe", b"\xfe\xff")) or b"\x00" in head:
-            yield from _scan_jsonl_whole(path, handle.read(), max_chars)  # UTF-16 or binary: the old way
-            return
-        offset, number, fallback = 0, 0, None
-        for line in handle:
-            number += 1
-            start, offset = offset, offset + len(line)
-            text, encoding = _decode_line(line, first=start == 0)
-            if encoding != "utf-8" and fallback is None:
-                fallback = encoding
-                yield Scanned(notice=f"{source}: not UTF-8; decoded as {encoding}")
-            if text is None or not text.strip():
+        fallback = None
+        for line in jsonl_lines(handle, max_chars):
+            if line.problem is not None:
+                failed_id = safe_doc_id(f"{path.stem}-line{line.number}")
+                yield Scanned(failure=IngestFailure(failed_id, f"{source}#line={line.number}", line.problem))
                 continue
-            item = parse_jsonl_line(text, source, number, max_chars)
+            if line.encoding != "utf-8" and fallback is None:
+                fallback = line.encoding
+                yield Scanned(notice=f"{source}: not UTF-8; decoded as {line.encoding}")
+            if not line.text or not line.text.strip():
+                continue
+            item = parse_jsonl_line(line.text, source, line.number, max_chars)
             yield (
-                Scanned(document=item, offset=start)
+                Scanned(document=item, offset=line.offset)
                 if isinstance(item, RawDocument)
                 else Scanned(failure=item)
             )
-
-
-def _scan_jsonl_whole(path: Path, data: bytes, max_chars: int) -> Iterator[Scanned]:
-    text, encoding, problem = decode_bytes(data)
-    if text is None:
-        yield Scanned(
-            failure=IngestFailure(safe_doc_id(path.stem or "input"), str(path), problem or "undecodable")
-        )
-        return
-    if encoding != "utf-8":
-        yield Scanned(notice=f"{path}: not UTF-8; decoded as {encoding}")
-    for item in parse_jsonl(text, str(path), max_chars):
-        yield Scanned(document=item) if isinstance(item, RawDocument) else Scanned(failure=item)
-
-
-def _decode_line(line: bytes, first: bool) -> tuple[str | None, str]:
-    try:
-        return line.decode("utf-8-sig" if first else "utf-8"), "utf-8"
-    except UnicodeDecodeError:
-        text, encoding, _ = decode_bytes(line)
-        return text, encoding
 
 
 def read_document(ref: DocumentRef, max_chars: int) -> RawDocument:
@@ -209,13 +178,8 @@ def read_document(ref: DocumentRef, max_chars: int) -> RawDocument:
     path_text, _, line = ref.source.partition("#line=")
     path = Path(path_text)
     try:
-        if line and ref.offset != WHOLE_FILE:
-            with path.open("rb") as handle:
-                handle.seek(ref.offset)
-                text, _ = _decode_line(handle.readline(), first=ref.offset == 0)
-            item = parse_jsonl_line(text or "", path_text, int(line), max_chars)
-        elif line:
-            item = _whole_jsonl_line(path, int(line), max_chars)
+        if line:
+            item = _jsonl_record(path, int(line), ref.offset, max_chars)
         else:
             found = _whole_file_document(path, read_bounded(path, max_chars), max_chars)
             item = found if isinstance(found, str) else found[0]
@@ -229,14 +193,21 @@ def read_document(ref: DocumentRef, max_chars: int) -> RawDocument:
     return document
 
 
-def _whole_jsonl_line(path: Path, number: int, max_chars: int) -> RawDocument | IngestFailure | str:
-    text, _, problem = decode_bytes(path.read_bytes())
-    if text is None:
-        return problem or "undecodable"
-    lines = text.splitlines()
-    if number > len(lines):
+def _jsonl_record(path: Path, number: int, offset: int, max_chars: int) -> RawDocument | IngestFailure | str:
+    """Line `number` of a JSONL file: read at its byte offset, or found by number (UTF-16 files)."""
+    with open_regular(path) as handle:
+        if offset != WHOLE_FILE:
+            handle.seek(offset)
+            lines = byte_lines(handle, max_chars, number - 1, offset)
+        else:
+            lines = (found for found in jsonl_lines(handle, max_chars) if found.number == number)
+        found = next(lines, None)
+        lines.close()  # while the handle is open: the reader of a UTF-16 file lets go of it here
+    if found is None:
         return f"line {number} is gone"
-    return parse_jsonl_line(lines[number - 1], str(path), number, max_chars)
+    if found.problem is not None or found.text is None:
+        return found.problem or "unreadable"
+    return parse_jsonl_line(found.text, str(path), number, max_chars)
 
 
 def ingest_paths(

@@ -260,7 +260,7 @@ def segment(
 
 def run(ctx: StageContext) -> StageOutput:
     document = ctx.document
-    meta = json.loads(ctx.table("documents").iloc[0]["meta_json"] or "{}")
+    meta = json.loads(ctx.table("documents").iloc[0]["meta"] or "{}")
     section_texts = meta.get("section_texts") if isinstance(meta.get("section_texts"), list) else None
     rows, warnings = segment(
         document.doc_id,

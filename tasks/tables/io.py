@@ -27,6 +27,7 @@ import pyarrow.parquet as pq
 from schemas.tables import TableSpec, spec
 from schemas.ids import sha256_bytes
 from tasks.tables import ledger
+from tasks.tables.confine import check_path
 
 TableLike = pa.Table | pd.DataFrame | Iterable[Mapping[str, Any]]
 
@@ -80,8 +81,19 @@ class Workspace:
         """Files of table `name` the writer recorded, optionally only those of one document or run."""
         files = self.partition_files(name)
         if part is not None:
-            files = [p for p in files if p.stem == part or p.stem.startswith(f"{part}__")]
+            files = [p for p in files if partition_owner(name, p.stem) == part]
         return [p for p in files if ledger.is_known(self.root, p)]
+
+
+def partition_owner(name: str, stem: str) -> str:
+    """The document (or run) a partition file of table `name` belongs to.
+
+    Document ids may hold `__` themselves (`a__x`), so a prefix never decides: a per-document file
+    is named by its id alone, and a per-(document, stage) file ends in `__<stage>`, whose stage
+    name has no `__`."""
+    if spec(name).partition == "document_stage":
+        return stem.rsplit("__", 1)[0]
+    return stem
 
 
 def to_arrow(name: str, rows: TableLike) -> pa.Table:
@@ -144,7 +156,12 @@ def write_table(
             raise SchemaError(
                 f"{name}: rows for documents {sorted(map(str, doc_ids))[:3]} written to partition {part!r}"
             )
+    for field in arrow.schema:  # Parquet refuses nulls in a non-nullable column: say which
+        if not field.nullable and arrow.column(field.name).null_count:
+            raise SchemaError(f"{name}: {arrow.column(field.name).null_count} null value(s) in {field.name}")
     path = workspace.partition_path(name, part, stage)
+    check_path(workspace.root, path)  # before any folder is made: a linked one would lead elsewhere
+    check_path(workspace.root, ledger.entry_path(workspace.root, path))
     path.parent.mkdir(parents=True, exist_ok=True)
     sink = pa.BufferOutputStream()
     pq.write_table(arrow, sink, compression="zstd", write_statistics=True)

@@ -2,8 +2,11 @@
 
 `tables/<table>/<file>.parquet` is trusted only when `manifest/partitions/<table>/<file>.json`
 records it (size and sha256). The entry is written *before* the partition is renamed into
-place, so a writer killed in between leaves an entry that no longer matches the file (the
-file is then treated as altered and rebuilt), never an unrecorded file that is trusted.
+place, so a writer killed in between never leaves an unrecorded file that is trusted. The
+entry keeps the content it replaces as `previous`, and readers accept either: a reader that
+looks while a build rewrites a partition sees the old file or the new one, never neither. (The
+build itself trusts only the current content: `tasks.tables.manifest.is_up_to_date`.) Readers
+look at the file before the entry, so an entry can only be newer than the file they saw.
 Files nobody wrote through the writer (copied in by hand, or edited afterwards) are
 "unknown" or "altered": readers leave them out and `nkw inspect` lists them.
 
@@ -40,10 +43,14 @@ def record(root: Path, partition: Path, sha256: str, size: int) -> None:
     if not has_ledger(root):
         _adopt_existing(root)
     path = entry_path(root, partition)
+    payload: dict = {"sha256": sha256, "size": size}
+    before = _entry(root, partition)
+    if before is not None and before.get("sha256") != sha256:
+        payload["previous"] = {"sha256": before.get("sha256"), "size": before.get("size")}
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     with os.fdopen(handle, "w", encoding="utf-8") as out:
-        out.write(json.dumps({"sha256": sha256, "size": size}, sort_keys=True))
+        out.write(json.dumps(payload, sort_keys=True))
     os.replace(temp, path)
 
 
@@ -62,20 +69,48 @@ def forget(root: Path, partition: Path) -> None:
 
 def _entry(root: Path, partition: Path) -> dict | None:
     try:
-        return json.loads(entry_path(root, partition).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        entry = json.loads(entry_path(root, partition).read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError):
         return None
+    return entry if isinstance(entry, dict) else None
+
+
+def _versions(entry: dict) -> list[dict]:
+    """The current content of an entry, then the content it replaced (if any)."""
+    previous = entry.get("previous")
+    return [entry] + ([previous] if isinstance(previous, dict) else [])
+
+
+def current_sha256(root: Path, partition: Path) -> str | None:
+    """The content the last write of `partition` recorded (None when nothing is recorded)."""
+    entry = _entry(root, partition)
+    return None if entry is None else entry.get("sha256")
 
 
 def is_known(root: Path, partition: Path) -> bool:
-    """Cheap check (no hashing): recorded, and the file has the recorded size."""
+    """Cheap check (no hashing): recorded, the file has the recorded size (now or before), and it
+    still looks like Parquet (a file overwritten in place keeps its size but loses its magic)."""
     if not has_ledger(root):
         return True
-    entry = _entry(root, partition)
-    if entry is None:
-        return False
     try:
-        return partition.stat().st_size == entry.get("size")
+        size = partition.stat().st_size  # the file first: see the module's docstring
+    except OSError:
+        return False
+    entry = _entry(root, partition)
+    if entry is None or not any(size == version.get("size") for version in _versions(entry)):
+        return False
+    return partition.suffix != ".parquet" or _looks_like_parquet(partition)
+
+
+PARQUET_MAGIC = b"PAR1"
+
+
+def _looks_like_parquet(path: Path) -> bool:
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(4)
+            handle.seek(-4, os.SEEK_END)
+            return head == PARQUET_MAGIC and handle.read(4) == PARQUET_MAGIC
     except OSError:
         return False
 
@@ -105,13 +140,18 @@ def verify(root: Path, files: list[Path]) -> Verification:
     result = Verification()
     legacy = not has_ledger(root)
     for path in files:
-        entry = None if legacy else _entry(root, path)
         if legacy:
             result.trusted.append(path)
-        elif entry is None:
+            continue
+        try:
+            size, digest = path.stat().st_size, file_sha256(path)  # the file first: see the docstring
+        except OSError:
+            continue  # removed meanwhile
+        entry = _entry(root, path)
+        if entry is None:
             result.unknown.append(path)
-        elif path.stat().st_size != entry.get("size") or file_sha256(path) != entry.get("sha256"):
-            result.altered.append(path)
-        else:
+        elif any(size == v.get("size") and digest == v.get("sha256") for v in _versions(entry)):
             result.trusted.append(path)
+        else:
+            result.altered.append(path)
     return result

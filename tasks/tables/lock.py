@@ -16,13 +16,19 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from tasks.tables.confine import WorkspaceEscape, describe, escaping_links
 from tasks.tables.io import Workspace
+from tasks.tables.ledger import ledger_root
 
 LOCK_NAME = "writer.lock"
 
 
 class WorkspaceLocked(RuntimeError):
     """Another writer holds the workspace."""
+
+
+class UnsafeWorkspace(WorkspaceLocked, WorkspaceEscape):
+    """The workspace holds a linked folder: no writer may take it (tasks.tables.confine)."""
 
 
 @dataclass(frozen=True)
@@ -35,6 +41,12 @@ class LockHolder:
     def describe(self) -> str:
         what = f" ({self.command})" if self.command else ""
         return f"pid {self.pid} on {self.host} since {self.since}{what}"
+
+
+def own_folders(workspace: Workspace) -> list[Path]:
+    """The folders a writer writes into: each must be a folder if it exists at all."""
+    return [workspace.tables_dir, workspace.manifest_dir, ledger_root(workspace.root), workspace.cache_dir,
+            workspace.root / "runs"]
 
 
 def lock_path(workspace: Workspace) -> Path:
@@ -82,7 +94,18 @@ class WriterLock:
         self._held = False
 
     def acquire(self) -> "WriterLock":
+        if self.workspace.root.exists() and not self.workspace.root.is_dir():
+            raise UnsafeWorkspace(f"workspace {self.workspace.root} is not a folder")
         self.workspace.root.mkdir(parents=True, exist_ok=True)
+        for folder in own_folders(self.workspace):
+            if folder.exists() and not folder.is_dir():
+                raise UnsafeWorkspace(
+                    f"workspace {self.workspace.root}: {folder.relative_to(self.workspace.root)} is not a "
+                    "folder; move it away"
+                )
+        links = escaping_links(self.workspace.root)
+        if links:
+            raise UnsafeWorkspace(describe(self.workspace.root, links[0]))
         path = lock_path(self.workspace)
         payload = json.dumps(self._payload()).encode("utf-8")
         for _ in range(3):

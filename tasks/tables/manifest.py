@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from schemas.ids import stable_hash
+from tasks.tables import ledger
 from tasks.tables.io import Workspace, atomic_write_text, file_sha256
 
 
@@ -58,18 +59,30 @@ def manifest_path(workspace: Workspace, doc_id: str) -> Path:
 
 def load_manifest(workspace: Workspace, doc_id: str) -> DocumentManifest:
     path = manifest_path(workspace, doc_id)
-    if not path.exists():
-        return DocumentManifest(doc_id=doc_id)
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError):
-        # An unreadable manifest only costs a rebuild of this document.
+        return _manifest_from(data, doc_id)
+    except (OSError, ValueError, RecursionError, TypeError, AttributeError):
+        # A missing, unreadable or hand-edited manifest only costs a rebuild of this document.
         return DocumentManifest(doc_id=doc_id)
-    stages = {name: StageRecord(**record) for name, record in data.get("stages", {}).items()}
+
+
+def _manifest_from(data: Any, doc_id: str) -> DocumentManifest:
+    """The manifest in `data`, or an empty one for `doc_id` when any part of it is not as written."""
+    if not isinstance(data, dict) or data.get("doc_id") != doc_id or not isinstance(data.get("stages"), dict):
+        return DocumentManifest(doc_id=doc_id)
+    stages = {}
+    for name, record in data["stages"].items():
+        stage = StageRecord(**record)  # TypeError for a record of the wrong shape
+        if not isinstance(stage.outputs, dict) or not all(
+            isinstance(o, dict) and isinstance(o.get("path"), str) for o in stage.outputs.values()
+        ):
+            raise TypeError(f"stage {name}: outputs of the wrong shape")
+        stages[name] = stage
     return DocumentManifest(
-        doc_id=data["doc_id"],
-        input_sha256=data.get("input_sha256", ""),
-        source=data.get("source", ""),
+        doc_id=doc_id,
+        input_sha256=str(data.get("input_sha256", "")),
+        source=str(data.get("source", "")),
         stages=stages,
     )
 
@@ -114,6 +127,11 @@ def is_up_to_date(workspace: Workspace, record: StageRecord | None, fingerprint:
     for output in record.outputs.values():
         path = workspace.root / output["path"]
         if not path.exists() or file_sha256(path) != output["sha256"]:
+            return False
+        # Readers trust what the ledger records: a file it no longer vouches for (its entry deleted
+        # or edited) is as good as missing to them, so the stage is built again and re-recorded.
+        recorded = ledger.current_sha256(workspace.root, path)
+        if ledger.has_ledger(workspace.root) and recorded != output["sha256"]:
             return False
     return True
 

@@ -33,6 +33,7 @@ import schemas
 from schemas.tables import TABLES
 from tasks.tables import ledger
 from tasks.tables.io import Workspace
+from tasks.tables.partitions import partitions_table
 
 SQL_DIR = Path(schemas.__file__).resolve().parent / "sql"
 ALLOWED_STATEMENTS = {"SELECT"}
@@ -111,6 +112,7 @@ def connect(
                 else table_spec.schema.empty_table()
             )
             con.register(name, data)
+        con.register("partitions", partitions_table(workspace, files))  # the files the views read
     except BaseException:
         con.close()
         raise

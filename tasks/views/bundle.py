@@ -1,5 +1,6 @@
 """One document's bundle read for people: the tables the views and exports need, and the
-graphs they draw (entity graph, episode DAG) as networkx graphs with their attributes."""
+graphs they draw (entity graph, directed interaction graph, episode DAG) as networkx graphs with
+their attributes."""
 
 from __future__ import annotations
 
@@ -26,6 +27,7 @@ VIEW_TABLES = (
     "continuity_chains",
     "character_states",
     "occasions",
+    "interactions",
 )
 
 
@@ -62,19 +64,7 @@ def _clean(value: Any) -> Any:
 def entity_graph(bundle: Bundle) -> nx.Graph:
     """Canonical entities (name, type, degree, mentions, profile) joined by their relations."""
     graph = nx.Graph(name=f"{bundle.doc_id} entity graph")
-    profiles = dict(
-        zip(bundle["entity_profiles"].get("entity_id", []), bundle["entity_profiles"].get("summary", []))
-    )
-    for row in bundle["entities"].to_dict("records"):
-        graph.add_node(
-            row["entity_id"],
-            label=str(row["name"]),
-            entity_type=str(row["entity_type"]),
-            degree=int(row["degree"]),
-            n_mentions=int(row["n_mentions"]),
-            aliases=_clean(row.get("aliases")),
-            profile=str(profiles.get(row["entity_id"], "")),
-        )
+    _add_entities(graph, bundle)
     for row in bundle["relations"].to_dict("records"):
         if row["source_entity_id"] in graph and row["target_entity_id"] in graph:
             graph.add_edge(
@@ -88,6 +78,47 @@ def entity_graph(bundle: Bundle) -> nx.Graph:
     return graph
 
 
+def _add_entities(graph: nx.Graph, bundle: Bundle) -> None:
+    profiles = dict(
+        zip(bundle["entity_profiles"].get("entity_id", []), bundle["entity_profiles"].get("summary", []))
+    )
+    for row in bundle["entities"].to_dict("records"):
+        graph.add_node(
+            row["entity_id"],
+            doc_id=bundle.doc_id,
+            label=str(row["name"]),
+            entity_type=str(row["entity_type"]),
+            degree=int(row["degree"]),
+            n_mentions=int(row["n_mentions"]),
+            aliases=_clean(row.get("aliases")),
+            profile=str(profiles.get(row["entity_id"], "")),
+        )
+
+
+def interaction_graph(bundle: Bundle) -> nx.DiGraph:
+    """Entities joined by directed interactions, subject -> object: one edge per ordered pair, its
+    weight the number of interactions, with their types and ids (`|`-joined, in text order)."""
+    graph = nx.DiGraph(name=f"{bundle.doc_id} interaction graph")
+    _add_entities(graph, bundle)
+    frame = bundle["interactions"]
+    rows = frame.sort_values(["char_start", "interaction_id"]).to_dict("records") if len(frame) else []
+    for row in rows:
+        subject = row["subject_id"]
+        for target in as_list(row["object_ids"]):
+            if subject not in graph or target not in graph or subject == target:
+                continue
+            if not graph.has_edge(subject, target):
+                graph.add_edge(subject, target, weight=0.0, interaction_types="", interaction_ids="")
+            edge = graph.edges[subject, target]
+            edge["weight"] += 1.0
+            types = edge["interaction_types"].split("|") if edge["interaction_types"] else []
+            if str(row["interaction_type"]) not in types:
+                types.append(str(row["interaction_type"]))
+            edge["interaction_types"] = "|".join(types)
+            edge["interaction_ids"] = "|".join(filter(None, [edge["interaction_ids"], row["interaction_id"]]))
+    return graph
+
+
 def episode_dag(bundle: Bundle) -> nx.DiGraph:
     """Episodes (title, summary, scene span, storylines) and the kept, cleaned episode relations."""
     graph = nx.DiGraph(name=f"{bundle.doc_id} episode DAG")
@@ -98,6 +129,7 @@ def episode_dag(bundle: Bundle) -> nx.DiGraph:
     for row in bundle["episodes"].to_dict("records"):
         graph.add_node(
             row["episode_id"],
+            doc_id=bundle.doc_id,
             label=str(row["title"]),
             summary=str(row["summary"]),
             ordinal=int(row["ordinal"]),

@@ -1,11 +1,13 @@
 """`nkw view`: one self-contained HTML page per document (inline CSS, JS and data; no server,
 no network): the timeline swimlane, continuity chains, storyline DAG and entity graph. The
-page template is tasks/views/view.html; the data is embedded as JSON."""
+page template is tasks/views/view.html; the data is embedded as JSON, and the graphs are drawn by
+Cytoscape.js (MIT), inlined from tasks/views/vendor/ with its license header kept."""
 
 from __future__ import annotations
 
 import json
 import math
+import re
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +15,10 @@ from tasks.views.bundle import Bundle
 from tasks.views.page_data import page_data
 
 TEMPLATE = Path(__file__).with_name("view.html")
+LIBRARY = Path(__file__).with_name("vendor") / "cytoscape.min.js"
 PLACEHOLDER = "__NKW_DATA__"
+LIBRARY_PLACEHOLDER = "__NKW_LIBRARY__"
+VERSION_PLACEHOLDER = "__NKW_LIBRARY_VERSION__"
 
 
 def _plain(value: Any) -> Any:
@@ -29,10 +34,21 @@ def _plain(value: Any) -> Any:
     return value
 
 
+def library_version(script: str) -> str:
+    """The version the library declares in its own code (`version: "3.35.0"`-like), or ''."""
+    found = re.search(r"""version\s*[:=]\s*["'](\d+\.\d+\.\d+)["']""", script)
+    return found.group(1) if found else ""
+
+
 def render_page(bundle: Bundle) -> str:
     """The page's HTML; `</` in the data is escaped so no string can close the script element."""
     data = json.dumps(_plain(page_data(bundle)), ensure_ascii=False, sort_keys=True).replace("</", "<\\/")
-    return TEMPLATE.read_text(encoding="utf-8").replace(PLACEHOLDER, data)
+    script = LIBRARY.read_text(encoding="utf-8")
+    template = TEMPLATE.read_text(encoding="utf-8")
+    # The data goes in last, so text inside it can never be taken for a placeholder.
+    page = template.replace(VERSION_PLACEHOLDER, library_version(script) or "")
+    head, _, tail = page.partition(LIBRARY_PLACEHOLDER)
+    return head + script + tail.replace(PLACEHOLDER, data)
 
 
 def write_view(bundle: Bundle, out_dir: Path) -> Path:

@@ -1,11 +1,11 @@
 """What the HTML view shows, as one JSON-ready dict built from a document's bundle: scenes and
 characters of the swimlane with presence and states, final continuity chains with their cues,
-the storyline DAG (episodes laid out by order and storyline lane) and the entity graph
-(positions from a seeded spring layout, so the page is the same on every render)."""
+the storyline DAG (episodes placed by order and storyline lane) and the entity graph (starting
+positions from a seeded spring layout, which the page's force layout refines from, so the page is
+the same on every render; entities without relations are flagged to be grouped apart)."""
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 from typing import Any
 
@@ -79,7 +79,7 @@ def chains(bundle: Bundle) -> list[dict[str, Any]]:
             "coherence": r["coherence_score"],
             "rationale": r["rationale"] or "",
             "method": r["method"],
-            "cues": json.loads(r["cues_json"] or "[]"),
+            "cues": [dict(c, spans=as_list(c["spans"])) for c in as_list(r["cues"])],
         }
         for r in finals.to_dict("records")
     ]
@@ -107,7 +107,12 @@ def storyline_dag(bundle: Bundle) -> dict[str, Any]:
     ]
     edges = [{"s": s, "t": t, "type": d["relation_type"]} for s, t, d in dag.edges(data=True)]
     lines = [
-        {"name": r["name"], "origin": r["origin"] or "", "episodes": as_list(r["episode_ids"])}
+        {
+            "name": r["name"],
+            "origin": r["origin"] or "",
+            "episodes": as_list(r["episode_ids"]),
+            "description": str(r["description"] or "")[:SUMMARY_CHARS],
+        }
         for r in storylines
     ]
     return {"episodes": episodes, "edges": edges, "storylines": lines}
@@ -144,6 +149,8 @@ def entity_view(bundle: Bundle) -> dict[str, Any]:
             "name": d["label"],
             "type": d["entity_type"],
             "degree": d["degree"],
+            "links": graph.degree(n),
+            "mentions": d["n_mentions"],
             "profile": d["profile"],
             "facts": facts.get(n, []),
             "x": round(float(positions[n][0]), 4),
@@ -160,9 +167,11 @@ def entity_view(bundle: Bundle) -> dict[str, Any]:
 
 def page_data(bundle: Bundle) -> dict[str, Any]:
     counts = bundle["continuity_counts"]
+    documents = bundle["documents"]
     return {
         "doc_id": bundle.doc_id,
         "title": bundle.title,
+        "kind": str(documents.iloc[0]["kind"]) if len(documents) else "",
         "swimlane": swimlane(bundle),
         "chains": chains(bundle),
         "counts": counts.iloc[0].to_dict() if len(counts) else {},

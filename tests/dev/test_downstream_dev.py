@@ -5,7 +5,6 @@ character state quotes a span of its scene, and the view renders in headless Chr
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
@@ -55,7 +54,7 @@ def test_every_chain_shares_a_source_grounded_cue(stage_workspace, doc_id):
     assert len(finals) >= 5
     for chain in finals.itertuples():
         assert len(chain.section_ids) >= 2 and len(chain.shared_entity_ids) > 0, chain.chain_id
-        for cue in json.loads(chain.cues_json):
+        for cue in chain.cues:
             assert [s["section_id"] for s in cue["spans"]] == list(chain.section_ids)
             for span in cue["spans"]:
                 section = sections.loc[span["section_id"]]

@@ -3,12 +3,19 @@ and `nkw report` rendered in headless Chromium."""
 
 from __future__ import annotations
 
+import base64
+import io
+import json
+import re
 import shutil
 
+import matplotlib.pyplot as plt
 import pytest
+from rich.console import Console
 
 from flows.cli.main import main
-from tests.fixtures.browser import png_pixels, screenshot
+from flows.runtime import Meter
+from tests.fixtures.browser import dump_dom, png_pixels, screenshot
 from tasks.tables.io import read_frame
 from tests.conftest import SAMPLES
 
@@ -63,23 +70,70 @@ def test_ablate_writes_one_row_per_setting_and_reuses_the_base(ablated, capsys):
     )
 
 
-def test_report_is_one_self_contained_page_that_renders(ablated, tmp_path, capsys):
-    out = tmp_path / "report.html"
-    assert main(["report", "-w", str(ablated.root), "--out", str(out)]) == 0
-    text = out.read_text(encoding="utf-8")
-    assert text.count("data:image/png;base64,") >= 4
+def _eval(root, questions, *flags: str) -> int:
+    return main(
+        ["eval", "-w", str(root), "--questions", str(questions), "--embeddings", "hashing", "--no-prefect"]
+        + list(flags)
+    )
+
+
+def _colored_share(png: bytes) -> float:
+    """The share of pixels in colour (bars), not white, grey or black (axes, text, grid)."""
+    pixels = plt.imread(io.BytesIO(png))[..., :3]
+    return float(((pixels.max(axis=2) - pixels.min(axis=2)) > 0.25).mean())
+
+
+def test_report_tells_runs_apart_and_renders(ablated, tmp_path, capsys):
+    # Two runs on the same questions file (another question budget), and one that lost answers:
+    # its file asks about a document the workspace does not hold.
+    assert _eval(ablated.root, QUESTIONS, "--limit", "3") == 0
+    assert _eval(ablated.root, QUESTIONS, "--limit", "5") == 0
+    lossy = tmp_path / "lossy.questions.jsonl"
+    lines = QUESTIONS.read_text(encoding="utf-8").splitlines()[:2]
+    missing = json.loads(lines[0]) | {"qid": "q-missing", "doc_id": "not_in_this_workspace"}
+    lossy.write_text("\n".join(lines + [json.dumps(missing)]) + "\n", encoding="utf-8")
+    assert _eval(ablated.root, lossy) == 1
+    capsys.readouterr()
+
+    out = tmp_path / "out"
+    assert main(["report", "-w", str(ablated.root), "--out", str(out), "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    page = out / "report.html"
+    assert result["out"] == str(page) and result["incomplete_runs"] == 1
+    text = page.read_text(encoding="utf-8")
     assert "src='http" not in text and 'src="http' not in text and "<script" not in text
-    for heading in (
-        "Overall and Pass@k",
-        "Ablations against the full system",
-        "Tool use",
-        "Latency and tokens",
-    ):
-        assert heading in text
-    shot = screenshot(out, tmp_path / "shot.png", width=1200, height=1800)  # skips when Chromium is absent
+
+    dom = dump_dom(page, workdir=tmp_path)
+    runs = re.findall(r'<tr class="run (complete|incomplete)">(.*?)</tr>', dom, re.S)
+    cells = [re.findall(r"<td[^>]*>(.*?)</td>", row, re.S) for _, row in runs]
+    labels = [re.sub(r"<.*", "", c[0], flags=re.S) for c in cells]
+    # 4 ablation settings (saber_raw answered over its build variant) + 3 eval runs, each its own row.
+    assert len(runs) == 7 and len(set(labels)) == 7
+    names = [label.split(" · ")[0].split(" / ")[0] for label in labels]  # two benchmarks: both named
+    assert {"nkw (limit 3)", "nkw (limit 5)"} <= set(names)
+    same_file = [c for c in cells if "the_lighthouse_key.questions.jsonl" in c[2]]
+    assert len(same_file) == 6 and len({re.search(r"sha256 (\w+)", c[2]).group(1) for c in same_file}) == 1
+    assert any("saber_raw" in c[0] and "break_cycles.mode=raw" in c[4] for c in cells)
+    status = {name: state for name, (state, _) in zip(names, runs)}
+    assert status["nkw (limit 3)"] == "complete" and status["nkw"] == "incomplete"
+    assert "2 of 3 answers" in dom
+    # The scores table: one row per run, labelled as in the runs table; figures rounded.
+    systems = dom[dom.index('<table class="systems">') :].split("</table>")[0]
+    assert sorted(re.findall(r"<tr><td>([^<]+)</td>", systems)) == sorted(labels)
+    assert not re.search(r"\d\.\d{4}", dom.split("<h2")[2])  # no four-decimal figures
+    # The build variant is in the ablation table and has its own bars and rows everywhere.
+    for section in ("qtypes", "tools", "latency"):
+        table = dom[dom.index(f'<table class="{section}">') :].split("</table>")[0]
+        assert ">saber_raw / " in table, section
+
+    charts = re.findall(r'<img class="chart" alt="([^"]+)" src="data:image/png;base64,([^"]+)"', dom)
+    assert len(charts) >= 5
+    for title, data in charts:
+        assert _colored_share(base64.b64decode(data)) > 0.01, f"blank chart: {title}"
+    shot = screenshot(page, tmp_path / "report.png", width=1280, height=2400)
     width, height, distinct = png_pixels(shot)
-    assert (width, height) == (1200, 1800)
-    assert distinct > 20  # text, tables and plots, not a blank page
+    assert (width, height) == (1280, 2400) and distinct > 20
+    assert _colored_share(shot) > 0.02  # the bars reach the rendered page
 
 
 def test_report_without_runs_is_one_clear_line(sample_workspace, tmp_path, capsys):
@@ -121,7 +175,11 @@ def test_a_setting_equal_to_full_is_answered_once(ablated):
 
     settings = load_settings(overrides={"embed_texts": {"backend": "hashing"}})
     names = ["full", "follow_up_2", "saber_saber", "follow_up_1"]
-    report = run_ablation(ablated, [QUESTIONS], settings, names, limit=2, use_prefect=False)
+    stream = io.StringIO()
+    meter = Meter("settings x questions", stream=stream, console=Console(file=stream, force_terminal=False))
+    report = run_ablation(ablated, [QUESTIONS], settings, names, limit=2, use_prefect=False, progress=meter)
+    # Progress counts the settings answered (two: the others are the same run) x 2 questions.
+    assert stream.getvalue().splitlines()[-1].startswith("[settings x questions 4/4] follow_up_1 (")
     whole = report.rows[report.rows["qtype"] == "*"].set_index("setting")
     assert list(whole.index) == names
     runs = whole["run_id"]

@@ -142,7 +142,7 @@ def test_build_and_eval_without_prefect(capsys, tmp_path):
         "--no-prefect",
     )
     assert "every stage up to date" in out
-    code, out, _ = run(
+    code, out, err = run(
         capsys,
         "eval",
         "-w",
@@ -156,6 +156,10 @@ def test_build_and_eval_without_prefect(capsys, tmp_path):
     )
     report = json.loads(out)
     assert code == 0 and report["n_questions"] == 10 and report["offline"] is True
+    # Progress off a terminal: plain lines counting the questions, the last one at 10 of 10.
+    progress = [line for line in err.splitlines() if line.startswith("[questions ")]
+    assert progress and progress[-1].startswith("[questions 10/10] the_lighthouse_key (")
+    assert len(progress) == 10 and "ETA" in progress[0]
     assert set(report["metrics"]) == {
         "evidence_recall",
         "mcq_accuracy",

@@ -5,7 +5,6 @@ or as a `failures` row."""
 
 from __future__ import annotations
 
-import json
 import shutil
 from collections import Counter, defaultdict
 
@@ -103,7 +102,7 @@ def test_the_llm_path_fills_every_downstream_table(runs):
     finals = chains[chains["kind"] == "final"]
     assert len(finals) > 0 and (chains["method"] == "llm").all()
     for chain in finals.itertuples():
-        assert len(chain.shared_entity_ids) > 0 and len(json.loads(chain.cues_json)) == len(
+        assert len(chain.shared_entity_ids) > 0 and len(chain.cues) == len(
             chain.shared_entity_ids
         )
     states = tables["character_states"]

@@ -1,11 +1,14 @@
 """`nkw view` and `nkw export` on the bundled samples: the self-contained page rendered in
-headless Chromium (screenshot not blank; rows, columns, chains and graph nodes in the DOM equal
-the tables; the swimlane's PNG export works), and the graph files read back by networkx."""
+headless Chromium (screenshot not blank; rows, columns and chains in the DOM and the nodes the graph
+library drew equal the tables; the entity graph's canvas is not blank, its legend lists the types,
+search finds and centres an entity; the swimlane's PNG export works), and the graph files read back
+by networkx."""
 
 from __future__ import annotations
 
 import base64
 import csv
+import json
 import re
 from pathlib import Path
 
@@ -18,6 +21,8 @@ from tasks.views.bundle import entity_graph, episode_dag, load_bundle
 from tests.fixtures.browser import count, dump_dom, png_pixels, screenshot
 
 DOC = "the_lighthouse_key"
+PROSE = "the_fisherman_and_his_wife"
+REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
@@ -31,6 +36,10 @@ def test_page_is_self_contained(page: Path):
     html = page.read_text(encoding="utf-8")
     assert not re.search(r"""(?:src|href)=["']?(?:https?:)?//""", html) and "@import" not in html
     assert "<script src" not in html and "<link" not in html
+    # The graph library is inlined with its license text, and the page stays small.
+    license_text = (REPO / "tasks" / "views" / "vendor" / "LICENSE.cytoscape").read_text(encoding="utf-8")
+    assert "The Cytoscape Consortium" in license_text and "Permission is hereby granted" in html
+    assert "Cytoscape.js 3." in html and len(html.encode("utf-8")) < 700_000
 
 
 def test_page_renders_in_chromium_with_the_tables_counts(page: Path, sample_workspace, tmp_path: Path):
@@ -55,8 +64,11 @@ def test_page_renders_in_chromium_with_the_tables_counts(page: Path, sample_work
     assert count(dom, r'class="char-row"') == len(present) == 8
     assert count(dom, r'class="scene-col"') == len(scenes) == 16
     assert count(dom, r'class="chain-card"') == (chains["kind"] == "final").sum() == 2
-    assert count(dom, r'class="node"') == len(entities)
-    assert count(dom, r'class="episode"') == len(read_frame(sample_workspace, "episodes", DOC))
+    assert int(re.search(r'data-graph-nodes="(\d+)"', dom).group(1)) == len(entities)
+    episodes = read_frame(sample_workspace, "episodes", DOC)
+    assert int(re.search(r'data-dag-nodes="(\d+)"', dom).group(1)) == len(episodes)
+    legend = re.findall(r'class="legend-type" data-type="(\w+)"', dom)
+    assert sorted(legend) == sorted(set(entities["entity_type"]))
     states = read_frame(sample_workspace, "character_states", DOC)
     state_cells = set(zip(states["entity_id"], states["section_id"]))
     assert count(dom, r'class="cell on state"') == len(state_cells)
@@ -64,25 +76,38 @@ def test_page_renders_in_chromium_with_the_tables_counts(page: Path, sample_work
     assert png_bytes > 1000  # the swimlane PNG export produced an image
 
 
-PROBE = """document.body.setAttribute("data-png",swimlanePng());
+PROBE = """var nkw=window.nkw,finder=document.getElementById("search");
+document.body.setAttribute("data-png",nkw.swimlanePng());
 var sort=document.getElementById("sort");sort.value="count";sort.dispatchEvent(new Event("change"));
 document.body.setAttribute("data-order",Array.prototype.map.call(body.querySelectorAll("tr.char-row"),
 function(r){return r.getAttribute("data-entity");}).join(","));
-var box=filter.querySelector("input[value=character]");box.checked=false;
-box.dispatchEvent(new Event("change"));
-document.body.setAttribute("data-hidden",String(gsvg.querySelectorAll("circle.node[style*=none]").length));
-gsvg.querySelector("circle.node[data-entity=%s]").dispatchEvent(new MouseEvent("click"));
+document.body.setAttribute("data-graph-png",nkw.graph.png({bg:"#ffffff",full:true}));
+finder.value=%s;finder.dispatchEvent(new Event("change"));
+var hit=nkw.graph.getElementById(document.body.getAttribute("data-search-hit")||"none");
+var ext=nkw.graph.extent();
+document.body.setAttribute("data-hit-state",JSON.stringify({hit:hit.hasClass("hit"),
+inside:hit.position("x")>ext.x1&&hit.position("x")<ext.x2&&hit.position("y")>ext.y1&&hit.position("y")<ext.y2,
+faded:nkw.graph.nodes(".faded").length}));
+var typeBox=filter.querySelector("input[value=character]");typeBox.checked=false;
+typeBox.dispatchEvent(new Event("change"));
+document.body.setAttribute("data-hidden",String(nkw.graph.nodes(".hidden").length));
+document.body.setAttribute("data-dag-labels",JSON.stringify(nkw.dag.nodes().map(function(n){
+return [n.data("title"),n.data("label")];})));
 document.body.setAttribute("data-rendered","1");"""
 
 
-def test_png_export_sorting_filter_and_profile_in_the_browser(page: Path, sample_workspace, tmp_path: Path):
+def _attribute(dom: str, name: str) -> str:
+    return re.search(rf'{name}="([^"]*)"', dom).group(1).replace("&quot;", '"').replace("&amp;", "&")
+
+
+def test_graph_canvas_search_filter_and_png_export_in_the_browser(page: Path, sample_workspace, tmp_path):
     entities = read_frame(sample_workspace, "entities", DOC)
     profiles = read_frame(sample_workspace, "entity_profiles", DOC).merge(entities, on="entity_id")
     tom = profiles[profiles["name"] == "Tom Hale"].iloc[0]
     probe = tmp_path / "probe.html"
     probe.write_text(
         page.read_text(encoding="utf-8").replace(
-            'document.body.setAttribute("data-rendered","1");', PROBE % tom.entity_id
+            'document.body.setAttribute("data-rendered","1");', PROBE % json.dumps("tom h")
         ),
         encoding="utf-8",
     )
@@ -90,15 +115,46 @@ def test_png_export_sorting_filter_and_profile_in_the_browser(page: Path, sample
     data = base64.b64decode(re.search(r'data-png="data:image/png;base64,([^"]+)"', dom).group(1))
     width, height, distinct = png_pixels(data)
     assert width == 170 + 16 * 12 + 10 and height == 24 + 8 * 12 + 10 and distinct > 3
+    # The entity graph's canvas as the library drew it: many colours, not a blank image.
+    drawn = base64.b64decode(re.search(r'data-graph-png="data:image/png;base64,([^"]+)"', dom).group(1))
+    graph_width, graph_height, graph_distinct = png_pixels(drawn)
+    assert graph_width > 300 and graph_height > 300 and graph_distinct > 100
     # Rows sorted by frequency: scenes per character, most first.
     mentions = read_frame(sample_workspace, "mentions", DOC)
     order = re.search(r'data-order="([^"]+)"', dom).group(1).split(",")
     scenes = mentions.groupby("entity_id")["section_id"].nunique()
     assert [scenes[e] for e in order] == sorted((scenes[e] for e in order), reverse=True)
+    # Search: a partial name finds the entity, highlights it, brings it into view, shows its profile.
+    assert _attribute(dom, "data-search-hit") == tom.entity_id
+    state = json.loads(_attribute(dom, "data-hit-state"))
+    assert state["hit"] and state["inside"] and 0 < state["faded"] < len(entities)
+    panel = re.search(r'<div id="profile"[^>]*>(.*?)</div></div></div></section>', dom, re.DOTALL).group(1)
+    assert "Tom Hale" in panel and tom.summary[:40].replace("&", "&amp;") in panel
     hidden = int(re.search(r'data-hidden="(\d+)"', dom).group(1))
     assert hidden == (entities["entity_type"] == "character").sum()
-    panel = re.search(r'<div id="profile"[^>]*>(.*?)</div></div></section>', dom, re.DOTALL).group(1)
-    assert "Tom Hale" in panel and tom.summary[:40].replace("&", "&amp;") in panel
+    # Episode names: the full title, or a middle cut that keeps its start and its end.
+    labels = json.loads(_attribute(dom, "data-dag-labels"))
+    assert len(labels) == len(read_frame(sample_workspace, "episodes", DOC))
+    for title, label in labels:
+        head, _, tail = label.partition(" \u2026 ")
+        assert label == title or (title.startswith(head) and title.endswith(tail) and tail)
+    assert len({label for _, label in labels}) == len({title for title, _ in labels})
+
+
+def test_prose_page_says_continuity_is_for_screenplays(page: Path, sample_workspace, tmp_path: Path):
+    out = tmp_path / "prose"
+    assert main(["view", "--workspace", str(sample_workspace.root), "--doc", PROSE, "--out", str(out)]) == 0
+    prose = dump_dom(out / f"{PROSE}.html", "", tmp_path)
+    note = re.search(r'<div id="chain-note">(.*?)</div>', prose, re.DOTALL)
+    assert "apply to screenplays" in note.group(1) and "prose" in note.group(1)
+    screenplay = re.search(r'<div id="chain-note">(.*?)</div>', dump_dom(page, "", tmp_path), re.DOTALL)
+    assert screenplay.group(1) == ""
+
+
+def test_graph_section_screenshot_is_not_blank(page: Path, tmp_path: Path):
+    shot = screenshot(page, tmp_path / "graph.png", fragment="#only-graph")
+    width, height, distinct = png_pixels(shot)
+    assert (width, height) == (1200, 900) and distinct > 60
 
 
 @pytest.mark.parametrize("fmt", ["graphml", "gexf"])

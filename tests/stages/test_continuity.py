@@ -5,7 +5,6 @@ plus the rule, the critic and the split logic on small cases."""
 
 from __future__ import annotations
 
-import json
 import math
 from collections import Counter
 
@@ -86,7 +85,7 @@ def test_final_chains_share_a_grounded_cue_in_every_scene(sample_workspace, tabl
             and chain.method == "offline_rule"
             and set(chain.judgment_ids) <= judgment_ids
         )
-        cues = json.loads(chain.cues_json)
+        cues = list(chain.cues)
         assert [c["entity_id"] for c in cues] == list(chain.shared_entity_ids) and cues[0][
             "type"
         ] == "location"

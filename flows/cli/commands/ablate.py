@@ -10,6 +10,7 @@ from flows.ablate_flow import format_ablation, run_ablation
 from flows.evaluation.ablation import AblationError, parse_settings
 from flows.cli.commands.common import UserError, prefect_environment, settings_from, workspace_from
 from flows.evaluation.evaluate import QuestionFileError
+from flows.runtime import Meter
 
 
 def run(args: argparse.Namespace) -> int:
@@ -27,6 +28,7 @@ def run(args: argparse.Namespace) -> int:
         raise UserError(str(exc)) from None
     if not args.no_prefect:
         prefect_environment(args.verbose)
+    meter = Meter("settings x questions", quiet=args.quiet)
     try:
         report = run_ablation(
             workspace,
@@ -39,9 +41,12 @@ def run(args: argparse.Namespace) -> int:
             fresh=args.fresh,
             use_prefect=not args.no_prefect,
             parallel=args.parallel,
+            progress=meter,
         )
     except (AblationError, QuestionFileError) as exc:
         raise UserError(str(exc)) from None
+    finally:
+        meter.close()
     if args.json:
         print(
             json.dumps(

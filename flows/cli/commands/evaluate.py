@@ -20,6 +20,7 @@ from flows.cli.commands.common import (
 from flows.evaluate_benchmark import evaluate_with_prefect
 from flows.evaluation.evaluate import QuestionFileError, evaluate, format_report
 from flows.evaluation.judging import judge_client
+from flows.runtime import Meter
 
 
 def run(args: argparse.Namespace) -> int:
@@ -37,7 +38,7 @@ def run(args: argparse.Namespace) -> int:
     llm = llm_client(settings, workspace)
     judge = judge_client(settings, api_key(), workspace) or llm
     engine = QueryEngine(workspace, settings, llm=llm)
-    engine.progress = lambda line: print(f"  {line}", file=sys.stderr, flush=True)
+    meter = Meter("questions", quiet=args.quiet)
     options = dict(
         system=args.system,
         limit=args.limit,
@@ -46,6 +47,7 @@ def run(args: argparse.Namespace) -> int:
         engine=engine,
         judge=judge,
         fresh=args.fresh,
+        progress=meter,
     )
     try:
         if args.no_prefect:
@@ -56,6 +58,7 @@ def run(args: argparse.Namespace) -> int:
     except QuestionFileError as exc:
         raise UserError(str(exc)) from None
     finally:
+        meter.close()
         for client in {id(c): c for c in (llm, judge) if c is not None}.values():
             client.close()
     for warning in report.warnings:

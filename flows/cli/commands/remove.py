@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import json
 
 from flows.cli.commands.common import UserError, workspace_from
 from flows.build.remove import remove_documents, workspace_doc_ids
 from tasks.tables.lock import WorkspaceLocked, WriterLock
+from tasks.tables.partitions import write_listing
 
 
 def run(args: argparse.Namespace) -> int:
@@ -17,7 +19,11 @@ def run(args: argparse.Namespace) -> int:
             if unknown:
                 raise UserError(f"not in this workspace: {', '.join(unknown)} (see `nkw inspect`)")
             removed = remove_documents(workspace, list(dict.fromkeys(args.doc_ids)))
+            write_listing(workspace)
     except WorkspaceLocked as exc:
         raise UserError(str(exc)) from None
-    print(f"removed {len(removed)} document(s): {', '.join(removed)}")
+    if args.json:
+        print(json.dumps({"removed": removed}))
+    else:
+        print(f"removed {len(removed)} document(s): {', '.join(removed)}")
     return 0

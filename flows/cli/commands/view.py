@@ -1,8 +1,9 @@
-"""`nkw view`: a self-contained HTML page of one document's bundle."""
+"""`nkw view`: a self-contained HTML page of one document's bundle, written into the --out folder."""
 
 from __future__ import annotations
 
 import argparse
+import json
 from pathlib import Path
 
 from flows.cli.commands.common import UserError, workspace_from
@@ -14,5 +15,5 @@ def run(args: argparse.Namespace) -> int:
         path = view_document(workspace_from(args), args.doc, Path(args.out))
     except MissingDocument as exc:
         raise UserError(str(exc)) from None
-    print(f"wrote {path}")
+    print(json.dumps({"written": [str(path)]}) if args.json else f"wrote {path}")
     return 0
