@@ -62,7 +62,8 @@ def _full_disk(ctx: Context, name: str, tables: str, prefect: bool) -> Outcome:
         return judged(run)
     if run.rc == 0:
         return Outcome(False, data_loss=True, note="a build that could not write reported success")
-    if "failed:" not in run.out and not run.one_line_error():
+    last = run.err.strip().splitlines()[-1] if run.err.strip() else ""
+    if "failed:" not in run.out and not last.startswith("error: "):  # Prefect's own lines come first
         return Outcome(False, note=f"no failure line: {run.out[-200:]!r} {run.err[-200:]!r}")
     again = ctx.nkw(*_build_args(ws), "--no-prefect", timeout=300)
     return judged(again, expect_error=False, note=f"rc {run.rc}, then rebuilt")

@@ -7,6 +7,7 @@ in Prefect tasks.
 
 from __future__ import annotations
 
+import errno
 import json
 import threading
 import time
@@ -46,6 +47,7 @@ from tasks.tables.io import SchemaError, Workspace, read_frame, to_arrow, write_
 # `--retry-failed`) runs the stage again. Validated replies come from the LLM cache, so only the
 # lost items are asked again.
 LOST_PREFIX = "llm "
+DISK_FULL = (errno.ENOSPC, errno.EDQUOT)
 MISSING_PREFIX = "llm missing:"
 
 
@@ -266,7 +268,8 @@ def run_stage(
         lost = lost_items(outputs["failures"])
     except Exception as exc:  # any stage error becomes a failures row; the build carries on
         return _record_failure(workspace, manifest, stage, doc_id, exc, started)
-    # A full disk (or a vanished folder) while writing fails this stage; the build goes on and says so.
+    # An I/O error while writing fails this stage and the build goes on; a full disk (or quota) stops
+    # the build with one line instead, since every later write would meet it too.
     try:
         return _commit_outputs(
             workspace,
@@ -282,6 +285,8 @@ def run_stage(
             details,
         )
     except OSError as exc:
+        if exc.errno in DISK_FULL:
+            raise
         return _record_failure(workspace, manifest, stage, doc_id, exc, started)
 
 

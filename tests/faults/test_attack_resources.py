@@ -7,6 +7,7 @@ from __future__ import annotations
 import errno
 import io
 import logging
+import os
 import threading
 
 import pytest
@@ -23,13 +24,13 @@ DOC = "the_lighthouse_key"
 BUILD = ["--embeddings", "hashing", "--no-prefect", "--until", "split_sentences"]
 
 
-def _full_disk(tables: set[str], monkeypatch) -> None:
-    """The disk fills up when any of `tables` is written (the write layer raises ENOSPC)."""
+def _failing_writes(tables: set[str], monkeypatch, code: int = errno.ENOSPC) -> None:
+    """Writes of `tables` fail with OSError(`code`) at the write layer (a full disk, a bad sector)."""
     write = runner.write_table
 
     def write_or_fail(workspace, name, *args, **kwargs):
         if name in tables:
-            raise OSError(errno.ENOSPC, "No space left on device")
+            raise OSError(code, os.strerror(code))
         return write(workspace, name, *args, **kwargs)
 
     monkeypatch.setattr(runner, "write_table", write_or_fail)
@@ -41,33 +42,42 @@ def _build(ws: Workspace, capsys) -> tuple[int, str, str]:
     return rc, captured.out, captured.err
 
 
-def test_a_full_disk_while_a_stage_writes_fails_that_stage_and_the_build_says_so(
-    tmp_path, capsys, monkeypatch
-):
+def test_a_full_disk_stops_the_build_in_one_line_and_the_next_build_finishes(tmp_path, capsys, monkeypatch):
     ws = Workspace.at(tmp_path / "ws")
-    _full_disk({"chunks"}, monkeypatch)
+    _failing_writes({"chunks"}, monkeypatch)
     rc, out, err = _build(ws, capsys)
     assert rc == 1 and "Traceback" not in out + err
-    assert "failed: the_lighthouse_key split_chunks: OSError: [Errno 28] No space left on device" in out
-    assert "1 failed" in out
-    statuses = {name: record.status for name, record in load_manifest(ws, DOC).stages.items()}
-    assert statuses["segment_sections"] == "built" and statuses["split_chunks"] == "failed"
-    failures = read_frame(ws, "failures")
-    assert failures["error"].str.contains("No space left").any()  # recorded: only the chunks write failed
-
+    assert err.strip().splitlines() == [
+        "error: OSError: [Errno 28] No space left on device (rerun with --debug for details)"
+    ]
+    assert load_manifest(ws, DOC).stages["segment_sections"].status == "built"
     monkeypatch.undo()  # space again: the next build finishes what was lost
     rc, out, _ = _build(ws, capsys)
     assert rc == 0 and "0 failed" in out
     assert {r.status for r in load_manifest(ws, DOC).stages.values()} == {"built"}
 
 
+def test_an_io_error_while_a_stage_writes_fails_that_stage_and_the_build_says_so(
+    tmp_path, capsys, monkeypatch
+):
+    ws = Workspace.at(tmp_path / "ws")
+    _failing_writes({"chunks"}, monkeypatch, errno.EIO)
+    rc, out, err = _build(ws, capsys)
+    assert rc == 1 and "Traceback" not in out + err
+    assert "failed: the_lighthouse_key split_chunks: OSError: [Errno 5] Input/output error" in out
+    assert "1 failed" in out
+    statuses = {name: record.status for name, record in load_manifest(ws, DOC).stages.items()}
+    assert statuses["segment_sections"] == "built" and statuses["split_chunks"] == "failed"
+    assert read_frame(ws, "failures")["error"].str.contains("Input/output error").any()  # recorded
+
+
 def test_when_even_the_failure_cannot_be_recorded_the_outcome_still_carries_it(tmp_path, capsys, monkeypatch):
     ws = Workspace.at(tmp_path / "ws")
-    _full_disk({"chunks", "failures"}, monkeypatch)
+    _failing_writes({"chunks", "failures"}, monkeypatch, errno.EIO)
     rc, out, err = _build(ws, capsys)
     assert rc == 1 and "Traceback" not in out + err
     # every stage writes its failures partition, so the first stage fails, and cannot record why
-    assert "ingest_documents: OSError: [Errno 28] No space left on device (not recorded:" in out
+    assert "ingest_documents: OSError: [Errno 5] Input/output error (not recorded:" in out
 
 
 def test_a_temporary_server_that_does_not_start_is_one_error_and_is_stopped(monkeypatch):
