@@ -14,7 +14,10 @@ import subprocess
 import sys
 import threading
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Iterator
+
+from flows.log_lines import add_one_line, one_line_handlers
 
 WATCHDOG = """
 import os, signal, sys, time
@@ -41,6 +44,11 @@ for pid in pids:
 
 _watchdog_fd: int | None = None
 _lock = threading.Lock()
+DEFAULT_STARTUP_S = 180.0
+
+
+class PrefectServerError(RuntimeError):
+    """The temporary Prefect server did not start (or stopped); the command says so in one line."""
 
 
 def _watchdog() -> int:
@@ -72,17 +80,32 @@ def reap_with_this_process() -> int | None:
     server starts, when this process only waits."""
     from prefect.settings import PREFECT_API_URL, PREFECT_SERVER_EPHEMERAL_ENABLED
 
+    one_line_prefect_logs()
     if PREFECT_API_URL.value() or not PREFECT_SERVER_EPHEMERAL_ENABLED.value():
         return None
+    from prefect.server.api import server as server_module
     from prefect.server.api.server import SubprocessASGIServer
+
 
     with _lock:
         server = SubprocessASGIServer()  # the instance Prefect's own client uses
         if server.running and server.server_process is not None:
             return server.server_process.pid
         fd = _watchdog()
+        if not isinstance(server_module.subprocess, _ServerOutputToFile):
+            server_module.subprocess = _ServerOutputToFile(_server_log())  # type: ignore[attr-defined]
+        failed: list[BaseException] = []
+        timeout = _startup_timeout()
+
+        def start() -> None:
+            # In a thread, an exception would print its traceback to the terminal: keep it instead.
+            try:
+                server.start(timeout=timeout)
+            except Exception as exc:  # noqa: BLE001 - reported below as one line
+                failed.append(exc)
+
         # The server's pid goes to the watchdog as soon as it exists, not after its (slow) start-up.
-        starter = threading.Thread(target=server.start, daemon=True)
+        starter = threading.Thread(target=start, daemon=True)
         starter.start()
         told: set[int] = set()
         imported = False
@@ -97,10 +120,74 @@ def reap_with_this_process() -> int | None:
 
                 imported = True
             starter.join(0.01)
-        if server.server_process is None:
-            raise RuntimeError("the temporary Prefect server did not start")
+        if failed or server.server_process is None:
+            _stop(server)  # a half-started server must not hold the port for the next attempt
+            reason = " ".join(str(failed[0]).split())[:160] if failed else "no server process"
+            raise PrefectServerError(
+                f"the temporary Prefect server did not start within {timeout:g} s ({reason}); "
+                "run again, raise PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS, or use --no-prefect"
+            )
         _first_answer(server.api_url)
         return server.server_process.pid
+
+
+def one_line_prefect_logs() -> None:
+    """Prefect logs a failed task or flow run with its traceback on the terminal: one line instead
+    (the command's own error line follows; `--debug` re-raises nkw's own errors)."""
+    import logging
+
+    one_line_handlers("prefect")
+    add_one_line(logging.getLogger().handlers)
+
+
+def _server_log():
+    """The temporary server's own output (tracebacks of its services when it stops, start-up noise)
+    goes to a file in PREFECT_HOME, not the terminal of the command that started it."""
+    from prefect.settings import PREFECT_HOME
+
+    home = Path(PREFECT_HOME.value()).expanduser()
+    try:
+        home.mkdir(parents=True, exist_ok=True)
+        return open(home / "temporary-server.log", "ab")  # noqa: SIM115 - held by the server process
+    except OSError:
+        return subprocess.DEVNULL  # a full disk must not stop the server from starting
+
+
+class _ServerOutputToFile:
+    """`subprocess` as Prefect's server module sees it: Popen sends the child's output to `output`."""
+
+    def __init__(self, output) -> None:
+        self._output = output
+
+    def __getattr__(self, name: str):
+        return getattr(subprocess, name)
+
+    def Popen(self, *args, **kwargs):  # noqa: N802 - the name Prefect calls
+        kwargs.setdefault("stdout", self._output)
+        kwargs.setdefault("stderr", self._output)
+        kwargs.setdefault("stdin", subprocess.DEVNULL)
+        return subprocess.Popen(*args, **kwargs)
+
+
+def _startup_timeout() -> int:
+    """Seconds the server may take to answer: the user's setting, 180 s by default. (Passed to
+    Prefect explicitly: its setting is read once, before this process sets the default.)"""
+    try:
+        value = float(os.environ.get("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", DEFAULT_STARTUP_S))
+    except ValueError:
+        value = DEFAULT_STARTUP_S
+    return max(1, min(int(value), 3600))
+
+
+def _stop(server) -> None:
+    process = server.server_process
+    if process is not None and process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+    server.running = False
 
 
 def _first_answer(api_url: str) -> None:

@@ -308,9 +308,12 @@ class EvaluateSettings(Section):
 class SqlSettings(Section):
     """Limits of `nkw sql` (read-only DuckDB over the workspace tables)."""
 
-    timeout_s: float = Field(30.0, gt=0, description="a query running longer is interrupted")
+    timeout_s: float = Field(
+        30.0, gt=0, le=86400, allow_inf_nan=False, description="a query running longer is interrupted"
+    )
     memory_limit: str = Field("1GB", pattern=r"^[0-9.]+ ?[KMGT]i?B$", description="DuckDB memory_limit")
     threads: int = Field(2, ge=1, le=64)
+    max_result_mb: int = Field(128, ge=1, le=65536, description="a larger result is refused, not printed")
 
 
 class Settings(Section):

@@ -7,6 +7,8 @@ in Prefect tasks.
 
 from __future__ import annotations
 
+import errno
+import json
 import threading
 import time
 import traceback
@@ -38,10 +40,15 @@ from tasks.llm.prompts import prompts_hash
 from tasks.vector_store import caching
 from tasks.tables.io import SchemaError, Workspace, read_frame, to_arrow, write_table
 
-# Failures rows of items the LLM server never answered (connection, HTTP 5xx/429, timeouts): a later
-# build can recover them, so the stage is `partial` and runs again. Refusals and replies that never
-# fit the schema are the model's answer and stay ordinary failures rows.
-OUTAGE_PREFIXES = ("llm error:", "llm timeout:")
+# Failures rows of items the LLM did not give a usable answer for: the server never answered
+# (connection, HTTP 5xx/429, timeouts), or its reply was unusable (not the schema, `content: null`,
+# truncated, refused, or an item a batched reply left out). The stage's output lacks them, so the
+# stage is `partial`: the build says INCOMPLETE and exits non-zero, and the next build (or
+# `--retry-failed`) runs the stage again. Validated replies come from the LLM cache, so only the
+# lost items are asked again.
+LOST_PREFIX = "llm "
+DISK_FULL = (errno.ENOSPC, errno.EDQUOT)
+MISSING_PREFIX = "llm missing:"
 
 
 @dataclass
@@ -204,6 +211,8 @@ def run_document(
         ):
             record = manifest.stages[stage.name]
             return StageOutcome(stage.name, "skipped", {t: o["rows"] for t, o in record.outputs.items()})
+        if manifest.stages.get(stage.name) is not None and manifest.stages[stage.name].status == "partial":
+            forget_missing_replies(workspace, raw.doc_id, stage.name, resources.llm)
         runner = stage_runner or run_stage
         outcome = runner(workspace, raw, stage, settings, resources, manifest, fingerprint)
         if outcome.status == "failed":
@@ -258,34 +267,80 @@ def run_stage(
         _check_all(workspace, doc_id, outputs)
         lost = lost_items(outputs["failures"])
     except Exception as exc:  # any stage error becomes a failures row; the build carries on
-        error = _one_line(exc)
-        write_table(
+        return _record_failure(workspace, manifest, stage, doc_id, exc, started)
+    # An I/O error while writing fails this stage and the build goes on; a full disk (or quota) stops
+    # the build with one line instead, since every later write would meet it too.
+    try:
+        return _commit_outputs(
             workspace,
-            "failures",
-            [
-                {
-                    "doc_id": doc_id,
-                    "stage": stage.name,
-                    "item_id": doc_id,
-                    "error": error,
-                    "payload": _short_trace(exc),
-                }
-            ],
-            doc_id,
-            stage.name,
+            stage,
+            settings,
+            resources,
+            manifest,
+            fingerprint,
+            outputs,
+            lost,
+            started,
+            warnings,
+            details,
         )
-        failure = StageRecord(
-            fingerprint="",
-            version=stage.version,
-            config_hash="",
-            outputs={},
-            seconds=time.perf_counter() - started,
-            finished_at=now_iso(),
-            status="failed",
-            error=error,
-        )
+    except OSError as exc:
+        if exc.errno in DISK_FULL:
+            raise
+        return _record_failure(workspace, manifest, stage, doc_id, exc, started)
+
+
+def _record_failure(
+    workspace: Workspace,
+    manifest: DocumentManifest,
+    stage: Stage,
+    doc_id: str,
+    exc: Exception,
+    started: float,
+) -> StageOutcome:
+    """A failures row and a `failed` manifest record for the stage; when even these cannot be written
+    (the disk is full), the outcome alone carries the error, so the build still reports it."""
+    error = _one_line(exc)
+    row = {
+        "doc_id": doc_id,
+        "stage": stage.name,
+        "item_id": doc_id,
+        "error": error,
+        "payload": _short_trace(exc),
+    }
+    failure = StageRecord(
+        fingerprint="",
+        version=stage.version,
+        config_hash="",
+        outputs={},
+        seconds=time.perf_counter() - started,
+        finished_at=now_iso(),
+        status="failed",
+        error=error,
+    )
+    try:
+        write_table(workspace, "failures", [row], doc_id, stage.name)
         _commit_record(workspace, manifest, stage.name, failure)
-        return StageOutcome(stage.name, "failed", seconds=time.perf_counter() - started, error=error)
+    except OSError as again:
+        error = f"{error} (not recorded: {_one_line(again)})"[:500]
+    return StageOutcome(stage.name, "failed", seconds=time.perf_counter() - started, error=error)
+
+
+def _commit_outputs(
+    workspace: Workspace,
+    stage: Stage,
+    settings: Settings,
+    resources: Resources,
+    manifest: DocumentManifest,
+    fingerprint: str,
+    outputs: dict[str, pa.Table],
+    lost: int,
+    started: float,
+    warnings: list[str],
+    details: dict[str, Any],
+) -> StageOutcome:
+    """Write the stage's tables and record them in the manifest."""
+    doc_id = manifest.doc_id
     records: dict[str, dict[str, Any]] = {}
     for name, arrow in outputs.items():
         result = write_table(workspace, name, arrow, doc_id, stage.name if name in SIDE_TABLES else None)
@@ -297,7 +352,10 @@ def run_stage(
     seconds = time.perf_counter() - started
     status = "partial" if lost else "built"
     if lost:
-        warnings.append(f"{lost} item(s) lost: the LLM server did not answer (the next build retries them)")
+        warnings.append(
+            f"{lost} item(s) lost: the LLM server did not answer or its reply was unusable "
+            "(the next build asks them again)"
+        )
     if stage.uses_llm:
         details["backend"] = resources.backend_identity(stage)
     record = StageRecord(
@@ -328,8 +386,33 @@ def _commit_record(workspace: Workspace, manifest: DocumentManifest, stage: str,
 
 
 def lost_items(failures: pa.Table) -> int:
-    """How many failures rows are items the LLM server never answered."""
-    return sum(1 for error in failures.column("error").to_pylist() if str(error).startswith(OUTAGE_PREFIXES))
+    """How many failures rows are items the LLM gave no usable answer for."""
+    return sum(1 for error in failures.column("error").to_pylist() if str(error).startswith(LOST_PREFIX))
+
+
+def forget_missing_replies(workspace: Workspace, doc_id: str, stage: str, llm: Any) -> int:
+    """Drop from the LLM cache the replies that left items out (`llm missing` rows of the stage's last
+    run): they were valid, so they were cached, and would otherwise leave the same items out again."""
+    cache = getattr(llm, "cache", None)
+    if cache is None:
+        return 0
+    failures = read_frame(workspace, "failures", doc_id)
+    if failures.empty:
+        return 0
+    rows = failures[(failures["stage"] == stage) & failures["error"].str.startswith(MISSING_PREFIX)]
+    dropped = 0
+    for payload in rows["payload"]:
+        try:
+            key = json.loads(payload).get("call_key")
+            path = cache.path(key)
+        except (ValueError, TypeError, AttributeError):
+            continue  # no readable key: nothing to forget
+        try:
+            path.unlink()
+            dropped += 1
+        except OSError:
+            pass  # already gone, or not ours to remove: the item is asked from the cache again
+    return dropped
 
 
 def _document_text(doc: Document, settings: Settings) -> RawDocument:

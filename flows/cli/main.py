@@ -260,6 +260,11 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument(
         "--queue", type=int, default=16, help="questions allowed to wait before 503 busy (default 16)"
     )
+    serve.add_argument(
+        "--allow-host",
+        action="append",
+        help="another Host name clients may use (repeat; default: the --host address, localhost on loopback)",
+    )
     serve.set_defaults(command="serve")
 
     ablate = commands.add_parser("ablate", help="run the ablation grid (paper §4.3) into ablation_results")
@@ -314,8 +319,12 @@ def build_parser() -> argparse.ArgumentParser:
     sql.add_argument(
         "--json", action="store_const", dest="format", const="json", help="the rows as JSON (= --format json)"
     )
-    sql.add_argument("--max-rows", type=int, default=200, help="rows shown in table format")
-    sql.add_argument("--config", help="TOML settings file ([sql] timeout_s, memory_limit, threads)")
+    sql.add_argument(
+        "--max-rows", type=int, help="rows kept (default: 200 shown in table format, every row in csv/json)"
+    )
+    sql.add_argument(
+        "--config", help="TOML settings file ([sql] timeout_s, memory_limit, threads, max_result_mb)"
+    )
     _debug(sql)
     sql.set_defaults(command="sql")
 

@@ -16,6 +16,10 @@ from dataclasses import dataclass, field
 from tasks.graph.upsert import EntityKey, claim_spans
 
 PROPER, CAPS, ANY = "proper", "caps", "any"
+# No name is this long (the reply schemas cap names at 120 characters, but not every alias or
+# participant): a longer surface is not registered, since the trie and its pattern grow with the
+# square of a surface's length (a 5 MB alias in a reply took minutes).
+MAX_SURFACE_CHARS = 200
 
 
 @dataclass
@@ -30,8 +34,10 @@ class Lexicon:
 
     def add(self, surface: str, entity_key: EntityKey, policy: str = PROPER) -> None:
         """Register a surface; the first registration of a surface wins (callers add the surest first)."""
+        if len(surface) > 4 * MAX_SURFACE_CHARS:  # before the whitespace collapse copies it
+            return
         key = self._match_key(surface)
-        if len(key) < (1 if self.language == "zh" else 2) or key in self.entries:
+        if not (1 if self.language == "zh" else 2) <= len(key) <= MAX_SURFACE_CHARS or key in self.entries:
             return
         self.entries[key] = (entity_key, policy)
         self._pattern = None

@@ -6,9 +6,14 @@ Parquet stays the source of truth; DuckDB only reads, and read-only holds by con
   writer recorded (`tasks.tables.ledger`), registered with the connection; the connection
   itself runs with `enable_external_access=false`, no allowed paths or directories and no
   temp directory, so `COPY`, `ATTACH`, `EXPORT`, `INSTALL/LOAD` and table functions such as
-  `read_csv` have nowhere to read or write.
+  `read_csv` have nowhere to read or write. External access is switched off after the
+  connection opens, not in its start-up config: started that way DuckDB allow-lists the
+  database "file" `<cwd>/:memory:` and its WAL names, and a symlink named `:memory:` in the
+  current folder would then be readable.
 - The configuration is locked (`lock_configuration`) after the limits are set: a memory
-  limit, a thread count, and a time limit enforced by interrupting the query.
+  limit, a thread count, and a time limit enforced by interrupting the query. The result is
+  fetched in batches and refused once it passes `max_result_bytes` (or kept to `max_rows`),
+  so a huge result never sits in memory whole.
 - `nkw sql` accepts one statement, and only if DuckDB's own parser calls it a SELECT (or an
   EXPLAIN [ANALYZE] of a SELECT) — the allow-list is a second wall, not the first.
 """
@@ -32,6 +37,8 @@ from tasks.tables.partitions import partitions_table
 
 SQL_DIR = Path(schemas.__file__).resolve().parent / "sql"
 ALLOWED_STATEMENTS = {"SELECT"}
+MAX_TIMEOUT_S = 7 * 24 * 3600.0  # threading.Timer overflows near 2**31 s; nobody waits a week
+FETCH_ROWS = 1024  # rows per fetched batch
 EXPLAIN_KEYWORDS = {"explain", "analyze", "analyse"}
 
 
@@ -44,6 +51,17 @@ class QueryLimits:
     timeout_s: float = 30.0
     memory_limit: str = "1GB"
     threads: int = 2
+    max_result_bytes: int = 128 * 1024 * 1024  # Arrow bytes of the fetched result
+
+
+@dataclass
+class QueryResult:
+    table: pa.Table  # at most `max_rows` rows, column names made unique
+    total_rows: int  # rows the query produced (counted, not kept, past `max_rows`)
+
+    @property
+    def truncated(self) -> bool:
+        return self.total_rows > self.table.num_rows
 
 
 def table_files(
@@ -73,13 +91,16 @@ def connect(
     con = duckdb.connect(
         ":memory:",
         config={
-            "enable_external_access": False,
             "autoinstall_known_extensions": False,
             "autoload_known_extensions": False,
             "temp_directory": "",
         },
     )
     try:
+        # Here rather than in the config above, so that the allow-list stays empty (module docstring).
+        con.execute("SET enable_external_access=false")
+        # A query running over 2 s would draw DuckDB's progress bar into the printed result.
+        con.execute("SET enable_progress_bar=false")
         con.execute(f"SET memory_limit='{_setting_text(limits.memory_limit)}'")
         con.execute(f"SET threads={int(limits.threads)}")
         con.execute("SET lock_configuration=true")
@@ -145,6 +166,18 @@ def run_query(
     workspace: Workspace, sql: str, params: list[Any] | None = None, limits: QueryLimits | None = None
 ) -> pa.Table:
     """Run one read-only query over the workspace views, within its limits, and return Arrow rows."""
+    return fetch_query(workspace, sql, params, limits).table
+
+
+def fetch_query(
+    workspace: Workspace,
+    sql: str,
+    params: list[Any] | None = None,
+    limits: QueryLimits | None = None,
+    max_rows: int | None = None,
+) -> QueryResult:
+    """Run one read-only query within its limits; keep at most `max_rows` rows (all when None) and
+    refuse a kept result over `limits.max_result_bytes`."""
     check_readonly(sql)
     limits = limits or QueryLimits()
     con = connect(workspace, limits)
@@ -154,17 +187,19 @@ def run_query(
         expired.set()
         con.interrupt()
 
-    timer = threading.Timer(limits.timeout_s, stop)
+    timer = threading.Timer(min(max(limits.timeout_s, 0.0), MAX_TIMEOUT_S), stop)
     timer.daemon = True
     timer.start()
     try:
-        return con.sql(sql, params=params or None).to_arrow_table()
-    except duckdb.Error as exc:
+        reader = con.sql(sql, params=params or None).to_arrow_reader(FETCH_ROWS)
+        return _bounded(reader, max_rows, limits.max_result_bytes)
+    except (duckdb.Error, OSError, MemoryError) as exc:
+        # While batches stream, Arrow re-raises DuckDB's interrupt and allocation failures as OSError.
         if expired.is_set():
             raise QueryRefused(
                 f"query stopped after the time limit of {limits.timeout_s:g} s (sql.timeout_s)"
             ) from None
-        if isinstance(exc, duckdb.OutOfMemoryException):
+        if isinstance(exc, (duckdb.OutOfMemoryException, MemoryError)) or "memory" in str(exc).lower():
             raise QueryRefused(
                 f"query stopped at the memory limit of {limits.memory_limit} (sql.memory_limit)"
             ) from None
@@ -172,6 +207,48 @@ def run_query(
     finally:
         timer.cancel()
         con.close()
+
+
+def _bounded(reader: pa.RecordBatchReader, max_rows: int | None, max_bytes: int) -> QueryResult:
+    """The first `max_rows` rows of `reader` (counting the rest without keeping them)."""
+    kept: list[pa.RecordBatch] = []
+    kept_rows = kept_bytes = total = 0
+    for batch in reader:
+        total += batch.num_rows
+        room = batch.num_rows if max_rows is None else max(0, max_rows - kept_rows)
+        if room == 0:
+            continue
+        part = batch.slice(0, room) if room < batch.num_rows else batch
+        kept_bytes += part.nbytes
+        if kept_bytes > max_bytes:
+            raise QueryRefused(
+                f"result larger than {max_bytes / 2**20:g} MB (sql.max_result_mb): "
+                "add a LIMIT, select fewer columns or aggregate"
+            )
+        kept.append(part)
+        kept_rows += part.num_rows
+    schema = reader.schema
+    table = pa.Table.from_batches(kept, schema=schema)
+    return QueryResult(table.rename_columns(unique_names(schema.names)), total)
+
+
+def unique_names(names: list[str]) -> list[str]:
+    """Column names with repeats renamed `a_2`, `a_3`, ... (skipping names already taken), so that no
+    output format silently merges two columns."""
+    taken = set(names)
+    seen: set[str] = set()
+    result = []
+    for name in names:
+        if name not in seen:
+            seen.add(name)
+            result.append(name)
+            continue
+        n = 2
+        while f"{name}_{n}" in taken:
+            n += 1
+        taken.add(f"{name}_{n}")
+        result.append(f"{name}_{n}")
+    return result
 
 
 def load_sql(name: str) -> str:

@@ -5,10 +5,9 @@ from __future__ import annotations
 import argparse
 import sys
 
-import uvicorn
-
 from flows.answer_questions import QueryEngine
 from flows.cli.commands.common import UserError, llm_client, settings_from, workspace_from
+from flows.serving.guard import make_server
 from flows.serving.serve import create_app
 
 
@@ -26,7 +25,14 @@ def run(args: argparse.Namespace) -> int:
     engine = QueryEngine(workspace, settings, llm=llm)
     app = create_app(workspace, settings, engine, concurrency=args.serve_concurrency, queue=args.queue)
     try:
-        uvicorn.run(app, host=args.host, port=args.port, log_level="info" if args.verbose else "warning")
+        server = make_server(
+            app,
+            args.host,
+            args.port,
+            extra_hosts=args.allow_host or (),
+            log_level="info" if args.verbose else "warning",
+        )
+        server.run()
     finally:
         if llm is not None:
             llm.close()

@@ -3,23 +3,63 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
 import duckdb
 
 from flows.cli import output as cli_output
 from flows.cli.commands.common import UserError, settings_from, workspace_from
-from tasks.tables.warehouse import QueryLimits, QueryRefused, run_query
+from flows.cli.memory_cap import capped_memory, memory_bytes
+from tasks.tables.warehouse import QueryLimits, QueryRefused, fetch_query
+
+TABLE_ROWS = 200  # rows shown in table format unless --max-rows says otherwise
 
 
 def run(args: argparse.Namespace) -> int:
     settings = settings_from(args)
     workspace = workspace_from(args)
-    limits = QueryLimits(settings.sql.timeout_s, settings.sql.memory_limit, settings.sql.threads)
+    if args.max_rows is not None and args.max_rows < 1:
+        raise UserError("--max-rows must be at least 1")
+    result_bytes = settings.sql.max_result_mb * 2**20
+    limits = QueryLimits(
+        settings.sql.timeout_s, settings.sql.memory_limit, settings.sql.threads, max_result_bytes=result_bytes
+    )
+    # DuckDB's memory_limit covers its buffer manager, not every allocation (a 2048-row vector of
+    # long strings is allocated outside it), and the fetched result and its formatting live in
+    # Python: the process as a whole gets a ceiling too, released when the command returns.
+    ceiling = memory_bytes(settings.sql.memory_limit) + 2 * result_bytes + 384 * 2**20
+    max_rows = args.max_rows
+    if max_rows is None and args.format == "table":
+        max_rows = TABLE_ROWS
     try:
-        table = run_query(workspace, args.query, limits=limits)
+        with capped_memory(ceiling):
+            result = fetch_query(workspace, args.query, limits=limits, max_rows=max_rows)
+            text = cli_output.format_table(result.table, args.format, result.table.num_rows)
     except QueryRefused as exc:
         raise UserError(str(exc)) from None
+    except MemoryError:
+        raise UserError(
+            f"query stopped: out of memory (limit {settings.sql.memory_limit}, sql.memory_limit)"
+        ) from None
     except duckdb.Error as exc:
         raise UserError(f"SQL error: {' '.join(str(exc).split())[:400]}") from None
-    print(cli_output.format_table(table, args.format, args.max_rows))
+    if args.format == "table":
+        print(_with_total(text, result.table.num_rows, result.total_rows))
+        return 0
+    print(text)
+    if result.truncated:  # a CSV/JSON export that is not the whole result must not look complete
+        print(
+            f"error: result cut to the first {result.table.num_rows} of {result.total_rows} rows"
+            " (--max-rows)",
+            file=sys.stderr,
+        )
+        return 1
     return 0
+
+
+def _with_total(text: str, shown: int, total: int) -> str:
+    """The table's last line counts every row the query produced, not only those shown."""
+    if total == shown:
+        return text
+    body = text.rsplit("\n", 1)[0]
+    return f"{body}\n({total} rows) (showing {shown}; raise --max-rows or use --format csv/json)"
