@@ -29,6 +29,15 @@ BUILD = ["--embeddings", "hashing", "--no-prefect", "-q"]
 DOC = "the_lighthouse_key"
 
 
+def _cmdline(pid: str) -> bytes:
+    """A child's command line; empty when it exited between listing and reading (a race, not a fault)."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as handle:
+            return handle.read()
+    except (FileNotFoundError, ProcessLookupError):
+        return b""
+
+
 def _start_build(ws: Workspace, *extra: str) -> subprocess.Popen:
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     return subprocess.Popen(
@@ -120,9 +129,8 @@ def test_a_killed_prefect_build_leaves_no_prefect_server(tmp_path):
             ["pgrep", "-P", str(process.pid)], capture_output=True, text=True
         ).stdout.split()
         for pid in children:
-            with open(f"/proc/{pid}/cmdline", "rb") as handle:
-                if b"uvicorn" in handle.read():
-                    server = int(pid)
+            if b"uvicorn" in _cmdline(pid):
+                server = int(pid)
         time.sleep(0.2)
     assert server is not None, "the build should have started a temporary Prefect server"
     process.send_signal(signal.SIGKILL)
@@ -168,9 +176,8 @@ def test_worker_processes_do_not_outlive_a_killed_build(tmp_path):
             for pid in subprocess.run(
                 ["pgrep", "-P", str(process.pid)], capture_output=True, text=True
             ).stdout.split():
-                with open(f"/proc/{pid}/cmdline", "rb") as handle:
-                    if b"spawn_main" in handle.read():  # not the resource tracker
-                        workers.add(int(pid))
+                if b"spawn_main" in _cmdline(pid):  # not the resource tracker
+                    workers.add(int(pid))
             time.sleep(0.2)
         while server.counts["chat"] < 3 and time.monotonic() < deadline and process.poll() is None:
             time.sleep(0.1)  # the workers are building: LLM requests arrive
