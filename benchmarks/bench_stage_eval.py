@@ -77,8 +77,9 @@ def main() -> None:
     reports, seconds = {}, {}
     for system in ("hybrid", "nkw"):
         reports[system], seconds[system] = run_eval(args.workspace, args.questions, system, extra)
-        print(f"nkw eval --system {system}: {reports[system]['n_questions']} answered in {seconds[system]:.0f} s "
-              f"(run {reports[system]['run_id']}, offline={reports[system]['offline']})", flush=True)
+        report = reports[system]
+        print(f"nkw eval --system {system}: {report['n_questions']} answered in {seconds[system]:.0f} s "
+              f"(run {report['run_id']}, offline={report['offline']})", flush=True)
     workspace = Workspace.at(args.workspace)
     answers = read_frame(workspace, "qa_answers")
     runs = {s: answers[answers["run_id"] == r["run_id"]] for s, r in reports.items()}

@@ -40,7 +40,8 @@ def render_table(entry: dict[str, Any]) -> str:
         if column["references"]:
             notes.append(f"refers to `{column['references']}`")
         null = "yes" if column["nullable"] and not column["required"] else "no"
-        lines.append(f"| `{column['name']}` | `{_cell(column['type'])}` | {null} | {_cell('; '.join(notes))} |")
+        described = _cell("; ".join(notes))
+        lines.append(f"| `{column['name']}` | `{_cell(column['type'])}` | {null} | {described} |")
     return "\n".join(lines) + "\n"
 
 
