@@ -10,6 +10,30 @@ from tasks.query.store.document_store import NarrativeStore
 from tasks.text import count_tokens
 
 MIN_PASSAGE_TOKENS = 20
+PINNED = "scene_named"
+
+
+def pin_sections(
+    support: dict[str, tuple[float, list[str]]],
+    section_ids: list[str],
+    chunk_ids_of_section: dict[str, list[str]],
+    chunk_scores: dict[str, float],
+) -> dict[str, tuple[float, list[str]]]:
+    """Support with one chunk of each named section ranked above everything else (the first named
+    highest): its best supported chunk, else its best by `chunk_scores`, else its first."""
+    pinned = dict(support)
+    top = max((score for score, _ in support.values()), default=0.0)
+    for rank, section_id in enumerate(section_ids):
+        chunk_ids = chunk_ids_of_section.get(section_id) or []
+        if not chunk_ids:
+            continue
+        chunk_id = max(
+            chunk_ids,
+            key=lambda c: (support.get(c, (0.0, []))[0], chunk_scores.get(c, 0.0), -chunk_ids.index(c)),
+        )
+        score, sources = pinned.get(chunk_id, (0.0, []))
+        pinned[chunk_id] = (top + len(section_ids) - rank, [PINNED, *sources])
+    return pinned
 
 
 def _sentence_scores(
