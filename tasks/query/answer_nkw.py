@@ -129,7 +129,8 @@ def build_board(
     attach_facts(board["entity"], fact_rows, budget.facts_per_entity)
     support = chunk_support(board, text_hits)
     if named:
-        support = pin_sections(support, named, env.store.source.chunk_ids_of_section, _chunk_bm25(env, question))
+        of_section = env.store.source.chunk_ids_of_section
+        support = pin_sections(support, named, of_section, _chunk_bm25(env, question))
     focus: dict[str, list[tuple[int, int]]] = {}
     for row in rows:
         if row.chunk_id and row.char_start is not None and row.char_end is not None:

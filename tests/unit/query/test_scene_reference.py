@@ -46,6 +46,8 @@ def test_scene_number_with_most_of_the_heading_words():
 
 
 def test_no_reference_names_nothing():
-    rows = sections("1、INT. WAREHOUSE - EARLY MORNING", "夜", "2、EXT. STREET - DAY", numbers=("1", None, "2"))
+    rows = sections(
+        "1、INT. WAREHOUSE - EARLY MORNING", "夜", "2、EXT. STREET - DAY", numbers=("1", None, "2")
+    )
     assert named_sections(rows, "What does Barry do in the warehouse at night?") == []
     assert named_sections(rows, "Why did he leave in 1990. After that?") == []
