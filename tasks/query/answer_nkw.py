@@ -26,7 +26,7 @@ from tasks.query.evidence_board import (
 from tasks.query.plan import QueryIntents, decompose, follow_up_plan, is_answerable
 from tasks.query.skills.cards import select_skills_offline
 from tasks.query.scene_reference import named_sections
-from tasks.query.source_passages import pin_sections, select_passages
+from tasks.query.source_passages import add_adjacent_scenes, pin_sections, select_passages
 from tasks.query.tools.env import ToolEnv
 from tasks.query.tools.registry import GRAPH_TOOLS, TOOLS, ToolCall, call_tool
 
@@ -131,6 +131,10 @@ def build_board(
     if named:
         of_section = env.store.source.chunk_ids_of_section
         support = pin_sections(support, named, of_section, _chunk_bm25(env, question))
+    directions = [d for d in ("before", "after") if d in intents.form.temporal]
+    if directions and env.store.source.kind == "screenplay":
+        of_section = env.store.source.chunk_ids_of_section
+        support = add_adjacent_scenes(support, directions, _section_of_chunk(env), _scene_order(env), of_section)
     focus: dict[str, list[tuple[int, int]]] = {}
     for row in rows:
         if row.chunk_id and row.char_start is not None and row.char_end is not None:
@@ -139,6 +143,14 @@ def build_board(
         env.store, support, question, env.vector(question), budget_tokens, settings.max_passage_tokens, focus
     )
     return EvidenceBoard(board["entity"], board["relation"], board["narrative"], passages, budget_tokens)
+
+
+def _section_of_chunk(env: ToolEnv) -> dict[str, str]:
+    return {c: s for s, chunk_ids in env.store.source.chunk_ids_of_section.items() for c in chunk_ids}
+
+
+def _scene_order(env: ToolEnv) -> list[str]:
+    return [r["section_id"] for r in env.store.source.section_rows if r["section_kind"] != "preamble"]
 
 
 def _chunk_bm25(env: ToolEnv, question: str) -> dict[str, float]:

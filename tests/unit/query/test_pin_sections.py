@@ -20,3 +20,29 @@ def test_unknown_or_empty_section_pins_nothing():
     support = {"a1": (1.0, ["chunk:a1"])}
     assert pin_sections(support, ["X"], {"A": ["a1"], "X": []}, {}) == support
     assert pin_sections(support, [], {"A": ["a1"]}, {}) == support
+
+
+def adjacent(support, directions):
+    from tasks.query.source_passages import add_adjacent_scenes
+
+    of_section = {"S1": ["a", "b"], "S2": ["c", "d"], "S3": ["e", "f"]}
+    section_of = {c: s for s, chunks in of_section.items() for c in chunks}
+    return add_adjacent_scenes(support, directions, section_of, ["S1", "S2", "S3"], of_section)
+
+
+def test_scene_before_the_best_chunk_gets_its_last_chunk_ranked_second():
+    from tasks.query.source_passages import ADJACENT
+
+    support = {"c": (3.0, ["chunk:c"]), "f": (1.0, ["chunk:f"])}
+    added = adjacent(support, ["before"])
+    ranked = sorted(added, key=lambda c: -added[c][0])
+    assert ranked[:2] == ["c", "b"] and added["b"][1] == [ADJACENT]
+    assert adjacent(support, ["after"])["f"][0] > 1.0  # next scene already supported: that chunk rises
+    both = adjacent(support, ["before", "after"])
+    assert {"b", "f"} <= set(both) and both["c"] == support["c"]
+
+
+def test_no_neighbour_at_the_story_edges_or_without_support():
+    support = {"a": (2.0, ["chunk:a"])}
+    assert adjacent(support, ["before"]) == support
+    assert adjacent({}, ["after"]) == {}
