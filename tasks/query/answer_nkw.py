@@ -134,7 +134,8 @@ def build_board(
     directions = [d for d in ("before", "after") if d in intents.form.temporal]
     if directions and env.store.source.kind == "screenplay":
         of_section = env.store.source.chunk_ids_of_section
-        support = add_adjacent_scenes(support, directions, _section_of_chunk(env), _scene_order(env), of_section)
+        order = _scene_order(env)
+        support = add_adjacent_scenes(support, directions, _section_of_chunk(env), order, of_section)
     focus: dict[str, list[tuple[int, int]]] = {}
     for row in rows:
         if row.chunk_id and row.char_start is not None and row.char_end is not None:
