@@ -10,7 +10,7 @@ export PREFECT_UI_ENABLED := false
 export PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS := 180
 export PREFECT_HOME ?= $(CURDIR)/data/workspaces/.prefect
 
-.PHONY: install demo test check-dev bench clean
+.PHONY: install demo test check-dev bench clean docs
 
 $(BIN)/nkw: pyproject.toml constraints.txt
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "error: $(PYTHON) not found (NKW needs Python 3.11)"; exit 2; }
@@ -40,6 +40,10 @@ check-dev: install
 bench: install
 	$(BIN)/python benchmarks/bench_build.py
 	$(BIN)/python benchmarks/bench_query.py
+
+# The data dictionary, generated from schemas/tables/ (a test fails when it is stale).
+docs: install
+	$(BIN)/python -m flows.inspection.data_dictionary > docs/tables.md
 
 clean:
 	rm -rf $(DEMO_WS) .pytest_cache

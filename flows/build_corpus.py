@@ -28,7 +28,7 @@ from prefect.futures import as_completed
 from prefect.task_runners import ProcessPoolTaskRunner, ThreadPoolTaskRunner
 from prefect.utilities.annotations import quote
 
-from flows.build.corpus import BuildReport, build
+from flows.build.corpus import DEPLOYMENT_FALLBACK_ADVICE, BuildReport, build
 from flows.build.progress import Progress
 from flows.prefect_server import reap_with_this_process, shared_with_workers, without_heartbeats
 from flows.runtime import THREAD_VARIABLES
@@ -252,9 +252,12 @@ def build_corpus(
     prune: bool = False,
     runner: str = "thread",
     dask_address: str | None = None,
+    allow_offline_fallback: bool = False,
 ) -> dict[str, Any]:
     """Deployment entry point: build `paths` into `workspace` (scheduled corpus rebuilds), with the
-    LLM at `llm_url` (or the config file's [llm] section) when one is configured."""
+    LLM at `llm_url` (or the config file's [llm] section) when one is configured. With
+    `allow_offline_fallback`, a server that does not answer makes the LLM stages use the offline
+    heuristics (recorded as such) instead of failing the run."""
     settings = load_settings(
         Path(config) if config else None,
         {"build": {"concurrency": concurrency}, "llm": {"url": llm_url, "model": model}},
@@ -272,6 +275,8 @@ def build_corpus(
             runner=runner,
             dask_address=dask_address,
             quiet=True,
+            allow_offline_fallback=allow_offline_fallback,
+            fallback_advice=DEPLOYMENT_FALLBACK_ADVICE,
         )
     finally:
         if llm is not None:

@@ -151,12 +151,18 @@ def record_ingest_failures(workspace: Workspace, failures: list[IngestFailure]) 
     return [row for rows in by_doc.values() for row in rows.values()]
 
 
+# How to ask for the offline fallback, in the words of where the build was started.
+CLI_FALLBACK_ADVICE = "pass --allow-offline-fallback"
+DEPLOYMENT_FALLBACK_ADVICE = "run the deployment with the parameter allow_offline_fallback=true"
+
+
 def preflight(
     resources: Resources,
     stages: list[Stage],
     pending: dict[str, list[str]],
     allow_offline_fallback: bool,
     notices: list[str],
+    fallback_advice: str = CLI_FALLBACK_ADVICE,
 ) -> Resources:
     """Check the LLM server once before any LLM stage runs: LLMUnavailable (or the heuristics) if down."""
     llm_stages = {s.name for s in stages if s.uses_llm}
@@ -168,8 +174,7 @@ def preflight(
     if not allow_offline_fallback:
         raise LLMUnavailable(
             f"{problem}; the build did not start. Start the server (check it with "
-            "`nkw llm check`), or pass --allow-offline-fallback to build with the "
-            "offline heuristics"
+            f"`nkw llm check`), or {fallback_advice} to build with the offline heuristics"
         )
     notices.append(
         f"{problem}: LLM stages use the OFFLINE HEURISTICS instead (--allow-offline-fallback); "
@@ -191,6 +196,7 @@ def build(
     prune: bool = False,
     allow_offline_fallback: bool = False,
     doc_ids: set[str] | None = None,
+    fallback_advice: str = CLI_FALLBACK_ADVICE,
 ) -> BuildReport:
     """Bring every stage of every input document up to date (only `doc_ids`, when given), under the
     workspace's writer lock: in this process one document after another, or through `map_documents`
@@ -210,6 +216,7 @@ def build(
             prune,
             allow_offline_fallback,
             doc_ids,
+            fallback_advice,
         )
         write_listing(workspace)  # the files a reader outside NKW should count: tasks.tables.partitions
         return report
@@ -226,6 +233,7 @@ def _build(
     prune: bool,
     allow_offline_fallback: bool,
     doc_ids: set[str] | None,
+    fallback_advice: str,
 ) -> BuildReport:
     started = time.perf_counter()
     if resources.vectors_dir is None:
@@ -236,7 +244,9 @@ def _build(
     report.ingest_failures = record_ingest_failures(workspace, plan.failures)
     if prune:
         report.removed = remove_documents(workspace, sorted(workspace_doc_ids(workspace) - plan.doc_ids))
-    checked = preflight(resources, stages, plan.pending, allow_offline_fallback, report.notices)
+    checked = preflight(
+        resources, stages, plan.pending, allow_offline_fallback, report.notices, fallback_advice
+    )
     if checked is not resources:  # offline fallback: the heuristics' fingerprints decide what is pending
         resources = checked
         plan = plan_build(paths, workspace, settings, stages, resources, doc_ids)

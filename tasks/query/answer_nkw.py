@@ -25,7 +25,8 @@ from tasks.query.evidence_board import (
 )
 from tasks.query.plan import QueryIntents, decompose, follow_up_plan, is_answerable
 from tasks.query.skills.cards import select_skills_offline
-from tasks.query.source_passages import select_passages
+from tasks.query.scene_reference import named_sections
+from tasks.query.source_passages import add_adjacent_scenes, pin_sections, select_passages
 from tasks.query.tools.env import ToolEnv
 from tasks.query.tools.registry import GRAPH_TOOLS, TOOLS, ToolCall, call_tool
 
@@ -101,8 +102,10 @@ def build_board(
     settings: AnswerSettings,
     budget_tokens: int,
     text_rows: list,
+    named: list[str] | None = None,
 ) -> EvidenceBoard:
-    """Score, cluster and allocate the structured items, then choose source passages under the budget."""
+    """Score, cluster and allocate the structured items, then choose source passages under the budget;
+    a scene the question names (`named` section ids) always gives a passage."""
     rows = [row for call in calls for row in call.rows]
     text_hits = [row for row in text_rows + [r for r in rows if r.kind in TEXT_KINDS]]
     text_chunks: dict[str, float] = {}
@@ -125,6 +128,14 @@ def build_board(
     board = allocate(items, budget)
     attach_facts(board["entity"], fact_rows, budget.facts_per_entity)
     support = chunk_support(board, text_hits)
+    if named:
+        of_section = env.store.source.chunk_ids_of_section
+        support = pin_sections(support, named, of_section, _chunk_bm25(env, question))
+    directions = [d for d in ("before", "after") if d in intents.form.temporal]
+    if directions and env.store.source.kind == "screenplay":
+        of_section = env.store.source.chunk_ids_of_section
+        order = _scene_order(env)
+        support = add_adjacent_scenes(support, directions, _section_of_chunk(env), order, of_section)
     focus: dict[str, list[tuple[int, int]]] = {}
     for row in rows:
         if row.chunk_id and row.char_start is not None and row.char_end is not None:
@@ -133,6 +144,19 @@ def build_board(
         env.store, support, question, env.vector(question), budget_tokens, settings.max_passage_tokens, focus
     )
     return EvidenceBoard(board["entity"], board["relation"], board["narrative"], passages, budget_tokens)
+
+
+def _section_of_chunk(env: ToolEnv) -> dict[str, str]:
+    return {c: s for s, chunk_ids in env.store.source.chunk_ids_of_section.items() for c in chunk_ids}
+
+
+def _scene_order(env: ToolEnv) -> list[str]:
+    return [r["section_id"] for r in env.store.source.section_rows if r["section_kind"] != "preamble"]
+
+
+def _chunk_bm25(env: ToolEnv, question: str) -> dict[str, float]:
+    scores = env.store.source.chunk_bm25.scores(question)
+    return {chunk_id: float(scores[p]) for chunk_id, p in env.store.chunk_position.items() if p < len(scores)}
 
 
 def answer_nkw(
@@ -157,7 +181,8 @@ def answer_nkw(
     )
     budget = settings.source_token_budget or sum(int(r.extra.get("n_tokens", 0)) for r in reference.rows)
     calls = [reference] + _forced_first_pass(env, question, intents, allowed, settings)
-    board = build_board(env, question, intents, calls, settings, budget, reference.rows)
+    named = named_sections(env.store.source.section_rows, question)
+    board = build_board(env, question, intents, calls, settings, budget, reference.rows, named)
     stopped_early = False
     for round_number in range(1, settings.follow_up_rounds + 1):
         plan = planner(env, intents, round_number, calls, allowed, settings.max_calls_per_round, board)
@@ -168,7 +193,7 @@ def answer_nkw(
             call_tool(env, tool, arguments, round_number, allowed)
             for tool, arguments in plan[: settings.max_calls_per_round]
         )
-        board = build_board(env, question, intents, calls, settings, budget, reference.rows)
+        board = build_board(env, question, intents, calls, settings, budget, reference.rows, named)
     skills = (
         (select_skills or select_skills_offline)(question, options, intents, board)
         if settings.reading_skills

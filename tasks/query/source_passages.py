@@ -10,6 +10,31 @@ from tasks.query.store.document_store import NarrativeStore
 from tasks.text import count_tokens
 
 MIN_PASSAGE_TOKENS = 20
+PINNED = "scene_named"
+ADJACENT = "scene_adjacent"
+
+
+def pin_sections(
+    support: dict[str, tuple[float, list[str]]],
+    section_ids: list[str],
+    chunk_ids_of_section: dict[str, list[str]],
+    chunk_scores: dict[str, float],
+) -> dict[str, tuple[float, list[str]]]:
+    """Support with one chunk of each named section ranked above everything else (the first named
+    highest): its best supported chunk, else its best by `chunk_scores`, else its first."""
+    pinned = dict(support)
+    top = max((score for score, _ in support.values()), default=0.0)
+    for rank, section_id in enumerate(section_ids):
+        chunk_ids = chunk_ids_of_section.get(section_id) or []
+        if not chunk_ids:
+            continue
+        chunk_id = max(
+            chunk_ids,
+            key=lambda c: (support.get(c, (0.0, []))[0], chunk_scores.get(c, 0.0), -chunk_ids.index(c)),
+        )
+        score, sources = pinned.get(chunk_id, (0.0, []))
+        pinned[chunk_id] = (top + len(section_ids) - rank, [PINNED, *sources])
+    return pinned
 
 
 def _sentence_scores(
@@ -22,6 +47,42 @@ def _sentence_scores(
     if query_vector is not None and source.sentence_vectors.shape[1] == query_vector.shape[-1]:
         scores = 0.5 * scores + 0.5 * (source.sentence_vectors[positions] @ query_vector)
     return scores
+
+
+def add_adjacent_scenes(
+    support: dict[str, tuple[float, list[str]]],
+    directions: list[str],
+    section_of_chunk: dict[str, str],
+    ordered_sections: list[str],
+    chunk_ids_of_section: dict[str, list[str]],
+) -> dict[str, tuple[float, list[str]]]:
+    """Support with a chunk of the scene just before / after the best supported chunk's scene
+    ranked second. "What happens just before X?" is answered where X happens and in the scene
+    before it, whose words share little with the question: the retrievers find X, not its
+    neighbour. The chunk nearest the boundary unless the neighbour scene is already supported."""
+    if not support:
+        return support
+    ranked = sorted(support.items(), key=lambda item: -item[1][0])
+    anchor = section_of_chunk.get(ranked[0][0])
+    if anchor not in ordered_sections:
+        return support
+    second = ranked[1][1][0] if len(ranked) > 1 else 0.0
+    place = ordered_sections.index(anchor)
+    added = dict(support)
+    for direction in directions:
+        step = -1 if direction == "before" else 1
+        if not 0 <= place + step < len(ordered_sections):
+            continue
+        chunk_ids = chunk_ids_of_section.get(ordered_sections[place + step]) or []
+        if not chunk_ids:
+            continue
+        supported = [c for c in chunk_ids if c in support]
+        chunk_id = (
+            max(supported, key=lambda c: support[c][0]) if supported else chunk_ids[-1 if step < 0 else 0]
+        )
+        score, sources = added.get(chunk_id, (0.0, []))
+        added[chunk_id] = (max(score, second + 1e-3), [ADJACENT, *sources])
+    return added
 
 
 def excerpt(

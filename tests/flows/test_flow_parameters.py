@@ -8,11 +8,7 @@ import inspect
 from prefect import Flow
 from prefect.tasks import Task
 
-from flows import ablate_flow
-
-from flows import build_corpus
-
-from flows import evaluate_benchmark
+from flows import ablate_flow, build_corpus, evaluate_benchmark
 
 ALLOWED = {
     "str",

@@ -98,3 +98,19 @@ def test_function_schemas_cover_the_allowed_tools():
     entity = next(s for s in schemas if s["function"]["name"] == "entity_search")
     assert entity["function"]["parameters"]["properties"]["top_k"]["maximum"] == 20
     assert len(function_schemas()) == len(TOOLS)
+
+
+def test_a_scene_named_in_the_question_gives_a_passage(env):
+    from schemas.config import AnswerSettings, RetrievalSettings
+    from tasks.query.answer_nkw import answer_nkw
+
+    scenes = [r for r in env.store.source.section_rows if r["section_kind"] != "preamble" and r["text"]]
+    named, other = scenes[1], scenes[-1]
+    # The question's words point at another scene; the budget holds about one passage.
+    body = " ".join(other["text"].split()[:25])
+    answer = answer_nkw(
+        env, f"In [{named['heading']}], why: {body}?", None, AnswerSettings(source_token_budget=60),
+        RetrievalSettings(),
+    )
+    assert answer.board["source_tokens"] <= 60
+    assert named["section_id"] in {e.section_id for e in answer.evidence}
