@@ -271,6 +271,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _common(check, workspace=False)
     check.set_defaults(command="llm_check")
+    import_module("flows.cli.commands.llm_local").add_parsers(llm_commands)
     return parser
 
 
