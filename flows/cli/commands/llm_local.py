@@ -9,6 +9,7 @@ user's cache folder.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
 import sys
 import time
@@ -73,6 +74,8 @@ def run(args: argparse.Namespace) -> int:
     if not args.serve:
         print(model.path)
         return 0
+    if importlib.util.find_spec("xllamacpp") is None:
+        raise UserError("the local server needs xllamacpp: pip install -e '.[local]' (or make check-llm)")
     try:
         options = server_options(args, settings, model)
     except ValueError as exc:
