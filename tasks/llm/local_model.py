@@ -203,6 +203,7 @@ def fetch_model(
                 f"model {model.key}: joined file has {total} bytes, sha256 {digest.hexdigest()[:16]}..., "
                 f"expected {model.size} bytes, sha256 {model.sha256[:16]}...; nothing was cached"
             )
+        partial.chmod(0o644)  # a temporary file is private; the model is not
         os.replace(partial, target)
     finally:
         partial.unlink(missing_ok=True)

