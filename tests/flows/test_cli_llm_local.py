@@ -58,3 +58,59 @@ def test_a_model_the_server_cannot_load_ends_with_one_error_line_and_no_child(tm
             ["pgrep", "-f", str(tmp_path)], capture_output=True, text=True
         ).stdout.split()
         assert [pid for pid in children if int(pid) != os.getpid()] == []
+
+
+# Stands in for llama.cpp's server: answers /v1/models until it is stopped.
+FAKE_SERVER = """
+import http.server, json, os, sys
+open(sys.argv[2], "w").write(str(os.getpid()))
+body = json.dumps({"data": [{"id": "tiny", "meta": {"n_ctx": 4096}}]}).encode()
+class Handler(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        self.send_response(200)
+        self.end_headers()
+        self.wfile.write(body)
+    def log_message(self, *args):
+        pass
+http.server.HTTPServer(("127.0.0.1", int(sys.argv[1])), Handler).serve_forever()
+"""
+
+
+def test_local_llm_serves_for_one_command_and_stops_after_it(capsys, tmp_path, monkeypatch):
+    from flows.cli.commands import llm_local
+    from tasks.llm import local_server
+
+    pid_file = tmp_path / "server.pid"
+    monkeypatch.setattr(llm_local, "xllamacpp_installed", lambda: True)
+    monkeypatch.setattr(
+        local_server,
+        "child_command",
+        lambda options: [sys.executable, "-c", FAKE_SERVER, str(options.port), str(pid_file)],
+    )
+    screenplay = REPO / "tests" / "fixtures" / "real_llm" / "the_ferry_ticket.txt"
+    args = [
+        "build",
+        str(screenplay),
+        "-w",
+        str(tmp_path / "ws"),
+        "--dry-run",
+        "--local-llm",
+        str(_gguf(tmp_path)),
+    ]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    extraction = next(line for line in out.splitlines() if line.startswith("extract_graph"))
+    assert int(extraction.split()[1]) >= 1  # planned as LLM calls: the command saw the server's URL
+    pid = int(pid_file.read_text())
+    try:
+        os.kill(pid, 0)
+        alive = True
+    except ProcessLookupError:
+        alive = False
+    assert not alive  # stopped with the command
+
+
+def test_local_llm_names_its_own_server(capsys, tmp_path):
+    args = ["ask", "q?", "-w", str(tmp_path), "--local-llm", "--llm-url", "http://127.0.0.1:1/v1"]
+    assert main(args) == 2
+    assert "drop --llm-url" in capsys.readouterr().err

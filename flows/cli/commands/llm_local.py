@@ -14,6 +14,7 @@ import os
 import sys
 import time
 from pathlib import Path
+from typing import Callable
 
 from flows.cli.commands.common import EXIT_FAILED, UserError, settings_from
 from tasks.llm.local_model import ModelError, ResolvedModel, default_cache_dir, resolve_model
@@ -68,19 +69,46 @@ def server_options(args: argparse.Namespace, settings, model: ResolvedModel) -> 
     )  # fmt: skip
 
 
-def run(args: argparse.Namespace) -> int:
-    settings = settings_from(args)
+def xllamacpp_installed() -> bool:
+    return importlib.util.find_spec("xllamacpp") is not None
+
+
+def _prepared(args: argparse.Namespace, settings) -> ServerOptions:
     model = model_from(args, settings)
-    if not args.serve:
-        print(model.path)
-        return 0
-    if importlib.util.find_spec("xllamacpp") is None:
+    if not xllamacpp_installed():
         raise UserError("the local server needs xllamacpp: pip install -e '.[local]' (or make check-llm)")
     try:
-        options = server_options(args, settings, model)
+        return server_options(args, settings, model)
     except ValueError as exc:
         raise UserError(f"invalid server option: {' '.join(str(exc).split())[:200]}") from None
-    print(f"loading {model.path.name} ...", file=sys.stderr)
+
+
+def run_with_local_server(args: argparse.Namespace, command: Callable[[argparse.Namespace], int]) -> int:
+    """`nkw build|ask|eval|... --local-llm [MODEL]`: the command runs against a server started for it."""
+    if getattr(args, "llm_url", None) or getattr(args, "model", None):
+        raise UserError("--local-llm starts its own server and names its model: drop --llm-url and --model")
+    settings = settings_from(args)
+    args.local_model = args.local_llm or None
+    args.port = args.context = args.parallel = None
+    options = _prepared(args, settings)
+    print(f"loading {Path(options.model_path).name} ...", file=sys.stderr)
+    try:
+        with LocalServer(options, settings.local_llm.startup_timeout_s) as server:
+            args.llm_url, args.model = server.url, options.alias
+            return command(args)
+    except LocalServerError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+
+
+def run(args: argparse.Namespace) -> int:
+    settings = settings_from(args)
+    if not args.serve:
+        print(model_from(args, settings).path)
+        return 0
+    options = _prepared(args, settings)
+    model = Path(options.model_path)
+    print(f"loading {model.name} ...", file=sys.stderr)
     try:
         with LocalServer(options, settings.local_llm.startup_timeout_s) as server:
             print(
