@@ -114,3 +114,16 @@ def test_local_llm_names_its_own_server(capsys, tmp_path):
     args = ["ask", "q?", "-w", str(tmp_path), "--local-llm", "--llm-url", "http://127.0.0.1:1/v1"]
     assert main(args) == 2
     assert "drop --llm-url" in capsys.readouterr().err
+
+
+def test_the_shipped_local_settings_load_and_match_the_servers_slots():
+    from schemas.config import load_settings
+
+    for path in (
+        REPO / "deployments" / "config" / "local_model.toml",
+        REPO / "tests" / "real_llm" / "check_llm.toml",
+    ):
+        settings = load_settings(path)
+        # More requests in flight than slots would wait at the server inside their own timeout.
+        assert settings.llm.concurrency == settings.local_llm.parallel, path
+        assert settings.local_llm.decode_threads == 1 and settings.llm.timeout_s >= 600, path
