@@ -96,6 +96,7 @@ class LocalServer:
         self.command = list(command) if command is not None else child_command(options)
         self.log_path = log_path
         self.process: subprocess.Popen | None = None
+        self._own_log = False
         self.models: dict = {}
 
     @property
@@ -103,10 +104,10 @@ class LocalServer:
         return f"http://{HOST}:{self.options.port}/v1"
 
     def start(self) -> "LocalServer":
-        if self.log_path is None:
+        if self.log_path is None:  # a log of our own, removed when the server stops
             handle, name = tempfile.mkstemp(prefix="nkw-llama-", suffix=".log")
             os.close(handle)
-            self.log_path = Path(name)
+            self.log_path, self._own_log = Path(name), True
         with open(self.log_path, "wb") as log:
             # Its own session: Ctrl-C reaches only us, and we stop the child in order.
             self.process = subprocess.Popen(
@@ -116,9 +117,10 @@ class LocalServer:
         try:
             self.models = wait_until_ready(self.url, self.startup_timeout_s, self.is_alive)
         except BaseException as exc:
+            tail = self.log_tail()
             self.stop()
             if isinstance(exc, LocalServerError):
-                raise LocalServerError(f"{exc}; {self.log_tail()}") from None
+                raise LocalServerError(f"{exc}; {tail}") from None
             raise
         return self
 
@@ -139,7 +141,7 @@ class LocalServer:
         except OSError:
             text = []
         tail = " | ".join(line.strip() for line in text[-lines:])
-        return f"server log {self.log_path}: {tail or '(empty)'}"
+        return f"server log: {tail or '(empty)'}"
 
     def stop(self, grace_s: float = 10.0) -> None:
         process, self.process = self.process, None
@@ -154,6 +156,8 @@ class LocalServer:
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait()
+        if self._own_log and self.log_path is not None:
+            self.log_path.unlink(missing_ok=True)
 
     def __enter__(self) -> "LocalServer":
         return self.start()

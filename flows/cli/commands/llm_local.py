@@ -119,8 +119,9 @@ def run(args: argparse.Namespace) -> int:
             )
             while server.is_alive():
                 time.sleep(0.5)
-            print(f"error: the local model server stopped; {server.log_tail()}", file=sys.stderr)
-            return EXIT_FAILED
+            tail = server.log_tail()
+        print(f"error: the local model server stopped; {tail}", file=sys.stderr)
+        return EXIT_FAILED
     except LocalServerError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_FAILED

@@ -100,3 +100,12 @@ def test_ctrl_c_while_waiting_stops_the_child(tmp_path: Path, monkeypatch: pytes
     with pytest.raises(KeyboardInterrupt):
         server.start()
     assert _gone(int(pid_file.read_text()))
+
+
+def test_a_log_of_its_own_is_removed_when_the_server_stops(tmp_path: Path) -> None:
+    port, pid_file = free_port(), tmp_path / "child.pid"
+    server = LocalServer(_options(port), 20.0, [sys.executable, "-c", ANSWERING, str(port), str(pid_file)])
+    with server:
+        log = server.log_path
+        assert log is not None and log.exists()
+    assert not log.exists()
