@@ -59,7 +59,9 @@ def stage_figures(
     for stage, group in calls.groupby("stage", sort=False):
         items = group.groupby("item")
         answered = items["status"].agg(lambda s: s.isin(DONE).any())
-        first_failed = items.apply(lambda g: not g.sort_values("attempt")["status"].iloc[0] in DONE)
+        first_failed = items.apply(
+            lambda g: g.sort_values("attempt", kind="stable")["status"].iloc[0] not in DONE
+        )
         sent = group[group["status"] != "cached"]
         rows.append(
             {
