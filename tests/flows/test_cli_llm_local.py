@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -23,6 +24,8 @@ def test_fetch_of_a_users_gguf_file_prints_its_path(capsys, tmp_path):
     assert main(["llm", "fetch", "--model", str(path), "--cache-dir", str(tmp_path / "cache")]) == 0
     assert capsys.readouterr().out.strip() == str(path)
     assert not (tmp_path / "cache").exists()  # a user's file is served where it is
+    assert main(["llm", "fetch", "--model", str(path), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == {"path": str(path), "model": "tiny", "pinned": False}
 
 
 def test_a_missing_or_foreign_model_file_is_one_line_and_exit_2(capsys, tmp_path):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import json
 import os
 import sys
 import time
@@ -38,6 +39,8 @@ def add_parsers(llm_commands) -> None:
         parser.add_argument("--config", help="TOML settings file ([local_llm] section)")
         parser.add_argument("--debug", action="store_true", help="show tracebacks for errors")
         parser.set_defaults(command="llm_local", serve=parser is local)
+    fetch.add_argument("--json", action="store_true", help="print the model file, id and pin as JSON")
+    local.add_argument("--json", action="store_true", help="print the --llm-url and --model to use as JSON")
     local.add_argument("--port", type=int, help="port on 127.0.0.1 (default: a free one)")
     local.add_argument("--context", type=int, help="tokens per slot, prompt and reply (default 16384)")
     local.add_argument("--parallel", type=int, help="slots: requests decoded at the same time (default 1)")
@@ -104,19 +107,26 @@ def run_with_local_server(args: argparse.Namespace, command: Callable[[argparse.
 def run(args: argparse.Namespace) -> int:
     settings = settings_from(args)
     if not args.serve:
-        print(model_from(args, settings).path)
+        model = model_from(args, settings)
+        info = {"path": str(model.path), "model": model.alias, "pinned": model.pinned}
+        print(json.dumps(info) if args.json else model.path)
         return 0
     options = _prepared(args, settings)
     model = Path(options.model_path)
     print(f"loading {model.name} ...", file=sys.stderr)
     try:
         with LocalServer(options, settings.local_llm.startup_timeout_s) as server:
-            print(
-                f"serving {options.alias} (context {options.context} x {options.parallel} slot(s)); "
-                "Ctrl-C stops it\n"
-                f"use: --llm-url {server.url} --model {options.alias}",
-                flush=True,
-            )
+            if args.json:
+                served = {"llm_url": server.url, "model": options.alias, "context": options.context,
+                          "parallel": options.parallel}  # fmt: skip
+                print(json.dumps(served), flush=True)
+            else:
+                print(
+                    f"serving {options.alias} (context {options.context} x {options.parallel} slot(s)); "
+                    "Ctrl-C stops it\n"
+                    f"use: --llm-url {server.url} --model {options.alias}",
+                    flush=True,
+                )
             while server.is_alive():
                 time.sleep(0.5)
             tail = server.log_tail()
