@@ -17,13 +17,13 @@ import pytest
 from schemas.config import load_settings
 from tasks.llm.local_model import resolve_model
 from tasks.llm.local_server import LocalServer, ServerOptions, free_port
+from tests.real_llm.timing import TIMINGS
 
 REPO = Path(__file__).resolve().parents[2]
 CONFIG = Path(__file__).with_name("check_llm.toml")
 FIXTURES = REPO / "tests" / "fixtures" / "real_llm"
 SCREENPLAY = FIXTURES / "the_ferry_ticket.txt"
 QUESTIONS = FIXTURES / "the_ferry_ticket.questions.jsonl"
-TIMINGS: dict[str, float] = {}
 
 
 def pytest_terminal_summary(terminalreporter) -> None:
