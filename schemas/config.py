@@ -82,6 +82,21 @@ class LLMSettings(Section):
     guided_json_extra: bool = Field(False, description="also send vLLM's guided_json extra")
 
 
+class LocalLLMSettings(Section):
+    """`nkw llm local`: llama.cpp's server on 127.0.0.1 with a GGUF model (see docs/local_model.md)."""
+
+    model: str = Field("0.5b", description="pinned model: 0.5b, 1.5b or smollm2-135m (fetched and verified)")
+    path: str | None = Field(None, description="any GGUF file to serve instead of the pinned model")
+    context: int = Field(16384, ge=512, description="tokens per slot, prompt and reply together")
+    parallel: int = Field(1, ge=1, le=16, description="slots: requests decoded at the same time")
+    decode_threads: int = Field(
+        1, ge=1, le=64, description="decode threads (more spin against other processes on a small machine)"
+    )
+    prompt_threads: int = Field(2, ge=1, le=64, description="prompt-processing threads")
+    port: int = Field(0, ge=0, le=65535, description="0: a free port")
+    startup_timeout_s: float = Field(180.0, gt=0, description="time allowed to load and answer /v1/models")
+
+
 class ExtractGraphSettings(Section):
     gleaning: bool = Field(False, description="LLM: ask once more per chunk for entities/relations it missed")
     pack_tokens: int = Field(
@@ -323,6 +338,7 @@ class Settings(Section):
     embed_texts: EmbedTextsSettings = EmbedTextsSettings()
     embed_assets: EmbedAssetsSettings = EmbedAssetsSettings()
     llm: LLMSettings = LLMSettings()
+    local_llm: LocalLLMSettings = LocalLLMSettings()
     extract_graph: ExtractGraphSettings = ExtractGraphSettings()
     canonicalize_entities: CanonicalizeEntitiesSettings = CanonicalizeEntitiesSettings()
     extract_narrative: ExtractNarrativeSettings = ExtractNarrativeSettings()

@@ -93,6 +93,14 @@ def _common(parser: argparse.ArgumentParser, workspace: bool = True) -> None:
     )
     parser.add_argument("--model", help="model name served at --llm-url")
     parser.add_argument(
+        "--local-llm",
+        nargs="?",
+        const="",
+        metavar="MODEL",
+        help="serve a GGUF model with llama.cpp for this command only (0.5b, 1.5b, smollm2-135m or a "
+        "file; default [local_llm] model) and use it as --llm-url; see docs/local_model.md",
+    )
+    parser.add_argument(
         "--embeddings", choices=["minilm", "hashing", "http"], help="embedding backend (default minilm)"
     )
     parser.add_argument(
@@ -366,6 +374,7 @@ def build_parser() -> argparse.ArgumentParser:
     _common(check, workspace=False)
     _json(check, "the outcome")
     check.set_defaults(command="llm_check")
+    import_module("flows.cli.commands.llm_local").add_parsers(llm_commands)
     return parser
 
 
@@ -398,7 +407,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         prefect_environment(args.verbose)
     try:
         args.started = STARTED
-        return import_module(f"flows.cli.commands.{args.command}").run(args)
+        command = import_module(f"flows.cli.commands.{args.command}")
+        if getattr(args, "local_llm", None) is not None:  # the server lives as long as the command
+            return import_module("flows.cli.commands.llm_local").run_with_local_server(args, command.run)
+        return command.run(args)
     except UserError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_USAGE
