@@ -61,7 +61,7 @@ CONTEXT_MARGIN_TOKENS = 32  # slack for our prompt-size estimate (a re-ask adds 
 TEMPLATE_TOKENS = 8  # the chat template's tokens around each message
 REASK = (
     "Your previous reply could not be used: {error}\n"
-    "Reply again with only one JSON object that matches the required schema, and nothing else."
+    "Reply again with only one JSON object with the fields listed in the instructions, and nothing else."
 )
 REASK_TOOLS = (
     "Your previous reply could not be used: {error}\n"

@@ -18,6 +18,7 @@ from urllib.parse import urlsplit, urlunsplit
 import httpx
 
 from tasks.llm.deadline import total_deadline
+from tasks.llm.portable import portable_schema
 
 DUMMY_API_KEY = "EMPTY"  # what vLLM expects when it runs without --api-key
 RETRY_AFTER_CAP_S = 60.0  # a server asking for longer must not stall a build
@@ -169,11 +170,13 @@ def chat_payload(
 
 
 def strict_tool(tool: dict[str, Any]) -> dict[str, Any]:
-    """An OpenAI function tool with `"strict": true` on its function (a copy; others unchanged)."""
+    """An OpenAI function tool with `"strict": true` on its function and parameters every backend
+    compiles (`portable_schema`); a copy, other tools unchanged."""
     function = tool.get("function")
     if tool.get("type") != "function" or not isinstance(function, dict):
         return tool
-    return {**tool, "function": {**function, "strict": True}}
+    parameters = portable_schema(function.get("parameters") or {"type": "object", "properties": {}})
+    return {**tool, "function": {**function, "parameters": parameters, "strict": True}}
 
 
 def post_chat(
