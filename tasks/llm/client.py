@@ -238,6 +238,11 @@ class OpenAICompatibleClient:
                     last["status"],
                     self._clean(f"deadline of {s.deadline_s:g}s reached; last: {last['error']}"),
                 )
+            if reasked:  # the re-ask's messages (the bad reply, the correction) take room too
+                room = self._reply_room(messages, tools)
+                if room is not None and room < MIN_REPLY_TOKENS:
+                    return fail("invalid", f"{calls[-1]['error']} (no room left in the context to ask again)")
+                max_tokens = max_tokens if room is None else min(max_tokens, room)
             payload = chat_payload(
                 self.model,
                 messages,

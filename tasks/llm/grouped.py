@@ -26,7 +26,7 @@ from tasks.stage import StageContext
 M = TypeVar("M", bound=BaseModel)
 Render = Callable[[list[str]], dict[str, Any]]  # item ids (numbered 1..n in this order) -> prompt values
 REPLY_FRAME_TOKENS = 128  # `{"items": [...]}`, numbers and whitespace around the answers
-REPLY_SLACK = 1.5
+REPLY_SLACK = 1.0  # the stages' per-item figures are budgets already; a cut reply is retried larger
 SPLIT_STATUSES = ("truncated",)  # the reply (or the prompt) did not fit: fewer items per request will
 
 
@@ -132,7 +132,7 @@ def _request(
 
 def reply_limit(per_item: int, n_items: int) -> int:
     """A reply limit in proportion to what is asked: the stage's tokens per answered item, with
-    half again as slack, plus the JSON frame. Not floored by `[llm] max_tokens`: a model that
+    plus the JSON frame. Not floored by `[llm] max_tokens`: a model that
     loops inside a list is stopped after a few hundred tokens, not thousands (a limit that proves
     too short is raised once, then the group is split)."""
     return REPLY_FRAME_TOKENS + math.ceil(REPLY_SLACK * per_item * n_items)

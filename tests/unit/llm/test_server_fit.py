@@ -129,7 +129,7 @@ def test_reply_limits_follow_the_items_asked_not_the_global_limit() -> None:
         settings = fast_llm_settings(server.url, max_tokens=4096, concurrency=1)
         with OpenAICompatibleClient(settings) as client:
             run_grouped(_ctx(client), PROMPT, [["a"], ["b", "c", "d"]], _render, MergeJudgement, 80)
-    assert _limits(server) == [reply_limit(80, 1), reply_limit(80, 3)] == [248, 488]
+    assert _limits(server) == [reply_limit(80, 1), reply_limit(80, 3)] == [208, 368]
 
 
 def test_pacing_sizes_the_timeout_by_the_measured_speed() -> None:
