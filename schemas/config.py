@@ -82,7 +82,7 @@ class LLMSettings(Section):
         2048, ge=16, description="reply limit of requests whose stage sets none (stages size theirs by input)"
     )
     max_tokens_retry: int = Field(
-        4096, ge=16, description="the least limit of the retry after finish_reason=length (it also doubles)"
+        4096, ge=16, description="the most the retry after finish_reason=length asks (twice the cut limit)"
     )
     context_tokens: int = Field(
         0, ge=0, description="prompt + reply tokens per request; 0 = as the server reports in /v1/models"

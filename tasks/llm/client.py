@@ -291,7 +291,9 @@ class OpenAICompatibleClient:
                 calls.append(call_row(request, key, self.model, len(calls), "refused", started, reply, error))
                 return fail("refused", error)
             if reply.finish_reason == "length":
-                larger = max(2 * max_tokens, s.max_tokens_retry)
+                # Twice the cut limit, within max_tokens_retry (a looping model is not given thousands
+                # of tokens more; a big group is split instead) and within what the context leaves.
+                larger = min(2 * max_tokens, max(s.max_tokens_retry, max_tokens))
                 larger = larger if room is None else min(larger, room)
                 error = f"finish_reason=length at max_completion_tokens={max_tokens}"
                 calls.append(
@@ -299,7 +301,7 @@ class OpenAICompatibleClient:
                 )
                 if length_retried or larger <= max_tokens:
                     # Never the same request again: a grouped stage splits the group instead.
-                    why = "" if length_retried else f"; no larger limit fits the context of {self._context()}"
+                    why = "" if length_retried else f"; no larger limit fits (context {self._context()})"
                     return fail("truncated", error + why)
                 length_retried, max_tokens = True, larger
                 continue

@@ -81,10 +81,10 @@ def test_a_length_retry_is_larger_but_bounded_by_the_context() -> None:
             server.queue_faults("length")
             capped = client.structured(_request("two", max_tokens=5000), LLMCheckReply)
     assert [r["status"] for r in grown.calls] == ["truncated", "ok"]
-    assert first[1] > first[0] and first == [64, 128]  # max(2 x 64, max_tokens_retry=128)
+    assert first[1] > first[0] and first == [64, 128]  # 2 x 64, within max_tokens_retry=128
     # Already at the most the context allows: not the same request again, a truncated failure.
     assert capped.status == "truncated" and len(server.chat_requests()) == 1
-    assert "no larger limit fits the context of 400" in capped.error
+    assert "no larger limit fits (context 400)" in capped.error
 
 
 def _ctx(client: OpenAICompatibleClient) -> Any:
@@ -112,16 +112,38 @@ def _answer_all(body: dict[str, Any]) -> dict[str, Any]:
     return {"items": [{"number": n, "decision": "separate", "reason": "ok"} for n in range(1, len(ids) + 1)]}
 
 
-def test_a_group_whose_reply_is_cut_twice_is_split_not_lost() -> None:
+def test_a_looping_reply_gets_twice_its_limit_not_thousands() -> None:
+    with FakeOpenAIServer() as server:
+        settings = fast_llm_settings(server.url, max_tokens_retry=4096)
+        with OpenAICompatibleClient(settings) as client:
+            server.queue_faults("length", "length")
+            result = client.structured(_request("loop", max_tokens=200), LLMCheckReply)
+            server.queue_faults("length")
+            client.structured(_request("big", max_tokens=5000), LLMCheckReply)
+    assert result.status == "truncated" and _limits(server) == [200, 400, 5000]  # 5000: no retry
+
+
+def test_a_group_whose_reply_is_cut_is_split_not_lost() -> None:
     with FakeOpenAIServer(responder=_answer_all) as server:
-        server.queue_faults("length", "length")  # the four-item request, and its larger retry
-        settings = fast_llm_settings(server.url, concurrency=1)
+        server.queue_faults("length")  # the four-item request; its limit is above max_tokens_retry
+        settings = fast_llm_settings(server.url, concurrency=1, max_tokens_retry=128)
         with OpenAICompatibleClient(settings) as client:
             batch = run_grouped(_ctx(client), PROMPT, [["a", "b", "c", "d"]], _render, MergeJudgement, 80)
     assert sorted(batch.values) == ["a", "b", "c", "d"] and batch.failures == []
-    assert [row["item_id"] for row in batch.calls] == ["a+3", "a+3", "a#split+1", "c#split+1"]
-    limits = _limits(server)
-    assert limits[1] > limits[0] and limits[2] == limits[3] == reply_limit(80, 2) < limits[0]
+    assert [row["item_id"] for row in batch.calls] == ["a+3", "a#split+1", "c#split+1"]
+    assert _limits(server) == [reply_limit(80, 4), reply_limit(80, 2), reply_limit(80, 2)]
+
+
+def test_a_group_cut_again_after_a_larger_retry_is_split() -> None:
+    with FakeOpenAIServer(responder=_answer_all) as server:
+        server.queue_faults("length", "length")
+        settings = fast_llm_settings(server.url, concurrency=1, max_tokens_retry=4096)
+        with OpenAICompatibleClient(settings) as client:
+            batch = run_grouped(_ctx(client), PROMPT, [["a", "b"]], _render, MergeJudgement, 80)
+    assert sorted(batch.values) == ["a", "b"] and batch.failures == []
+    assert [row["item_id"] for row in batch.calls] == ["a+1", "a+1", "a#split", "b#split"]
+    pair, one = reply_limit(80, 2), reply_limit(80, 1)
+    assert _limits(server) == [pair, 2 * pair, one, one]
 
 
 def test_reply_limits_follow_the_items_asked_not_the_global_limit() -> None:
