@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-HEADER = "Reply with one JSON object only, with these fields:"
+HEADER = "Reply with one JSON object only, with these fields (all required unless marked optional):"
 MAX_DEPTH = 4  # deeper nesting is named by its type only
 MAX_ENUM = 12  # longer lists of allowed values are cut with "…"
 
@@ -40,7 +40,7 @@ def _object_lines(schema: dict[str, Any], defs: dict[str, Any], depth: int, line
     for name, sub in (schema.get("properties") or {}).items():
         sub = _resolve(sub, defs)
         kind, child = _kind(sub, defs)
-        line = f"{'  ' * depth}- {name}: {kind}, {'required' if name in required else 'optional'}"
+        line = f"{'  ' * depth}- {name}: {kind}{'' if name in required else ', optional'}"
         description = sub.get("description") or (child or {}).get("description")
         if description:
             line += f" — {' '.join(str(description).split())}"
@@ -72,7 +72,8 @@ def _kind(schema: dict[str, Any], defs: dict[str, Any]) -> tuple[str, dict[str, 
     if kind == "object" or "properties" in schema:
         return "object", schema if schema.get("properties") else None
     if kind == "string":
-        return "string" + _bounds(schema.get("minLength"), schema.get("maxLength"), "characters"), None
+        pattern = f" matching {schema['pattern']}" if schema.get("pattern") else ""
+        return "string" + _bounds(schema.get("minLength"), schema.get("maxLength"), "chars") + pattern, None
     if kind in ("integer", "number"):
         return str(kind) + _range(schema), None
     if kind == "boolean":
@@ -81,13 +82,15 @@ def _kind(schema: dict[str, Any], defs: dict[str, Any]) -> tuple[str, dict[str, 
 
 
 def _bounds(low: Any, high: Any, unit: str = "") -> str:
+    """Length bounds in a few characters: (2-8 chars), (≤8), (≥2); a lower bound of 1 is implied."""
     unit = f" {unit}" if unit else ""
-    if low and high is not None:
-        return f" ({low} to {high}{unit})"
+    low = low if low and low > 1 else None
+    if low is not None and high is not None:
+        return f" ({low}-{high}{unit})"
     if high is not None:
-        return f" (at most {high}{unit})"
-    if low and low > 1:
-        return f" (at least {low}{unit})"
+        return f" (≤{high}{unit})"
+    if low is not None:
+        return f" (≥{low}{unit})"
     return ""
 
 

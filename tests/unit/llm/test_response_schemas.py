@@ -92,10 +92,10 @@ class Outer(BaseModel):
 def test_describe_fields_lists_names_types_requirements_and_descriptions() -> None:
     assert describe_fields(Outer.model_json_schema()).splitlines() == [
         HEADER,
-        "- name: string (1 to 40 characters), required — the name as written",
-        "- things: list (at most 5) of object, required — One thing found.",
-        '  - label: one of "a", "b", required',
-        "  - score: integer from 1 to 10, required — how sure",
+        "- name: string (≤40 chars) — the name as written",
+        "- things: list (≤5) of object — One thing found.",
+        '  - label: one of "a", "b"',
+        "  - score: integer from 1 to 10 — how sure",
         "- note: string or null, optional",
         "- flag: true or false, optional",
     ]
