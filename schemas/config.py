@@ -10,7 +10,7 @@ import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from schemas.ids import stable_hash
 
@@ -67,19 +67,43 @@ class EmbedAssetsSettings(Section):
     )
 
 
+# Settings that no longer exist, with what to do instead: an old config naming one gets this
+# one line instead of pydantic's "extra inputs are not permitted".
+REMOVED_LLM_SETTINGS = {
+    "guided_json_extra": "vLLM ignores guided_json since 0.12; response_format carries the schema",
+}
+
+
 class LLMSettings(Section):
     url: str | None = Field(None, description="OpenAI-compatible base URL; None selects the embedded default")
     model: str = "Qwen/Qwen3-30B-A3B-Instruct-2507"
     temperature: float = 0.0
-    max_tokens: int = Field(2048, ge=16)
-    max_tokens_retry: int = Field(4096, ge=16, description="limit for the retry after finish_reason=length")
-    timeout_s: float = Field(120.0, gt=0, description="per-request timeout")
-    deadline_s: float = Field(600.0, gt=0, description="per-call deadline across all retries")
+    max_tokens: int = Field(
+        2048, ge=16, description="reply limit of requests whose stage sets none (stages size theirs by input)"
+    )
+    max_tokens_retry: int = Field(
+        4096, ge=16, description="the most the retry after finish_reason=length asks (twice the cut limit)"
+    )
+    context_tokens: int = Field(
+        0, ge=0, description="prompt + reply tokens per request; 0 = as the server reports in /v1/models"
+    )
+    timeout_s: float = Field(
+        120.0, gt=0, le=86_400, description="per-request timeout floor; raised to the server's measured speed"
+    )
+    deadline_s: float = Field(600.0, gt=0, le=86_400, description="per-call deadline across all attempts")
     max_retries: int = Field(4, ge=0)
     backoff_s: float = Field(1.0, ge=0, description="first backoff; doubles per retry, with jitter")
     concurrency: int = Field(16, ge=1, description="requests in flight")
     enable_thinking: bool = False
-    guided_json_extra: bool = Field(False, description="also send vLLM's guided_json extra")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _removed(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            for name, why in REMOVED_LLM_SETTINGS.items():
+                if name in data:
+                    raise ValueError(f"[llm] {name} was removed ({why}): delete it from the config file")
+        return data
 
 
 class LocalLLMSettings(Section):

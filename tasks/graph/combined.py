@@ -32,6 +32,7 @@ PROMPT_ID = "extract_graph/v2"
 GLEAN_PROMPT_ID = "extract_graph/v1"  # gleaning asks for missed entities and relations only
 METHOD = "llm"
 REPLY_TOKENS_PER_SOURCE_TOKEN = 2  # a combined reply lists entities, relations, units and facts
+REPLY_FRAME_TOKENS = 256  # the reply's keys and brackets, whatever the passage's length
 
 
 def pack_values(title: str, language: str, known: str, headings: str, pack: Pack) -> dict[str, str]:
@@ -136,9 +137,10 @@ def extract_combined(ctx: StageContext, offline_entities: list[dict[str, Any]]) 
     size = dict(zip(chunks["chunk_id"], chunks["n_tokens"].astype(int)))
     longest = max((sum(size[m.chunk_id] for m in p.members) for p in packs), default=0)
     # From the pack budget, not from the longest pack of this text: the limit is part of every
-    # request's cache key, and one scene grown by an edit must not change the others' keys.
+    # request's cache key, and one scene grown by an edit must not change the others' keys. In
+    # proportion to the source, not floored by [llm] max_tokens: a model looping in a list stops early.
     longest = max(longest, settings.combined_pack_tokens or ctx.settings.split_chunks.chunk_tokens)
-    limit = max(ctx.settings.llm.max_tokens, REPLY_TOKENS_PER_SOURCE_TOKEN * longest)
+    limit = REPLY_FRAME_TOKENS + REPLY_TOKENS_PER_SOURCE_TOKEN * longest
     batch = run_structured(ctx, PROMPT_ID, items, CombinedExtraction, max_tokens=limit)
     batch.failures = member_failures(batch.failures, packs)  # every lost chunk listed
     answered: list[tuple[Pack, GraphExtraction]] = []

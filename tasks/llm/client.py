@@ -13,6 +13,7 @@ import random
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence, TypeVar
 
@@ -22,10 +23,13 @@ from pydantic import BaseModel, ValidationError
 from schemas.config import LLMSettings
 from schemas.responses.agent import ToolStep
 from tasks.llm.cache import LLMCache, cache_key
+from tasks.llm.deadline import deadline_http_client
 from tasks.llm.pool import server_pool
 from tasks.llm.replies import (
     error_summary,
     parse_tool_step,
+    prompt_chars,
+    redact_reply,
     response_schema,
     strip_fences,  # noqa: F401
     strip_thinking,
@@ -37,6 +41,7 @@ from tasks.llm.http import (
     HTTPCallError,
     api_base,
     chat_payload,
+    get_model_contexts,
     get_models,
     scrub,
 )
@@ -49,11 +54,14 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 M = TypeVar("M", bound=BaseModel)
 
-CACHE_VERSION = "1"  # bump when the meaning of a cached reply changes
+CACHE_VERSION = "2"  # bump when the meaning of a cached reply changes (2: fields in the prompt)
 MIN_ATTEMPT_S = 0.05  # an attempt with less of the deadline left cannot usefully start
+MIN_REPLY_TOKENS = 64  # a request leaving less room than this for its reply is not sent
+CONTEXT_MARGIN_TOKENS = 32  # slack for our prompt-size estimate (a re-ask adds its own messages)
+TEMPLATE_TOKENS = 8  # the chat template's tokens around each message
 REASK = (
     "Your previous reply could not be used: {error}\n"
-    "Reply again with only one JSON object that matches the required schema, and nothing else."
+    "Reply again with only one JSON object with the fields listed in the instructions, and nothing else."
 )
 REASK_TOOLS = (
     "Your previous reply could not be used: {error}\n"
@@ -84,11 +92,11 @@ class OpenAICompatibleClient:
         # The key lives only in this header dict; it is never put in rows, errors or logs.
         self._headers = {"Authorization": f"Bearer {api_key or DUMMY_API_KEY}"}
         self._owns_http = http_client is None
-        self._http = http_client or httpx.Client(
-            timeout=settings.timeout_s,
-            limits=httpx.Limits(
+        self._http = http_client or deadline_http_client(
+            httpx.Limits(
                 max_connections=settings.concurrency + 4, max_keepalive_connections=settings.concurrency
             ),
+            timeout=settings.timeout_s,
         )
         self._sleep = sleep
         self._rng = rng or random.Random(0)
@@ -96,6 +104,9 @@ class OpenAICompatibleClient:
         # Shared by every client of this server in the process: documents and stages together
         # respect one bound, and all of them can keep the server busy.
         self.pool = server_pool(self.base_url, settings.concurrency)
+        self._context_lock = threading.Lock()
+        self._context_read = False
+        self._context_tokens: int | None = None
 
     def __enter__(self) -> "OpenAICompatibleClient":
         return self
@@ -118,17 +129,16 @@ class OpenAICompatibleClient:
 
     def structured(self, request: LLMRequest, response_model: type[M]) -> LLMResult[M]:
         """One validated `response_model` instance for `request`, or a failure result."""
-        name, schema_json = response_schema(response_model)
+        name, schema_json, fields = response_schema(response_model)
         schema = json.loads(schema_json)
 
         def parse(content: str) -> M:
             return response_model.model_validate_json(strip_fences(strip_thinking(content)))
 
+        # The server enforces the schema but does not show it to the model: the fields go in the prompt.
+        request = with_fields(request, fields)
         return self._call(
-            request,
-            parse,
-            schema,
-            {"type": "json_schema", "json_schema": {"name": name, "schema": schema, "strict": True}},
+            request, parse, schema, {"type": "json_schema", "json_schema": {"name": name, "schema": schema}}
         )
 
     def text(self, request: LLMRequest) -> LLMResult[str]:
@@ -197,11 +207,10 @@ class OpenAICompatibleClient:
         if hit is not None:
             return hit
         messages = [dict(m) for m in request.messages]
-        max_tokens = sampling["max_tokens"]
         calls: list[dict[str, Any]] = []
         deadline = time.monotonic() + s.deadline_s
         reasked = length_retried = False
-        retries = 0
+        retries = timeouts = 0
         content: str | None = None
 
         def fail(status: str, error: str) -> LLMResult[T]:
@@ -209,6 +218,17 @@ class OpenAICompatibleClient:
                 "llm %s %s failed after %d attempt(s): %s", request.stage, request.item_id, len(calls), error
             )
             return LLMResult(request, None, status, error, calls, self._clean(content or "") or None)
+
+        room = self._reply_room(messages, tools)
+        if room is not None and room < MIN_REPLY_TOKENS:
+            # Not sent: the server would cut the reply at once (or refuse). A grouped stage splits
+            # the group; a single item becomes a failures row naming the sizes.
+            return fail(
+                "truncated",
+                f"the prompt (about {self._prompt_tokens(messages, tools)} tokens) leaves {max(room, 0)} "
+                f"tokens for a reply in the server's context of {self._context()} tokens",
+            )
+        max_tokens = sampling["max_tokens"] if room is None else min(sampling["max_tokens"], room)
 
         while True:
             remaining = deadline - time.monotonic()
@@ -218,6 +238,11 @@ class OpenAICompatibleClient:
                     last["status"],
                     self._clean(f"deadline of {s.deadline_s:g}s reached; last: {last['error']}"),
                 )
+            if reasked:  # the re-ask's messages (the bad reply, the correction) take room too
+                room = self._reply_room(messages, tools)
+                if room is not None and room < MIN_REPLY_TOKENS:
+                    return fail("invalid", f"{calls[-1]['error']} (no room left in the context to ask again)")
+                max_tokens = max_tokens if room is None else min(max_tokens, room)
             payload = chat_payload(
                 self.model,
                 messages,
@@ -227,18 +252,19 @@ class OpenAICompatibleClient:
                 response_format,
                 tools,
                 s.enable_thinking,
-                s.guided_json_extra,
             )
             if request.seed is not None:
                 payload["seed"] = request.seed
+            # Each timeout of this call doubles the next attempt's allowance: a slow server's work is
+            # not cancelled again at the same point.
+            timeout = min(self.pool.pacing.timeout_for(max_tokens, s.timeout_s) * 2**timeouts, remaining)
             started = time.perf_counter()
             try:
-                reply = self.pool.post_chat(
-                    self._http, self.base_url, self._headers, payload, min(s.timeout_s, remaining)
-                )
+                reply = self.pool.post_chat(self._http, self.base_url, self._headers, payload, timeout)
             except HTTPCallError as exc:
                 error = self._clean(str(exc))
                 calls.append(call_row(request, key, self.model, len(calls), exc.status, started, None, error))
+                timeouts += exc.kind == "timeout"
                 if not exc.retryable or retries >= s.max_retries:
                     return fail(exc.status, error)
                 delay = self._backoff(retries, exc.retry_after)
@@ -250,19 +276,34 @@ class OpenAICompatibleClient:
                 )
                 self._sleep(delay)
                 continue
+            self.pool.pacing.observe(
+                reply.completion_tokens,
+                time.perf_counter() - started,
+                prompt_chars(messages, tools),
+                reply.prompt_tokens,
+            )
+            # Whatever the server sent back is redacted before it is parsed, cached or stored: a
+            # server (or proxy) that echoes the request headers must not put the key in a row.
+            reply = redact_reply(reply, self._secret)
             content = reply.content if tools is None else tool_step_text(reply)
             if reply.refusal is not None or reply.finish_reason == "content_filter":
                 error = self._clean(reply.refusal or "finish_reason=content_filter")
                 calls.append(call_row(request, key, self.model, len(calls), "refused", started, reply, error))
                 return fail("refused", error)
             if reply.finish_reason == "length":
-                error = f"finish_reason=length at max_tokens={max_tokens}"
+                # Twice the cut limit, within max_tokens_retry (a looping model is not given thousands
+                # of tokens more; a big group is split instead) and within what the context leaves.
+                larger = min(2 * max_tokens, max(s.max_tokens_retry, max_tokens))
+                larger = larger if room is None else min(larger, room)
+                error = f"finish_reason=length at max_completion_tokens={max_tokens}"
                 calls.append(
                     call_row(request, key, self.model, len(calls), "truncated", started, reply, error)
                 )
-                if length_retried:
-                    return fail("truncated", error)
-                length_retried, max_tokens = True, max(s.max_tokens_retry, max_tokens)
+                if length_retried or larger <= max_tokens:
+                    # Never the same request again: a grouped stage splits the group instead.
+                    why = "" if length_retried else f"; no larger limit fits (context {self._context()})"
+                    return fail("truncated", error + why)
+                length_retried, max_tokens = True, larger
                 continue
             try:
                 value = parse(content or "")
@@ -284,6 +325,35 @@ class OpenAICompatibleClient:
             calls.append(call_row(request, key, self.model, len(calls), "ok", started, reply, None))
             self._store(key, content or "", reply)
             return LLMResult(request, value, "ok", None, calls, content)
+
+    # -- the server's context ------------------------------------------------------------
+
+    def _context(self) -> int | None:
+        """Prompt + reply tokens per request: the setting, else what GET /models reports (read once)."""
+        if self.settings.context_tokens:
+            return self.settings.context_tokens
+        with self._context_lock:
+            if not self._context_read:
+                self._context_read = True
+                try:
+                    with self.pool.slot():
+                        contexts = get_model_contexts(
+                            self._http, self.base_url, self._headers, min(self.settings.timeout_s, 30.0)
+                        )
+                    self._context_tokens = contexts.get(self.model)
+                except HTTPCallError as exc:  # unknown: requests go out unclamped, as before
+                    log.info("llm: GET /models failed, context length unknown: %s", self._clean(str(exc)))
+            return self._context_tokens
+
+    def _prompt_tokens(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> int:
+        return self.pool.pacing.prompt_tokens(prompt_chars(messages, tools)) + TEMPLATE_TOKENS * len(messages)
+
+    def _reply_room(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> int | None:
+        """Tokens left for the reply once the prompt is in the context; None when the context is unknown."""
+        context = self._context()
+        if context is None:
+            return None
+        return context - self._prompt_tokens(messages, tools) - CONTEXT_MARGIN_TOKENS
 
     def _from_cache(self, request: LLMRequest, key: str, parse: Callable[[str], T]) -> LLMResult[T] | None:
         payload = self.cache.get(key) if self.cache is not None else None
@@ -327,6 +397,16 @@ class OpenAICompatibleClient:
 
     def _clean(self, text: str) -> str:
         return scrub(text, self._secret)
+
+
+def with_fields(request: LLMRequest, fields: str) -> LLMRequest:
+    """`request` with the reply's fields appended to its system message (one is added if none)."""
+    messages = [dict(m) for m in request.messages]
+    if messages and messages[0].get("role") == "system":
+        messages[0]["content"] = f"{messages[0].get('content') or ''}\n\n{fields}".lstrip()
+    else:
+        messages.insert(0, {"role": "system", "content": fields})
+    return replace(request, messages=tuple(messages))
 
 
 def build_llm_client(

@@ -31,6 +31,7 @@ from typing import Any, Callable
 
 import httpx
 
+from tasks.llm.deadline import deadline_http_client
 from tasks.llm.http import ChatReply, HTTPCallError, post_chat
 
 # (request id, base URL, headers, payload, timeout) one way; (request id, "ok", ChatReply) or
@@ -60,8 +61,8 @@ class Dispatcher:
         self._queue: queue.SimpleQueue[tuple[Connection, threading.Lock, Request] | None] = (
             queue.SimpleQueue()
         )
-        self._http = httpx.Client(
-            limits=httpx.Limits(max_connections=limit + 4, max_keepalive_connections=limit)
+        self._http = deadline_http_client(
+            httpx.Limits(max_connections=limit + 4, max_keepalive_connections=limit)
         )
         self._closed = threading.Event()
         self._connections: list[tuple[Connection, threading.Lock]] = []

@@ -2,13 +2,16 @@
 are numbered 1..n in the user message, and the reply (`batch_model(M)`) answers each by number.
 
 Every item ends as a validated value or a `failures` row: a failed request is a failures row for
-each of its items; items a reply leaves out (or numbers it invents) are asked again once in a
-group of their own, and still-missing items become failures rows of their own.
+each of its items, except a reply cut at its limit (or a prompt too long for the server's
+context), whose group is split in two and asked again; items a reply leaves out (or numbers it
+invents) are asked again once in a group of their own, and still-missing items become failures
+rows of their own. Reply limits follow the number of items asked (`reply_limit`).
 """
 
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence, TypeVar
 
@@ -22,6 +25,9 @@ from tasks.stage import StageContext
 
 M = TypeVar("M", bound=BaseModel)
 Render = Callable[[list[str]], dict[str, Any]]  # item ids (numbered 1..n in this order) -> prompt values
+REPLY_FRAME_TOKENS = 128  # `{"items": [...]}`, numbers and whitespace around the answers
+REPLY_SLACK = 1.0  # the stages' per-item figures are budgets already; a cut reply is retried larger
+SPLIT_STATUSES = ("truncated",)  # the reply (or the prompt) did not fit: fewer items per request will
 
 
 @dataclass
@@ -124,9 +130,16 @@ def _request(
     )
 
 
-def _max_tokens(ctx: StageContext, per_item: int | None, n_items: int) -> int | None:
-    """A reply limit that grows with the group (never below the configured one)."""
-    return max(ctx.settings.llm.max_tokens, per_item * n_items) if per_item else None
+def reply_limit(per_item: int, n_items: int) -> int:
+    """A reply limit in proportion to what is asked: the stage's tokens per answered item, with
+    plus the JSON frame. Not floored by `[llm] max_tokens`: a model that
+    loops inside a list is stopped after a few hundred tokens, not thousands (a limit that proves
+    too short is raised once, then the group is split)."""
+    return REPLY_FRAME_TOKENS + math.ceil(REPLY_SLACK * per_item * n_items)
+
+
+def _max_tokens(per_item: int | None, n_items: int) -> int | None:
+    return reply_limit(per_item, n_items) if per_item else None
 
 
 def _failure(result: LLMResult, item_id: str, error: str | None = None) -> dict[str, str]:
@@ -172,21 +185,31 @@ def run_grouped(
             seen.update(group)
             yield list(group)
 
+    # Each round sends its groups at once. A group whose reply was cut (or whose prompt left no room
+    # for one) is split in two for the next round; items a reply left out are asked again once, in
+    # a group of their own. Groups only shrink and each item is re-asked once, so rounds end.
     pending: Iterable[list[str]] = first_round()
-    for attempt, tag in enumerate(("", "#again")):
+    tag = ""
+    reasked: set[str] = set()
+    while True:
         asked: list[list[str]] = []  # the groups in request order, as the requests are made
 
         def requests(rounds: Iterable[list[str]], tag: str = tag, asked: list[list[str]] = asked):
             for ids in rounds:
                 asked.append(ids)
-                yield _request(ctx, prompt_id, ids, render, tag, _max_tokens(ctx, tokens_per_item, len(ids)))
+                group_tag = "#again" if ids and ids[0] in reasked else tag
+                yield _request(ctx, prompt_id, ids, render, group_tag, _max_tokens(tokens_per_item, len(ids)))
 
         results = ctx.llm.map_structured(requests(pending), batch_model(response_model))
-        missing: list[list[str]] = []
+        next_round: list[list[str]] = []
         for ids, result in zip(asked, results):
             batch.calls.extend(result.calls)
             if result.value is None:
-                batch.failures.extend(_failure(result, i) for i in ids)
+                if result.status in SPLIT_STATUSES and len(ids) > 1:
+                    half = (len(ids) + 1) // 2
+                    next_round += [ids[:half], ids[half:]]
+                else:
+                    batch.failures.extend(_failure(result, i) for i in ids)
                 continue
             group_ids = tuple(ids)
             for answer in result.value.items:
@@ -194,12 +217,13 @@ def run_grouped(
                     batch.values[ids[answer.number - 1]] = answer
                     batch.asked_with[ids[answer.number - 1]] = group_ids
             left = [i for i in ids if i not in batch.values]
-            if left and attempt == 0:
-                missing.append(left)
-            elif left:
-                error = "llm missing: the batched reply left this item out, also when asked again"
-                batch.failures.extend(_failure(result, i, error) for i in left)
-        if not missing:
+            again = [i for i in left if i not in reasked]
+            if again:
+                reasked.update(again)
+                next_round.append(again)
+            error = "llm missing: the batched reply left this item out, also when asked again"
+            batch.failures.extend(_failure(result, i, error) for i in left if i not in again)
+        if not next_round:
             break
-        pending = missing
+        pending, tag = next_round, "#split"
     return batch

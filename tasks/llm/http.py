@@ -17,6 +17,9 @@ from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 
+from tasks.llm.deadline import total_deadline
+from tasks.llm.portable import portable_schema
+
 DUMMY_API_KEY = "EMPTY"  # what vLLM expects when it runs without --api-key
 RETRY_AFTER_CAP_S = 60.0  # a server asking for longer must not stall a build
 _BEARER = re.compile(r"(?i)(bearer\s+)[^\s\"',;]+")
@@ -106,9 +109,13 @@ def request_json(
     timeout: float,
     body: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """One request; the decoded JSON object of a 2xx answer, anything else an HTTPCallError."""
+    """One request; the decoded JSON object of a 2xx answer, anything else an HTTPCallError.
+
+    `timeout` bounds the whole request (connect, headers and body together), not each read: a
+    server trickling its reply a byte at a time is cut at `timeout` (see tasks.llm.deadline)."""
     try:
-        response = client.request(method, url, headers=headers, json=body, timeout=timeout)
+        with total_deadline(timeout):
+            response = client.request(method, url, headers=headers, json=body, timeout=timeout)
     except httpx.TimeoutException as exc:
         raise HTTPCallError("timeout", f"no answer within {timeout:.3g}s ({type(exc).__name__})") from None
     except httpx.TransportError as exc:
@@ -140,25 +147,36 @@ def chat_payload(
     response_format: dict[str, Any] | None,
     tools: list[dict[str, Any]] | None,
     enable_thinking: bool,
-    guided_json_extra: bool,
 ) -> dict[str, Any]:
-    """The body of one POST /chat/completions, with the vLLM extras at its top level."""
+    """The body of one POST /chat/completions, with the vLLM extras at its top level.
+
+    `max_completion_tokens`, not the deprecated `max_tokens`; no `guided_json` (ignored by vLLM
+    since 0.12: `response_format` is the structured output); tools are `strict`, so a server
+    that can constrain tool calls (vLLM) does, instead of letting a malformed call arrive as text."""
     payload: dict[str, Any] = {
         "model": model,
         "messages": messages,
         "temperature": temperature,
-        "max_tokens": max_tokens,
+        "max_completion_tokens": max_tokens,
     }
     if response_format is not None:
         payload["response_format"] = response_format
     if tools is not None:
         # vLLM serves this only with --enable-auto-tool-choice and a --tool-call-parser (hermes for Qwen).
-        payload["tools"], payload["tool_choice"] = tools, "auto"
+        payload["tools"], payload["tool_choice"] = [strict_tool(tool) for tool in tools], "auto"
     # vLLM reads these "extra_body" fields at the top level of the request body.
     payload["chat_template_kwargs"] = {"enable_thinking": enable_thinking}
-    if schema is not None and guided_json_extra:
-        payload["guided_json"] = schema
     return payload
+
+
+def strict_tool(tool: dict[str, Any]) -> dict[str, Any]:
+    """An OpenAI function tool with `"strict": true` on its function and parameters every backend
+    compiles (`portable_schema`); a copy, other tools unchanged."""
+    function = tool.get("function")
+    if tool.get("type") != "function" or not isinstance(function, dict):
+        return tool
+    parameters = portable_schema(function.get("parameters") or {"type": "object", "properties": {}})
+    return {**tool, "function": {**function, "parameters": parameters, "strict": True}}
 
 
 def post_chat(
@@ -206,13 +224,32 @@ def _tool_calls(raw: Any) -> tuple[dict[str, Any], ...]:
 
 def get_models(client: httpx.Client, base: str, headers: dict[str, str], timeout: float) -> list[str]:
     """GET /models: the ids the server serves."""
+    return list(get_model_contexts(client, base, headers, timeout))
+
+
+def get_model_contexts(
+    client: httpx.Client, base: str, headers: dict[str, str], timeout: float
+) -> dict[str, int | None]:
+    """GET /models: each served id with its context length in tokens (None when not reported)."""
     data = request_json(client, "GET", f"{base}/models", headers, timeout)
     items = data.get("data")
     if not isinstance(items, list):
         raise HTTPCallError(
             "protocol", "GET /models answered without a 'data' list: not an OpenAI-compatible API"
         )
-    return [str(item.get("id")) for item in items if isinstance(item, dict) and item.get("id")]
+    return {
+        str(item["id"]): context_length(item) for item in items if isinstance(item, dict) and item.get("id")
+    }
+
+
+def context_length(model: dict[str, Any]) -> int | None:
+    """Prompt + reply tokens one request may use, from a /models entry: vLLM's `max_model_len`,
+    else llama.cpp's `meta.n_ctx` (its per-slot context), else `meta.n_ctx_train`."""
+    meta = model.get("meta") if isinstance(model.get("meta"), dict) else {}
+    for value in (model.get("max_model_len"), meta.get("n_ctx"), meta.get("n_ctx_train")):
+        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+            return value
+    return None
 
 
 def _error_text(response: httpx.Response) -> str:

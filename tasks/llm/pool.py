@@ -24,6 +24,7 @@ import httpx
 
 from tasks.llm.dispatch import DispatchAddress, DispatchClient, Dispatcher
 from tasks.llm.http import ChatReply, post_chat
+from tasks.llm.pacing import Pacing
 
 _LOCK = threading.Lock()
 _POOLS: dict[tuple[str, int], "ServerPool"] = {}
@@ -42,6 +43,7 @@ class ServerPool:
         self.busy_slot_seconds = 0.0  # sum over requests of their time holding a slot
         self.first: float | None = None
         self.last: float | None = None
+        self.pacing = Pacing()  # the server's measured speed, which sizes every client's timeouts
 
     @contextmanager
     def slot(self) -> Iterator[None]:

@@ -1,5 +1,6 @@
-"""Reading model replies: reasoning blocks and code fences stripped, tool steps parsed,
-validation errors summarised in one line, response schemas derived once per model."""
+"""Reading model replies: reasoning blocks and code fences stripped, the API key redacted, tool
+steps parsed (a tool call written as text is not an answer), validation errors summarised in one
+line, response schemas and their field lists derived once per model."""
 
 from __future__ import annotations
 
@@ -9,8 +10,13 @@ from functools import lru_cache
 
 from pydantic import BaseModel, ValidationError
 
+from dataclasses import replace
+from typing import Any
+
 from schemas.responses.agent import ToolStep
-from tasks.llm.http import ChatReply
+from tasks.llm.fields import describe_fields
+from tasks.llm.http import ChatReply, scrub
+from tasks.llm.portable import portable_schema
 
 _THINK_BLOCK = re.compile(r"<think>.*?</think>", re.DOTALL)
 _FENCE = re.compile(r"^```[A-Za-z0-9_-]*\s*\n?(.*?)\n?\s*```$", re.DOTALL)
@@ -34,11 +40,68 @@ def strip_fences(text: str) -> str:
     return match.group(1).strip() if match else text.strip()
 
 
+# Qwen's hermes-style template writes calls as <tool_call>{"name": ..., "arguments": ...}</tool_call>;
+# a server whose parser missed one (or a model that wrote one freehand) leaves it in the content.
+_TOOL_CALL_TAG = re.compile(r"<\s*/?\s*(tool_call|function_call|tools?)\b", re.IGNORECASE)
+_CALL_JSON = re.compile(r'"name"\s*:\s*"[^"]*"\s*,\s*"(arguments|parameters)"\s*:', re.DOTALL)
+
+
 @lru_cache(maxsize=128)
-def response_schema(response_model: type[BaseModel]) -> tuple[str, str]:
-    """(schema name, JSON of the schema) of a response model; JSON so the cache is hashable."""
+def response_schema(response_model: type[BaseModel]) -> tuple[str, str, str]:
+    """(schema name, JSON of the schema sent to the server, its fields written out for the prompt)
+    of a response model; text, so the result is hashable and computed once per model."""
     name = re.sub(r"[^A-Za-z0-9_-]", "_", response_model.__name__)[:64]
-    return name, json.dumps(response_model.model_json_schema(), sort_keys=True)
+    full = response_model.model_json_schema()
+    return name, json.dumps(portable_schema(full), sort_keys=True), describe_fields(full)
+
+
+def prompt_chars(messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None) -> int:
+    """Characters of a request's prompt: its messages and the tools the template renders into it."""
+    size = sum(len(str(m.get("content") or "")) for m in messages)
+    return size + (len(json.dumps(tools, ensure_ascii=False)) if tools else 0)
+
+
+def redact_reply(reply: ChatReply, secret: str | None) -> ChatReply:
+    """`reply` with the API key (and bearer tokens, sk- keys) removed from everything it says,
+    also where JSON escapes spell the key differently."""
+    content = None if reply.content is None else redact_text(reply.content, secret)
+    refusal = None if reply.refusal is None else redact_text(reply.refusal, secret)
+    calls = tuple(
+        {k: redact_text(v, secret) if isinstance(v, str) else v for k, v in call.items()}
+        for call in reply.tool_calls
+    )
+    return replace(reply, content=content, refusal=refusal, tool_calls=calls)
+
+
+def redact_text(text: str, secret: str | None) -> str:
+    """`scrub` on the text and, when it is JSON, on every string inside it (escapes decoded)."""
+    text = scrub(text, secret)
+    if not secret or "\\" not in text:
+        return text
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return text
+    cleaned = _scrub_strings(data, secret)
+    return text if cleaned == data else json.dumps(cleaned, ensure_ascii=False)
+
+
+def _scrub_strings(value: Any, secret: str) -> Any:
+    if isinstance(value, str):
+        return scrub(value, secret)
+    if isinstance(value, list):
+        return [_scrub_strings(v, secret) for v in value]
+    if isinstance(value, dict):
+        return {scrub(str(k), secret): _scrub_strings(v, secret) for k, v in value.items()}
+    return value
+
+
+def looks_like_tool_call(text: str | None) -> bool:
+    """Whether reply text holds a tool call written out (a `<tool_call>` tag, or JSON naming a
+    function with its arguments) instead of a real one: not an answer, but a malformed call."""
+    if not text:
+        return False
+    return bool(_TOOL_CALL_TAG.search(text) or _CALL_JSON.search(text))
 
 
 def tool_step_text(reply: ChatReply) -> str:
@@ -59,6 +122,12 @@ def parse_tool_step(text: str) -> ToolStep:
     )
     if step.content is None and not step.tool_calls:
         raise ValueError("the reply has neither content nor tool calls")
+    if not step.tool_calls and looks_like_tool_call(step.content):
+        # Asked again (the client re-asks once): taken as text it would read as "no call needed".
+        raise ValueError(
+            "the reply wrote a tool call as text instead of calling the tool; call it through the "
+            "tools interface"
+        )
     return step
 
 

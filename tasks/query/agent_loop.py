@@ -18,6 +18,7 @@ from tasks.query.evidence_board import EvidenceBoard
 from schemas.ids import stable_hash
 from tasks.llm.client import LLMClient, LLMRequest
 from tasks.llm.prompts import load_prompt, render_messages
+from tasks.llm.replies import looks_like_tool_call
 from tasks.query.plan import QueryIntents
 from tasks.text import TOKEN, count_tokens
 from tasks.query.tools.env import ToolEnv
@@ -214,6 +215,10 @@ class LLMPlanner:
             )
             return []
         step = result.value
+        if not step.tool_calls and looks_like_tool_call(step.content):
+            # A call written as text is a malformed call, not "no call needed": fail closed.
+            self.notes.append(f"round {round_number}: the model wrote a tool call as text: kept the packet")
+            return []
         if not step.tool_calls:
             said = f": {clip(step.content, 40)}" if step.content else ""
             self.notes.append(

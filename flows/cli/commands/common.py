@@ -9,6 +9,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from schemas.config import load_settings
 from tasks.llm.client import build_llm_client
 from tasks.tables.io import Workspace
@@ -83,7 +85,13 @@ def settings_from(args: argparse.Namespace):
     }
     try:
         return load_settings(config, overrides)
-    except Exception as exc:  # pydantic.ValidationError, tomllib errors
+    except ValidationError as exc:  # each error as "section.key: reason", without pydantic's links
+        reasons = "; ".join(
+            f"{'.'.join(str(part) for part in error['loc'])}: {error['msg'].removeprefix('Value error, ')}"
+            for error in exc.errors()[:3]
+        )
+        raise UserError(f"invalid configuration: {' '.join(reasons.split())[:300]}") from None
+    except Exception as exc:  # tomllib errors
         raise UserError(f"invalid configuration: {' '.join(str(exc).split())[:300]}") from None
 
 

@@ -29,6 +29,8 @@ from tasks.llm.client import (
     strip_thinking,
 )
 from tasks.llm.cache import LLMCache
+from tasks.llm.fields import describe_fields
+from tasks.llm.portable import portable_schema
 from tasks.llm.server_check import check_server
 from tasks.tables.io import to_arrow
 from tests.fixtures.llm_fixtures import TEST_MODEL, fast_llm_settings
@@ -113,30 +115,39 @@ def test_structured_reply_is_validated_and_recorded(fake_llm_server: FakeOpenAIS
         "v1",
         "abc123",
     )
-    assert row["model"] == TEST_MODEL and row["prompt_tokens"] == 7 and row["completion_tokens"] > 0
+    # The fake server counts words: 7 in the request's messages, plus the field list the client adds.
+    fields = describe_fields(Extraction.model_json_schema())
+    assert row["model"] == TEST_MODEL and row["prompt_tokens"] == 7 + len(fields.split())
+    assert row["completion_tokens"] > 0
     assert len(row["call_key"]) == 64 and row["latency_ms"] > 0
     assert_llm_calls_conform(result.calls)
 
     [sent] = fake_llm_server.chat_requests()
     fmt = sent.body["response_format"]
-    assert fmt["type"] == "json_schema" and fmt["json_schema"]["strict"] is True
+    # No `strict` (vLLM ignores it) and no `guided_json` (ignored since vLLM 0.12).
+    assert fmt["type"] == "json_schema" and "strict" not in fmt["json_schema"]
     assert fmt["json_schema"]["name"] == "Extraction"
-    assert fmt["json_schema"]["schema"] == Extraction.model_json_schema()
+    assert fmt["json_schema"]["schema"] == portable_schema(Extraction.model_json_schema())
     assert sent.body["chat_template_kwargs"] == {"enable_thinking": False}
-    assert (
-        "guided_json" not in sent.body and sent.body["max_tokens"] == 64 and sent.body["temperature"] == 0.0
-    )
+    # max_completion_tokens, not the deprecated max_tokens.
+    assert "guided_json" not in sent.body and "max_tokens" not in sent.body
+    assert sent.body["max_completion_tokens"] == 64 and sent.body["temperature"] == 0.0
+    assert sent.body["messages"][0]["content"].endswith(fields)
     assert sent.headers["Authorization"] == "Bearer EMPTY"  # vLLM's dummy key when none is configured
 
 
-def test_guided_json_extra_and_request_overrides_are_sent(fake_llm_server: FakeOpenAIServer) -> None:
-    with make_client(fake_llm_server, guided_json_extra=True, enable_thinking=True) as client:
+def test_request_overrides_are_sent(fake_llm_server: FakeOpenAIServer) -> None:
+    with make_client(fake_llm_server, enable_thinking=True) as client:
         result = client.structured(make_request(max_tokens=33, temperature=0.7), Extraction)
     assert result.status == "ok"
     [sent] = fake_llm_server.chat_requests()
-    assert sent.body["guided_json"] == Extraction.model_json_schema()
     assert sent.body["chat_template_kwargs"] == {"enable_thinking": True}
-    assert (sent.body["max_tokens"], sent.body["temperature"]) == (33, 0.7)
+    assert (sent.body["max_completion_tokens"], sent.body["temperature"]) == (33, 0.7)
+
+
+def test_an_old_config_naming_guided_json_extra_gets_one_clear_line() -> None:
+    with pytest.raises(ValueError, match=r"\[llm\] guided_json_extra was removed .*delete it"):
+        LLMSettings(guided_json_extra=True)
 
 
 def test_injected_http_client_is_used_and_left_open(fake_llm_server: FakeOpenAIServer) -> None:
@@ -145,7 +156,7 @@ def test_injected_http_client_is_used_and_left_open(fake_llm_server: FakeOpenAIS
     client = OpenAICompatibleClient(fast_llm_settings(fake_llm_server.url), http_client=http)
     assert client.structured(make_request(), LLMCheckReply).status == "ok"
     client.close()
-    assert seen == ["/v1/chat/completions"] and not http.is_closed
+    assert seen == ["/v1/models", "/v1/chat/completions"] and not http.is_closed
     http.close()
 
 
@@ -193,7 +204,7 @@ def test_length_is_retried_with_max_tokens_retry(fake_llm_server: FakeOpenAIServ
         result = client.structured(make_request(), Extraction)
     assert statuses(result) == ["truncated", "ok"] and isinstance(result.value, Extraction)
     assert result.calls[0]["finish_reason"] == "length"
-    assert [r.body["max_tokens"] for r in fake_llm_server.chat_requests()] == [64, 128]
+    assert [r.body["max_completion_tokens"] for r in fake_llm_server.chat_requests()] == [64, 128]
 
 
 def test_length_twice_is_a_truncated_failure(fake_llm_server: FakeOpenAIServer) -> None:

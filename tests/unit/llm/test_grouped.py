@@ -81,14 +81,13 @@ def test_failed_truncated_and_missing_items_become_their_own_failures() -> None:
         return answer(list(range(1, len(ids) + 1)))
 
     with FakeOpenAIServer(model_names=("test-model",), responder=responder) as server:
-        server.queue_faults("length", "length")  # the first request (group p, q) truncated twice
+        server.queue_faults("length", "length")  # the first request (p alone) truncated twice
         settings = fast_llm_settings(server.url, concurrency=1, max_retries=0)
         with OpenAICompatibleClient(settings, cache=None) as client:
-            batch = run_grouped(
-                _ctx(client), PROMPT, [["p", "q"], ["x", "y"], ["m", "n"]], _render, MergeJudgement
-            )
+            groups = [["p"], ["x", "y"], ["m", "n"]]
+            batch = run_grouped(_ctx(client), PROMPT, groups, _render, MergeJudgement)
     failures = {row["item_id"]: json.loads(row["payload"])["status"] for row in batch.failures}
-    assert failures == {"p": "truncated", "q": "truncated", "x": "invalid", "y": "invalid", "m": "missing"}
+    assert failures == {"p": "truncated", "x": "invalid", "y": "invalid", "m": "missing"}
     assert set(batch.values) == {"n"}
     missing = next(row for row in batch.failures if row["item_id"] == "m")
     assert missing["error"].startswith("llm missing") and missing["stage"] == "canonicalize_entities"

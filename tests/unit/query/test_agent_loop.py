@@ -26,6 +26,7 @@ from tasks.query.answer_types import Answer
 from tasks.query.evidence_board import BoardItem, EvidenceBoard, Passage
 from tasks.llm.client import REASK_TOOLS, LLMRequest, LLMResult, OpenAICompatibleClient
 from tasks.llm.cache import LLMCache
+from tasks.llm.http import strict_tool
 from tasks.query.plan import decompose
 from tasks.tables.contracts import check_contracts
 from tasks.tables.io import to_arrow
@@ -404,7 +405,8 @@ def test_tool_step_parses_tool_calls_and_is_cached(server: FakeOpenAIServer, tmp
     )  # the tools are part of the key
     assert server.counts["chat"] == 2
     sent = server.chat_requests()[0].body
-    assert sent["tools"] == tools and sent["tool_choice"] == "auto" and "response_format" not in sent
+    assert sent["tools"] == [strict_tool(t) for t in tools] and sent["tool_choice"] == "auto"
+    assert "response_format" not in sent
 
 
 def test_tool_step_text_reply_and_failures(server: FakeOpenAIServer) -> None:
