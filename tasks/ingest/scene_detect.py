@@ -187,8 +187,8 @@ def _not_scenes(lines: list[str], accepted: dict[int, Shape], language: str) -> 
     """Accepted headings that do not open a scene of their own:
 
     - "31 OMITTED 31": a shooting script's placeholder for a cut scene, with no text;
-    - a scene number written twice in two styles ("38. 日 外 县衙门口" inside scene 37, then "38、日.外.县衙门口"
-      as the script numbers all its scenes): the heading in the script's own style opens the scene;
+    - a scene number written twice in two styles ("38. 日 外 县衙门口" inside scene 37, then
+      "38、日.外.县衙门口" as the script numbers all its scenes): the one in the script's own style opens it;
     - in a Chinese script that numbers its scenes, an unnumbered "小巷，夜，外" inside a scene: a change of
       place within the numbered scene (the script would have numbered a new one).
     """
@@ -223,8 +223,9 @@ def _not_scenes(lines: list[str], accepted: dict[int, Shape], language: str) -> 
 
 
 def _number_style(line: str) -> str:
-    """How a heading writes its number: "、", "." or " " (a bare number, spaced or run in: "62  外景", "63开阔地")."""
-    match = re.match(rf"[{BLANKS}]*(?:\d+[A-Za-z]?|[零〇一二两三四五六七八九十百千]+)(?P<sep>[、.．]|[{BLANKS}]|)", line)
+    """How a heading writes its number: "、", "." or " " (a bare number, spaced or run in: "62  外景",
+    "63开阔地")."""
+    match = re.match(rf"[{BLANKS}]*(?:\d+[A-Za-z]?|{ZH_NUM})(?P<sep>[、.．]|[{BLANKS}]|)", line)
     if not match:
         return "?"
     separator = match.group("sep").replace("．", ".")

@@ -125,7 +125,8 @@ _EN_TIME_TAIL = re.compile(
 )
 _TRAILING_NUMBER = re.compile(r"[ \t]+\(?(?P<n>[A-Z]?\d+[A-Z]?)\)?(?:[ \t]*\*)?[ \t]*$|[ \t]*\*+[ \t]*$")
 _SENTENCE_END = re.compile(r"[。！？!?…；;”\"]$|[。！？]")
-_NOTE = re.compile(r"[（(][^()（）]*[)）]\s*$")  # a bracketed note closing a heading: "（幻境）", "（字幕：…）"
+# A bracketed note closing a heading: "（幻境）", "（字幕：…）"
+_NOTE = re.compile(r"[（(][^()（）]*[)）]\s*$")
 _ZH_SPLIT = re.compile(rf"[{BLANKS}，,、/／·|｜\-—–~～]+|[.．](?!\d)")
 
 

@@ -67,4 +67,3 @@ def test_possessive_cues_build_the_graph_with_one_entity_per_name(tmp_path):
     characters = set(entities.loc[entities["entity_type"] == "character", "name"])
     assert {"Marlo", "Teodor"} <= characters
     assert not any("'" in name or "’" in name for name in characters)
-
