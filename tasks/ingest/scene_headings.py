@@ -396,7 +396,9 @@ def read_zh(line: str) -> Shape | None:
         number = prefix.group("a") or prefix.group("p") or prefix.group("z")
         rest = stripped[prefix.end() :]
         spaced = not re.search(r"[、.．,，)）:]", prefix.group())
-        if not rest or rest[0].isdigit():
+        # "2、3号仓库，夜，内", "91、317 教室，日，内": a place may start with digits after a written
+        # separator; after a bare space they are a second number ("40 15 …"), not a place
+        if not rest or (rest[0].isdigit() and (spaced or not re.match(r"\d+[^\W\d_]", rest))):
             return None
     elif run_in := re.match(r"^\d+(?=\D)", stripped):
         # "117办公室日内": digits run into the text are not a scene number, unless the markers stand

@@ -67,3 +67,17 @@ def test_possessive_cues_build_the_graph_with_one_entity_per_name(tmp_path):
     characters = set(entities.loc[entities["entity_type"] == "character", "name"])
     assert {"Marlo", "Teodor"} <= characters
     assert not any("'" in name or "’" in name for name in characters)
+
+
+@pytest.mark.parametrize("name", ["en_odd_names.txt", "zh_odd_cues.txt"])
+def test_odd_names_build_the_graph(tmp_path, name):
+    """Titles, apostrophes, digits, hyphens, accents, Chinese cues and possessive cues in one scene."""
+    workspace, report = build_graph([SCREENPLAYS / name], tmp_path, graph_settings())
+    assert report.ok, [(o.stage, o.error) for d in report.documents for o in d.outcomes if o.error]
+    entities, mentions = tables(workspace, report.documents[0].doc_id, "raw_entities", "raw_mentions")
+    assert entities["raw_entity_id"].is_unique
+    assert set(mentions["raw_entity_id"]) <= set(entities["raw_entity_id"])
+    names = {normalize_name(n) for n in entities.loc[entities["entity_type"] == "character", "name"]}
+    assert names == {normalize_name(normalize_name(n)) for n in names}
+    expected = {"o'neil", "agent 47", "jean-luc"} if name.startswith("en") else {"老王", "A先生", "tom"}
+    assert expected <= {n.removeprefix("dr ") for n in names}, names
