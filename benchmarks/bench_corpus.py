@@ -4,7 +4,8 @@
 Prints the wall time, the seconds per document of the first and last twenty documents (flat means
 the build does not slow down as the corpus grows), the peak RSS of every process of the run (this
 one, Prefect's server, any worker), Prefect's own share of the time (document wall time minus the
-time spent inside its stages, plus the flow's fixed start-up cost) and the failed stages.
+time spent inside its stages, plus the flow's fixed start-up cost), the CPU seconds (what the run
+costs on a machine shared with other work) and the failed stages.
 
     python benchmarks/bench_corpus.py [--documents N] [--embeddings minilm|hashing] [--concurrency 2]
                                       [--runner thread|process] [--corpus PATH] [--workspace DIR]
@@ -18,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import statistics
 import sys
 import tempfile
@@ -159,6 +161,9 @@ def main() -> None:
     first, last = statistics.mean(per_doc[:EDGE]), statistics.mean(per_doc[-EDGE:])
     failures = [f"{d.doc_id} {o.stage}: {o.error}" for d in docs for o in d.outcomes if o.status == "failed"]
     peaks = sorted(watch.peaks.items(), key=lambda item: -item[1][1])
+    # CPU time is what the run costs whatever else the machine is doing; wall time is not.
+    usage = [resource.getrusage(who) for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)]
+    cpu = sum(u.ru_utime + u.ru_stime for u in usage)
     figures = {
         "documents": len(docs),
         "languages": languages,
@@ -174,6 +179,9 @@ def main() -> None:
         "wall_min": round(wall / 60, 1),
         "plan_s": round(report.plan_seconds, 2),
         "s_per_doc_mean": round(statistics.mean(per_doc), 1),
+        "cpu_s": round(cpu),
+        "cpu_s_per_doc": round(cpu / len(docs), 1),
+        "load_average_1min_at_end": os.getloadavg()[0],
         f"s_per_doc_first{EDGE}": round(first, 1),
         f"s_per_doc_last{EDGE}": round(last, 1),
         f"last{EDGE}_vs_first{EDGE}": f"{(last / first - 1) * 100:+.1f}%",
