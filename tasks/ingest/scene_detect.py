@@ -9,7 +9,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
-from tasks.ingest.scene_headings import BLANKS, ZH_NUM, Shape, _value, read_shape
+from tasks.ingest.scene_headings import BLANKS, ZH_NUM, Shape, number_value, read_shape
 
 # A scene number opening a block: "12、", "7.", "40. 15 …", "七、", "二十七、". Its shape may be anything
 # after that (a whole line of action run into the heading, a place with digits, a bare number).
@@ -137,7 +137,7 @@ def _run_candidates(lines: list[str]) -> list[tuple[int, int]]:
     found = []
     for i, line in enumerate(lines):
         if (i == 0 or not lines[i - 1].strip(BLANKS)) and (match := RUN_NUMBER.match(line)):
-            value = _value(match.group("n") or match.group("r"))
+            value = number_value(match.group("n") or match.group("r"))
             if value is not None:
                 found.append((i, value))
     return found

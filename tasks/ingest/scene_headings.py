@@ -179,7 +179,8 @@ def zh_number(text: str) -> int | None:
     return total + (digit or 0)
 
 
-def _value(number: str | None) -> int | None:
+def number_value(number: str | None) -> int | None:
+    """The value of a scene number ("12", "12A", "十二"), or None."""
     if not number:
         return None
     digits = re.match(r"\d+", number)
@@ -233,8 +234,8 @@ _CONTINUED = re.compile(r"^\(?(?:CONTINUED|CONT'D)\b")
 
 
 def _bookended(stripped: str) -> Shape | None:
-    """"4 THE VILLAGE OF NALIBOKI 4", "106 106": the scene number in both margins, as shooting scripts
-    print it; "6A CONTINUED: 6A" is the top of a page, not a scene."""
+    """A heading with the scene number in both margins, as shooting scripts print it ("4 THE VILLAGE
+    OF NALIBOKI 4", "106 106"); "6A CONTINUED: 6A" is the top of a page, not a scene."""
     match = _BOOKENDED.match(stripped)
     body = (match.group("body") or "") if match else ""
     if not match or _CONTINUED.match(body) or (body and not _mostly_upper(body)):
@@ -244,7 +245,7 @@ def _bookended(stripped: str) -> Shape | None:
     if body:
         slug = EN_SLUG.match(body)
         interior, location, time_of_day = split_en_slug(body, slug.group("ie") if slug else None)
-    return Shape(stripped, number, _value(number), interior, location, time_of_day, "explicit")
+    return Shape(stripped, number, number_value(number), interior, location, time_of_day, "explicit")
 
 
 def read_en(line: str) -> Shape | None:
@@ -266,12 +267,12 @@ def read_en(line: str) -> Shape | None:
         body, number = _strip_trailing_number(intercut.group("rest"), number)
         ie = EN_SLUG.match(body)
         interior, location, time_of_day = split_en_slug(body, ie.group("ie") if ie else None)
-        return Shape(stripped, number, _value(number), interior, location, time_of_day, "opens_block")
+        return Shape(stripped, number, number_value(number), interior, location, time_of_day, "opens_block")
     slug = EN_SLUG.match(rest)
     if slug and _mostly_upper(rest):
         body, number = _strip_trailing_number(rest, number)
         interior, location, time_of_day = split_en_slug(body, slug.group("ie"))
-        return Shape(stripped, number, _value(number), interior, location, time_of_day, strength)
+        return Shape(stripped, number, number_value(number), interior, location, time_of_day, strength)
     if not _mostly_upper(rest) or len(rest) > 60 or rest.endswith(("!", "?")):
         return None
     body, number = _strip_trailing_number(rest, number) if number else (rest, None)
@@ -279,7 +280,7 @@ def read_en(line: str) -> Shape | None:
     if not location or not re.search(r"[A-Z]{2}", location):
         return None
     if number is not None:  # "87、BLACK SCREEN": a heading if the numbering around it agrees
-        return Shape(stripped, number, _value(number), None, location, time_of_day, "numbered")
+        return Shape(stripped, number, number_value(number), None, location, time_of_day, "numbered")
     if _separated_time(location, body, time_of_day) and time_of_day not in NON_TIMES:
         return Shape(stripped, None, None, None, location, time_of_day, "opens_block", needs_text_after=True)
     return None
@@ -357,8 +358,8 @@ def _fields_before_note(slug: str) -> tuple[dict[str, str], str, bool]:
 
 
 def _zh_numeral_heading(stripped: str) -> Shape | None:
-    """"（二）花生厂前面。", "三 止泊": a short line after a Chinese numeral, a heading only if the numbering
-    around it agrees (sentences are allowed: such headings often describe the place in one)."""
+    """A short line after a Chinese numeral ("（二）花生厂前面。", "三 止泊"), a heading only if the
+    numbering around it agrees (sentences are allowed: such headings often describe the place in one)."""
     prefix = ZH_NUMERAL_PREFIX.match(stripped)
     rest = stripped[prefix.end() :] if prefix else ""
     limit = 80 if prefix.group("b") else 40
@@ -416,7 +417,7 @@ def read_zh(line: str) -> Shape | None:
     # "场129，日，到夜阿信家/田埂/街道/大树下/河堤": a numbered scene may list many places
     if place and ((len(place) > 20 and strength != "explicit") or re.search(r"[。！？“”\"]", place)):
         return None
-    value = _value(number)
+    value = number_value(number)
     number = str(value) if number and value is not None and not number[0].isdigit() else number
     interior = IE_WORDS.get(found.get("ie", ""))
     time_of_day = TIME_WORDS.get(found.get("time", ""))
