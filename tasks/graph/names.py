@@ -17,7 +17,7 @@ from tasks.text import CJK_CHAR
 
 NAME_TOKEN = re.compile(r"[^\W_]+(?:['’\-][^\W_]+)*\.?")
 _ARTICLE = re.compile(r"^(?:the|a|an|his|her|their|its|my|your|our)\s+", re.IGNORECASE)
-_POSSESSIVE = re.compile(r"['’]s?$")
+_POSSESSIVE = re.compile(r"['’][sS]?$")  # NEIL'S as Neil's: the cue's capitals are no other name
 
 # Titles carry gender evidence; a titled surname is resolved against full names by canonicalization.
 MALE_TITLES = frozenset(
@@ -96,25 +96,33 @@ def is_cjk(text: str) -> bool:
 @lru_cache(maxsize=1 << 16)  # pure, and asked for the same surfaces over and over while grounding
 def clean_surface(surface: str) -> str:
     """A surface with outer punctuation and possessive removed, spaces collapsed (NFKC)."""
-    text = unicodedata.normalize("NFKC", surface).strip()
-    text = re.sub(r"\s+", " ", text)
-    text = text.strip(" \t\"'“”‘’()[]{}<>,;:!?*_~`-—–")
-    if not is_cjk(text):
-        text = _POSSESSIVE.sub("", text)
-    if re.fullmatch(r"(?:[^\W\d_]\.){2,}", text):
-        return text  # an initialism keeps its dots: "F.A."
-    return text.rstrip(".")
+    text = re.sub(r"\s+", " ", unicodedata.normalize("NFKC", surface)).strip()
+    # Until nothing changes: each cut can bare another ("Neil's." -> "Neil's" -> "Neil"), and a name
+    # cleaned twice must be the name cleaned once, or two spellings of it get two ids.
+    previous = None
+    while text != previous:
+        previous = text
+        text = text.strip(" \t\"'“”‘’()[]{}<>,;:!?*_~`-—–")
+        if not is_cjk(text):
+            text = _POSSESSIVE.sub("", text).rstrip()
+        if not re.fullmatch(r"(?:[^\W\d_]\.){2,}", text):  # an initialism keeps its dots: "F.A."
+            text = text.rstrip(".")
+    return text
 
 
 @lru_cache(maxsize=1 << 16)
 def normalize_name(surface: str) -> str:
     """The identity of a name inside one type: casefolded tokens without a leading article."""
-    text = clean_surface(surface)
+    text, previous = surface, None
+    while text != previous:  # "THE 'THE 李": each cut can bare another article or quote
+        previous, text = text, _ARTICLE.sub("", clean_surface(text))
     if is_cjk(text):
-        return re.sub(r"\s+", "", text)
-    text = _ARTICLE.sub("", text)
-    tokens = [t.rstrip(".") for t in NAME_TOKEN.findall(text.casefold())]
-    return " ".join(t for t in tokens if t)
+        name = re.sub(r"\s+", "", text)
+    else:
+        name = " ".join(t for t in (t.rstrip(".") for t in NAME_TOKEN.findall(text.casefold())) if t)
+    # A fixpoint ("the the bar" is "bar"): ids are made from names normalized again, so a name must
+    # normalize to itself or one entity gets two ids (or two entities one).
+    return name if name == surface else normalize_name(name)
 
 
 def display_name(surface: str) -> str:

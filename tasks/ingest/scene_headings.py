@@ -84,8 +84,15 @@ _RUN_IN = sorted([*IE_WORDS, *TIME_WORDS, *SEASON_WORDS], key=len, reverse=True)
 
 # Leading numbers: "第12场", "第十二场、", "12、", "7.", "88..", "3 ", "（3）", "三、", "12A."
 ZH_SCENE_NO = re.compile(
-    rf"^第[{BLANKS}]*(?P<n>\d+|{ZH_NUM})[{BLANKS}]*[场場幕](?:[{BLANKS}]*[、，,.．:：\-—]+)?[{BLANKS}]*"
+    rf"^(?:第[{BLANKS}]*(?P<n>\d+|{ZH_NUM})|(?P<d>\d+))[{BLANKS}]*[场場幕](?P<sub>[A-Za-z])?"
+    rf"(?:[{BLANKS}]*[、，,.．:：\-—]+)?[{BLANKS}]*"
 )
+# "场12，夜，体操馆内": the number after the word
+ZH_SCENE_NO_AFTER = re.compile(rf"^[场場][{BLANKS}]*(?P<n>\d+)(?:[{BLANKS}]*[、，,.．:：\-—]+|[{BLANKS}]+)")
+# The prologue: "序", "序场", "序幕", "序场A，基隆港", "序场（后期补拍）"
+ZH_PROLOGUE = re.compile(rf"^序[场場幕]?[A-Za-z]?(?:$|[{BLANKS}，,、（(])")
+# "（一）花生厂前面。", "一 受命": Chinese numerals in brackets or before a space
+ZH_NUMERAL_PREFIX = re.compile(rf"^(?:[（(](?P<b>{ZH_NUM})[)）]|(?P<s>{ZH_NUM})[{BLANKS}]+)[{BLANKS}]*")
 NUMBER_PREFIX = re.compile(
     rf"^(?:[（(](?P<p>\d+[A-Za-z]?)[)）]|(?P<a>\d+[A-Za-z]?)(?:[{BLANKS}]*[、.．,，)）:]+|[{BLANKS}]+)"
     rf"|(?P<z>{ZH_NUM})[{BLANKS}]*[、.．])[{BLANKS}]*"
@@ -118,7 +125,9 @@ _EN_TIME_TAIL = re.compile(
 )
 _TRAILING_NUMBER = re.compile(r"[ \t]+\(?(?P<n>[A-Z]?\d+[A-Z]?)\)?(?:[ \t]*\*)?[ \t]*$|[ \t]*\*+[ \t]*$")
 _SENTENCE_END = re.compile(r"[。！？!?…；;”\"]$|[。！？]")
-_ZH_SPLIT = re.compile(rf"[{BLANKS}，,、/／·|｜\-—–~～]+")
+# A bracketed note closing a heading: "（幻境）", "（字幕：…）"
+_NOTE = re.compile(r"[（(][^()（）]*[)）]\s*$")
+_ZH_SPLIT = re.compile(rf"[{BLANKS}，,、/／·|｜\-—–~～]+|[.．](?!\d)")
 
 
 @dataclass(frozen=True)
@@ -156,6 +165,8 @@ def zh_number(text: str) -> int | None:
     """The value of a Chinese numeral up to the thousands ("十二" 12, "一百零五" 105)."""
     if text.isdigit():
         return int(text)
+    if len(text) > 1 and all(char in ZH_DIGITS for char in text):
+        return int("".join(str(ZH_DIGITS[char]) for char in text))  # "一零二": digit by digit, 102
     total, digit = 0, None
     for char in text:
         if char in ZH_DIGITS:
@@ -168,7 +179,8 @@ def zh_number(text: str) -> int | None:
     return total + (digit or 0)
 
 
-def _value(number: str | None) -> int | None:
+def number_value(number: str | None) -> int | None:
+    """The value of a scene number ("12", "12A", "十二"), or None."""
     if not number:
         return None
     digits = re.match(r"\d+", number)
@@ -217,10 +229,31 @@ def _separated_time(location: str | None, body: str, time_of_day: str | None) ->
     return bool(location and time_of_day and re.search(dash_time, body))
 
 
+_BOOKENDED = re.compile(r"^(?P<n>\d{1,4}[A-Z]?)(?:[ \t]+(?P<body>\S.*?))?[ \t]+(?P=n)$")
+_CONTINUED = re.compile(r"^\(?(?:CONTINUED|CONT'D)\b")
+
+
+def _bookended(stripped: str) -> Shape | None:
+    """A heading with the scene number in both margins, as shooting scripts print it ("4 THE VILLAGE
+    OF NALIBOKI 4", "106 106"); "6A CONTINUED: 6A" is the top of a page, not a scene."""
+    match = _BOOKENDED.match(stripped)
+    body = (match.group("body") or "") if match else ""
+    if not match or _CONTINUED.match(body) or (body and not _mostly_upper(body)):
+        return None
+    number = match.group("n")
+    interior, location, time_of_day = (None, None, None)
+    if body:
+        slug = EN_SLUG.match(body)
+        interior, location, time_of_day = split_en_slug(body, slug.group("ie") if slug else None)
+    return Shape(stripped, number, number_value(number), interior, location, time_of_day, "explicit")
+
+
 def read_en(line: str) -> Shape | None:
     stripped = line.strip(BLANKS)
     if not stripped or len(stripped) > 120 or stripped.startswith(". ") or stripped.endswith(":"):
         return None
+    if bookend := _bookended(stripped):
+        return bookend
     rest, strength = stripped, "explicit"
     if (bullet := BULLET.match(rest)) and EN_SLUG.match(rest[bullet.end() :]):
         rest, strength = rest[bullet.end() :], "opens_block"  # a slugline inside a montage
@@ -234,12 +267,12 @@ def read_en(line: str) -> Shape | None:
         body, number = _strip_trailing_number(intercut.group("rest"), number)
         ie = EN_SLUG.match(body)
         interior, location, time_of_day = split_en_slug(body, ie.group("ie") if ie else None)
-        return Shape(stripped, number, _value(number), interior, location, time_of_day, "opens_block")
+        return Shape(stripped, number, number_value(number), interior, location, time_of_day, "opens_block")
     slug = EN_SLUG.match(rest)
     if slug and _mostly_upper(rest):
         body, number = _strip_trailing_number(rest, number)
         interior, location, time_of_day = split_en_slug(body, slug.group("ie"))
-        return Shape(stripped, number, _value(number), interior, location, time_of_day, strength)
+        return Shape(stripped, number, number_value(number), interior, location, time_of_day, strength)
     if not _mostly_upper(rest) or len(rest) > 60 or rest.endswith(("!", "?")):
         return None
     body, number = _strip_trailing_number(rest, number) if number else (rest, None)
@@ -247,7 +280,7 @@ def read_en(line: str) -> Shape | None:
     if not location or not re.search(r"[A-Z]{2}", location):
         return None
     if number is not None:  # "87、BLACK SCREEN": a heading if the numbering around it agrees
-        return Shape(stripped, number, _value(number), None, location, time_of_day, "numbered")
+        return Shape(stripped, number, number_value(number), None, location, time_of_day, "numbered")
     if _separated_time(location, body, time_of_day) and time_of_day not in NON_TIMES:
         return Shape(stripped, None, None, None, location, time_of_day, "opens_block", needs_text_after=True)
     return None
@@ -314,27 +347,77 @@ def _zh_fields(slug: str) -> tuple[dict[str, str], str, bool]:
     return found, " ".join(t for t in tokens if t), apart
 
 
+def _fields_before_note(slug: str) -> tuple[dict[str, str], str, bool]:
+    """`_zh_fields`, leaving out a closing note that is not markers ("34石棺  夜  内（幻境）",
+    "1外景  城镇边缘  日  （字幕：一九四八初冬）")."""
+    found, place, apart = _zh_fields(slug)
+    note = _NOTE.search(slug)
+    if note and note.start() > 0 and (not found or len(place) > 15 or re.search(r"[（(]", place)):
+        return _zh_fields(slug[: note.start()])
+    return found, place, apart
+
+
+def _zh_numeral_heading(stripped: str) -> Shape | None:
+    """A short line after a Chinese numeral ("（二）花生厂前面。", "三 止泊"), a heading only if the
+    numbering around it agrees (sentences are allowed: such headings often describe the place in one)."""
+    prefix = ZH_NUMERAL_PREFIX.match(stripped)
+    rest = stripped[prefix.end() :] if prefix else ""
+    limit = 80 if prefix.group("b") else 40
+    if not prefix or not rest or len(stripped) > limit or re.search(r"[：:]", rest):
+        return None
+    if prefix.group("s") and len(rest) > 8:
+        return None  # "一 受命" names a part; "三 个警察站在门外。" is a sentence
+    value = zh_number(prefix.group("b") or prefix.group("s"))
+    found, place, _ = _zh_fields(rest.rstrip("。"))
+    interior, time_of_day = IE_WORDS.get(found.get("ie", "")), TIME_WORDS.get(found.get("time", ""))
+    return Shape(stripped, str(value), value, interior, place or None, time_of_day, "numbered")
+
+
 def read_zh(line: str) -> Shape | None:
     stripped = line.strip(BLANKS)
-    if not stripped or len(stripped) > 40 or re.search(r"[：:]", stripped) or _SENTENCE_END.search(stripped):
+    if stripped and ZH_PROLOGUE.match(stripped) and len(stripped) <= 40:
+        found, place, _ = _zh_fields(stripped[1:].lstrip("场場幕").lstrip("，,、 "))
+        interior, time_of_day = IE_WORDS.get(found.get("ie", "")), TIME_WORDS.get(found.get("time", ""))
+        return Shape(stripped, None, None, interior, place or None, time_of_day, "opens_block")
+    if ZH_NUMERAL_PREFIX.match(stripped):
+        return _zh_numeral_heading(stripped)
+    explicit = ZH_SCENE_NO.match(stripped) or ZH_SCENE_NO_AFTER.match(stripped)
+    # A scene number in words ("第12场", "场121") lets the heading list several places at length.
+    limit = 80 if explicit else 40
+    if not stripped or len(stripped) > limit or _SENTENCE_END.search(stripped):
+        return None
+    if re.search(r"[：:]", _NOTE.sub("", stripped)):  # speech, unless the colon is in a closing note
         return None
     if stripped.endswith(("，", ",", "、")) or re.search(r"[a-z]{3}", stripped):
         return None
     number, strength, rest, spaced = None, None, stripped, False
-    if scene := ZH_SCENE_NO.match(stripped):
-        number, strength, rest = scene.group("n"), "explicit", stripped[scene.end() :]
+    if scene := ZH_SCENE_NO.match(stripped) or ZH_SCENE_NO_AFTER.match(stripped):
+        number, strength, rest = scene.group("n") or scene.group("d"), "explicit", stripped[scene.end() :]
     elif prefix := NUMBER_PREFIX.match(stripped):
         number = prefix.group("a") or prefix.group("p") or prefix.group("z")
         rest = stripped[prefix.end() :]
         spaced = not re.search(r"[、.．,，)）:]", prefix.group())
-        if not rest or rest[0].isdigit():
+        # "2、3号仓库，夜，内", "91、317 教室，日，内": a place may start with digits after a written
+        # separator; after a bare space they are a second number ("40 15 …"), not a place
+        if not rest or (rest[0].isdigit() and (spaced or not re.match(r"\d+[^\W\d_]", rest))):
             return None
+    elif run_in := re.match(r"^\d+(?=\D)", stripped):
+        # "117办公室日内": digits run into the text are not a scene number, unless the markers stand
+        # apart ("1街巷  夜  外", "7外景  铁桥/东桥头  日"); then the numbering around it decides.
+        rest = stripped[run_in.end() :]
+        found, place, apart = _fields_before_note(rest)
+        if not (apart and (found.get("ie") or found.get("time")) and place and len(place) <= 15):
+            return None
+        interior, time_of_day = IE_WORDS.get(found.get("ie", "")), TIME_WORDS.get(found.get("time", ""))
+        value = int(run_in.group())
+        return Shape(stripped, str(value), value, interior, place, time_of_day, "numbered")
     elif re.match(r"^\d", stripped):
-        return None  # "117办公室日内": digits run into the text are not a scene number
-    found, place, apart = _zh_fields(rest)
-    if place and (len(place) > 20 or re.search(r"[。！？“”\"]", place)):
         return None
-    value = _value(number)
+    found, place, apart = _fields_before_note(rest)
+    # "场129，日，到夜阿信家/田埂/街道/大树下/河堤": a numbered scene may list many places
+    if place and ((len(place) > 20 and strength != "explicit") or re.search(r"[。！？“”\"]", place)):
+        return None
+    value = number_value(number)
     number = str(value) if number and value is not None and not number[0].isdigit() else number
     interior = IE_WORDS.get(found.get("ie", ""))
     time_of_day = TIME_WORDS.get(found.get("time", ""))

@@ -12,10 +12,13 @@ from dataclasses import dataclass
 
 from tasks.ingest.segment_sections import parse_heading
 
+# A cue is a name in capitals: any script's capitals ("ÉLODIE", "ZOË"), digits after a word
+# ("COP 2", "AGENT 47", "R2-D2"); `cue_name` checks that no letter is lower case.
 EN_CUE = re.compile(
-    r"^(?:@(?P<forced>[^\s(].*?)|(?P<name>[A-Z][A-Z0-9 .'’\-&/]*?[A-Z.'’]))"
+    r"^(?:@(?P<forced>[^\s(].*?)|(?P<name>[^\W\d_](?:[^\W_]|[ .'’\-&/#])*?(?:[^\W_]|[.'’])))"
     r"(?P<ext>(?:\s*\([^)]{1,20}\))*)\s*\^?\s*$"
 )
+_YEAR_OR_COUNT = re.compile(r"(?:^|\s)#?\d{3,}\b|^\S*\d\S*\s")  # "1982", "THE 300", "2ND UNIT …"
 TRANSITION = re.compile(
     r"^(?:>\s*.+|[A-Z][A-Z .'’\-]*(?:TO:|IN:|OUT\.?|OUT:)|"
     r"FADE TO BLACK\.?|BLACKOUT\.?|THE END\.?|CUT TO BLACK\.?)\s*$"
@@ -72,8 +75,10 @@ def cue_name(line: str) -> tuple[str, str | None] | None:
     if not match:
         return None
     name = (match.group("forced") or match.group("name") or "").strip()
-    if not name or len(name.split()) > 4 or any(ch.isdigit() for ch in name) or name.rstrip(".") in NOT_CUES:
+    if not name or len(name.split()) > 4 or name.rstrip(".") in NOT_CUES:
         return None
+    if match.group("name") and (name != name.upper() or _YEAR_OR_COUNT.search(name)):
+        return None  # a lower-case letter is no cue; a year or a count is no name
     extensions = re.findall(r"\(([^)]*)\)", match.group("ext") or "")
     return name, (", ".join(e.strip() for e in extensions) or None)
 

@@ -82,9 +82,18 @@ def detect_headings(text: str, language: str) -> tuple[list[Heading], list[str]]
         )
         for d in detection.headings
     }
+    previous_blank = True
     for offset, line in _lines(text):  # Fountain's forced headings (".SNOWY FIELD")
-        if offset not in headings and line.startswith(".") and (heading := parse_heading(line, language)):
+        # Only at the start of a block, as Fountain asks: inside a scene a leading period is a wrapped
+        # line of dialogue (".200?", ".45 under his seat") or a cue cut by the page (".BRUCE").
+        if (
+            previous_blank
+            and offset not in headings
+            and line.startswith(".")
+            and (heading := parse_heading(line, language))
+        ):
             headings[offset] = Heading(offset, *list(heading.__dict__.values())[1:])
+        previous_blank = not line.strip()
     return [headings[k] for k in sorted(headings)], detection.notes
 
 
