@@ -26,6 +26,7 @@ from tasks.llm.cache import LLMCache, cache_key
 from tasks.llm.deadline import deadline_http_client
 from tasks.llm.pool import server_pool
 from tasks.llm.replies import (
+    clip_overlong_strings,
     error_summary,
     parse_tool_step,
     prompt_chars,
@@ -308,6 +309,13 @@ class OpenAICompatibleClient:
             try:
                 value = parse(content or "")
             except (ValidationError, ValueError) as exc:
+                is_schema = isinstance(exc, ValidationError)
+                clipped = clip_overlong_strings(content or "", exc) if is_schema else None
+                value = _parsed_or_none(parse, clipped) if clipped is not None else None
+                if value is not None:  # only strings over a limit the schema sent could not say: cut
+                    calls.append(call_row(request, key, self.model, len(calls), "ok", started, reply, None))
+                    self._store(key, clipped, reply)
+                    return LLMResult(request, value, "ok", None, calls, clipped)
                 error = self._clean(error_summary(exc))
                 calls.append(call_row(request, key, self.model, len(calls), "invalid", started, reply, error))
                 if reasked:
@@ -416,3 +424,11 @@ def build_llm_client(
     if not settings.url:
         return None
     return OpenAICompatibleClient(settings, api_key, LLMCache(cache_root) if cache_root is not None else None)
+
+
+def _parsed_or_none(parse: Any, content: str) -> Any:
+    """`parse(content)`, or None when it still does not validate."""
+    try:
+        return parse(content)
+    except (ValidationError, ValueError):
+        return None

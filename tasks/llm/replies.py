@@ -137,3 +137,27 @@ def error_summary(exc: Exception) -> str:
         more = f" (+{exc.error_count() - 5} more)" if exc.error_count() > 5 else ""
         return f"{exc.error_count()} validation error(s): " + "; ".join(parts) + more
     return str(exc)
+
+
+def clip_overlong_strings(content: str, exc: ValidationError) -> str | None:
+    """`content` with every string the response model found too long cut to its limit, when that is
+    all that was wrong; else None. The schema sent to the server carries no string `maxLength`
+    (tasks.llm.portable), so a model cannot know the limit: cutting an overlong quote keeps the
+    item instead of losing it."""
+    errors = exc.errors()
+    if not errors or any(e.get("type") != "string_too_long" for e in errors):
+        return None
+    try:
+        data = json.loads(content)
+    except ValueError:
+        return None
+    for error in errors:
+        *path, last = error["loc"]
+        holder = data
+        try:
+            for step in path:
+                holder = holder[step]
+            holder[last] = holder[last][: int(error["ctx"]["max_length"])]
+        except (KeyError, IndexError, TypeError, ValueError):
+            return None
+    return json.dumps(data, ensure_ascii=False)

@@ -239,10 +239,14 @@ def test_a_failed_pack_lists_every_chunk_it_lost(tmp_path: Path) -> None:
         server.queue_faults("malformed_json", "length", "length")
         report, tables = _build(tmp_path / "ws", _settings(), server, concurrency=1, max_retries=1)
     chunks = tables["chunks"].sort_values("ordinal")
-    first = pack_chunks(list(chunks.itertuples()), "", PACK_TOKENS)[0]
+    packs = pack_chunks(list(chunks.itertuples()), "", PACK_TOKENS)
     failures = tables["failures"]
     lost = set(failures.loc[failures["stage"] == "extract_graph", "item_id"])
-    assert lost == {m.chunk_id for m in first.members} and len(lost) > 1
+    # Which requests the queued faults meet depends on the client's retry and split order; whatever
+    # they hit, a lost request lists every chunk it carried, and at least one carried several.
+    hit = [p for p in packs if {m.chunk_id for m in p.members} & lost]
+    assert hit and lost == {m.chunk_id for p in hit for m in p.members}
+    assert any(len(p.members) > 1 for p in hit) and len(hit) < len(packs)
     assert not set(tables["raw_units"]["chunk_id"]) & lost  # nothing stored for lost chunks
     assert not set(tables["events"]["chunk_id"]) & lost
     assert len(tables["events"]) > 0  # the other packs carry on

@@ -314,7 +314,8 @@ def test_llm_faults_become_failures_not_empty_entities(tmp_path, faults):
         server.queue_faults(*faults)
         client = OpenAICompatibleClient(fast_llm_settings(server.url, concurrency=1), cache=None)
         workspace, report = build_graph([TWO_SMITHS], tmp_path, settings, llm=client)
-    assert report.ok, report.summary()
+    # Items the LLM lost make the stage partial and the build not ok; no stage fails outright.
+    assert not report.ok and report.count("partial") == 1 and report.count("failed") == 0, report.summary()
     entities, failures, chunks = tables(workspace, "two_smiths", "raw_entities", "failures", "chunks")
     assert len(failures) == 1 and failures.iloc[0]["stage"] == "extract_graph"
     assert failures.iloc[0]["item_id"] in set(chunks["chunk_id"])

@@ -268,7 +268,8 @@ def test_llm_path_fills_the_tables_and_quarantines_bad_chunks(tmp_path: Path, ha
             }
         )
         report, workspace, doc_id = build_one(HARBOUR, tmp_path / "ws", settings, llm=client, facts=False)
-    assert report.ok, report.summary()
+    # Items the LLM lost make the stage partial and the build not ok; no stage fails outright.
+    assert not report.ok and report.count("partial") == 1 and report.count("failed") == 0, report.summary()
     tables = frames(workspace, doc_id, *UNITS)
     failed = set(tables["failures"]["item_id"])
     assert failed and failed <= set(tables["chunks"]["chunk_id"])
