@@ -122,7 +122,10 @@ def test_nothing_is_lost_under_faults(runs):
     judged = set(tables["continuity_judgments"]["candidate_id"])
     failed = _failed(tables, "judge_continuity")
     assert judged | failed == set(tables["continuity_candidates"]["candidate_id"]) and not judged & failed
-    assert failed, "a third of the requests failing should lose some judgments to failures rows"
+    calls = tables["llm_calls"]
+    faulted = calls[(calls["stage"] == "judge_continuity") & ~calls["status"].isin(["ok", "cached"])]
+    # The faults met the judgments; retries and split groups may win every one of them back.
+    assert len(faulted) > 0, "a third of the requests failing should meet judge_continuity"
     # Every preliminary chain of the continuity graph: a critiqued row or a failures row.
     scenes = scene_graph(DOC, tables)
     graph = continuity_graph(tables["continuity_judgments"].to_dict("records"), 0.5)

@@ -41,8 +41,9 @@ def _build(workspace: Workspace, server: FakeOpenAIServer, cache: bool) -> tuple
 
 def _outcome_by_item(calls: pd.DataFrame) -> dict[tuple[str, str], bool]:
     """(stage, item) -> whether any attempt succeeded; a request carrying several items
-    ("<first item>+<more>", asked again as "<first item>#again") counts as its first item."""
-    first = calls["item_id"].str.replace(r"(#again)?(\+\d+)?$", "", regex=True)
+    ("<first item>+<more>", asked again as "<first item>#again", or split as "<first item>#split")
+    counts as its first item."""
+    first = calls["item_id"].str.replace(r"(#again|#split)*(\+\d+)?$", "", regex=True)
     return {
         key: bool(group["status"].isin(["ok", "cached"]).any())
         for key, group in calls.assign(item_id=first).groupby(["stage", "item_id"])
@@ -91,7 +92,8 @@ def test_no_item_is_lost_under_faults(clean_and_faulted):
     outcomes = _outcome_by_item(calls)
     lost = [key for key, ok in outcomes.items() if not ok and key not in failed_items]
     assert lost == [], lost
-    assert any(not ok for ok in outcomes.values()), "some items should have failed for good (refusals)"
+    # Items whose attempts all failed are failures rows (checked above); a refused group is split and
+    # its halves asked again, so whether any item fails for good depends on where the faults fall.
     chunks = set(read_frame(faulted, "chunks")["chunk_id"])
     # extract_graph's combined requests pack consecutive chunks: one item per pack, and the packs
     # cover every chunk; extract_narrative reads their units and asks nothing.
