@@ -15,12 +15,13 @@ from typing import Any
 
 import pandas as pd
 import pyarrow as pa
+import pyarrow.parquet as pq
 from jinja2 import Environment, PackageLoader, select_autoescape
 
 from flows.inspection.report_charts import ablation_chart, figures
 from flows.inspection.run_files import read_run_files
 from schemas.tables import TABLES
-from tasks.tables.io import Workspace, read_table
+from tasks.tables.io import Workspace
 from tasks.tables.warehouse import connect, load_sql, table_files
 
 QUERIES = {
@@ -71,7 +72,8 @@ def answer_llm_calls(places: list[Workspace]) -> pa.Table:
     for workspace in places:
         for path in workspace.partitions("llm_calls"):
             if "__answer-" in path.stem:
-                table = read_table(workspace, "llm_calls", path.stem, ["prompt_tokens", "completion_tokens"])
+                # The file itself: a run's partition is not a document's, so it is not read by part.
+                table = pq.read_table(path, columns=["prompt_tokens", "completion_tokens"])
                 parts.append(table.append_column("filename", pa.array([path.name] * len(table), pa.string())))
     if parts:
         return pa.concat_tables(parts)
