@@ -139,7 +139,9 @@ def test_a_huge_result_stays_under_the_process_memory_ceiling(built_workspace, t
     )
     sql = "SELECT repeat('x', 1000000) AS s FROM range(3000)"
     args = ["sql", sql, "-w", str(built_workspace.root), "--format", "csv", "--config", str(config)]
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    # The command as a user starts it: not with whatever earlier tests left in this process's environment.
+    env = {k: os.environ[k] for k in ("PATH", "HOME", "LANG", "TMPDIR") if k in os.environ}
+    env["PYTHONPATH"] = str(REPO)
     done = subprocess.run(
         [sys.executable, "-c", probe, *args], cwd=REPO, env=env, capture_output=True, text=True, timeout=120
     )
