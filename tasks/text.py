@@ -5,6 +5,23 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+# Chinese numerals: digit values and the units that multiply them (scene numbers, 第十二场).
+ZH_DIGITS = {
+    "零": 0,
+    "〇": 0,
+    "一": 1,
+    "二": 2,
+    "两": 2,
+    "三": 3,
+    "四": 4,
+    "五": 5,
+    "六": 6,
+    "七": 7,
+    "八": 8,
+    "九": 9,
+}
+ZH_UNITS = {"十": 10, "百": 100, "千": 1000}
+
 _CJK = r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 CJK_CHAR = re.compile(f"[{_CJK}]")
 # A token is a CJK character, a run of letters/digits (apostrophes inside words kept), or a symbol.

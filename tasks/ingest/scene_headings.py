@@ -20,23 +20,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
+from tasks.text import ZH_DIGITS, ZH_UNITS
 
 BLANKS = " \t\u00a0\u3000"
-ZH_DIGITS = {
-    "零": 0,
-    "〇": 0,
-    "一": 1,
-    "二": 2,
-    "两": 2,
-    "三": 3,
-    "四": 4,
-    "五": 5,
-    "六": 6,
-    "七": 7,
-    "八": 8,
-    "九": 9,
-}
-ZH_UNITS = {"十": 10, "百": 100, "千": 1000}
 ZH_NUM = "[零〇一二两三四五六七八九十百千]+"
 IE_WORDS = {
     "内": "INT",

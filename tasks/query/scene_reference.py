@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from typing import Any, Iterable
+from tasks.text import ZH_DIGITS, ZH_UNITS
 
 MAX_NAMED = 3
 MIN_HEADING_CHARS = 4  # shorter headings ("夜", "DAY") are ordinary words, not references
@@ -28,21 +29,6 @@ _SCENE_NUMBER = re.compile(
 )
 _BRACKETED = re.compile(r"[\[【]([^\]】]{2,80})[\]】]")
 _LEADING_NUMBER = re.compile(rf"^\s*(?:第\s*)?(?:{_NUMERAL})\s*(?:[场場幕、.．:)）]|\s)\s*")
-_ZH_DIGITS = {
-    "零": 0,
-    "〇": 0,
-    "一": 1,
-    "二": 2,
-    "两": 2,
-    "三": 3,
-    "四": 4,
-    "五": 5,
-    "六": 6,
-    "七": 7,
-    "八": 8,
-    "九": 9,
-}
-_ZH_UNITS = {"十": 10, "百": 100, "千": 1000}
 
 
 def _norm(text: str) -> str:
@@ -55,10 +41,10 @@ def _number(text: str) -> int | None:
         return int(text)
     total, digit = 0, None
     for char in text:
-        if char in _ZH_DIGITS:
-            digit = _ZH_DIGITS[char]
-        elif char in _ZH_UNITS:
-            total += (1 if digit is None else digit) * _ZH_UNITS[char]
+        if char in ZH_DIGITS:
+            digit = ZH_DIGITS[char]
+        elif char in ZH_UNITS:
+            total += (1 if digit is None else digit) * ZH_UNITS[char]
             digit = None
         else:
             return None
