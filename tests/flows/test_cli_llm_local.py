@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from flows.cli.main import main
 
 REPO = Path(__file__).resolve().parents[2]
@@ -38,7 +40,11 @@ def test_a_missing_or_foreign_model_file_is_one_line_and_exit_2(capsys, tmp_path
     assert "GGUF magic" in capsys.readouterr().err
 
 
-def test_server_options_obey_the_configs_bounds(capsys, tmp_path):
+@pytest.mark.parametrize("installed", [True, False])
+def test_server_options_obey_the_configs_bounds(capsys, tmp_path, monkeypatch, installed):
+    from flows.cli.commands import llm_local
+
+    monkeypatch.setattr(llm_local, "xllamacpp_installed", lambda: installed)
     assert main(["llm", "local", "--model", str(_gguf(tmp_path)), "--context", "10"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: invalid server option") and "context" in err

@@ -78,12 +78,13 @@ def xllamacpp_installed() -> bool:
 
 def _prepared(args: argparse.Namespace, settings) -> ServerOptions:
     model = model_from(args, settings)
-    if not xllamacpp_installed():
-        raise UserError("the local server needs xllamacpp: pip install -e '.[local]' (or make check-llm)")
-    try:
-        return server_options(args, settings, model)
+    try:  # options are checked first: a wrong option is wrong with or without xllamacpp installed
+        options = server_options(args, settings, model)
     except ValueError as exc:
         raise UserError(f"invalid server option: {' '.join(str(exc).split())[:200]}") from None
+    if not xllamacpp_installed():
+        raise UserError("the local server needs xllamacpp: pip install -e '.[local]' (or make check-llm)")
+    return options
 
 
 def run_with_local_server(args: argparse.Namespace, command: Callable[[argparse.Namespace], int]) -> int:
