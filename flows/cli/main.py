@@ -19,9 +19,11 @@ from typing import Sequence
 STARTED = time.perf_counter()  # before the CLI's own imports: `nkw ask` reports start-up from here
 
 from flows.cli.commands.common import EXIT_FAILED, EXIT_USAGE, UserError, prefect_environment  # noqa: E402
+from flows.cli.memory_cap import use_system_allocator_for_arrow  # noqa: E402
 from flows.runtime import configure_process, quiet_prefect  # noqa: E402
 
 PREFECT_COMMANDS = ("build", "evaluate", "ablate")  # batch commands that may run Prefect flows
+MEMORY_CAPPED_COMMANDS = ("sql",)  # run user-written queries under a data-memory ceiling
 
 __all__ = ["main", "build_parser", "prefect_environment", "EXIT_FAILED", "EXIT_USAGE", "UserError"]
 
@@ -405,6 +407,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     quiet_prefect(getattr(args, "verbose", False))
     if args.command in PREFECT_COMMANDS:
         prefect_environment(args.verbose)
+    if args.command in MEMORY_CAPPED_COMMANDS:  # before the command's imports allocate any Arrow memory
+        use_system_allocator_for_arrow()
     try:
         args.started = STARTED
         command = import_module(f"flows.cli.commands.{args.command}")

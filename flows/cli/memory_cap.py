@@ -26,6 +26,16 @@ def memory_bytes(text: str) -> int:
     return int(float(number) * scale)
 
 
+def use_system_allocator_for_arrow() -> None:
+    """Call before anything allocates Arrow memory. Arrow's default pool (mimalloc) reserves a
+    1 GiB arena on its first allocation, and pages inside a reservation are never checked against
+    RLIMIT_DATA: a result could fill the arena past the ceiling unseen. The system allocator maps
+    memory as it grows, so every mapping meets the ceiling."""
+    import pyarrow
+
+    pyarrow.set_memory_pool(pyarrow.system_memory_pool())
+
+
 def _data_in_use() -> int:
     with open("/proc/self/status", encoding="ascii") as handle:
         for line in handle:

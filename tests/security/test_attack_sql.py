@@ -125,14 +125,11 @@ def test_a_cut_export_says_so_and_fails_while_the_table_view_counts_every_row(bu
     assert _one_line_error(rc, err)
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="passes alone (peak 1.4 GB) but peaked at 2.8-3.0 GB in two whole-suite runs: why the ceiling "
-    "does not hold there is not yet found (issue 40, item 9, stays open)",
-)
 def test_a_huge_result_stays_under_the_process_memory_ceiling(built_workspace, tmp_path):
     """2048 rows of 1 MB strings are one DuckDB vector of 2 GB, outside DuckDB's own memory limit:
-    the command's ceiling (memory_limit + 2 x max_result_mb + 384 MB) stops it with one line."""
+    the command's ceiling (memory_limit + 2 x max_result_mb + 384 MB) stops it with one line. Arrow
+    allocates from the system allocator there: mimalloc's 1 GiB reservation would be room the ceiling
+    never sees (the peak then depended on how much of it earlier allocations had touched)."""
     config = tmp_path / "limits.toml"
     config.write_text("[sql]\nmemory_limit = '256MB'\nmax_result_mb = 32\n")
     probe = (
@@ -153,7 +150,7 @@ def test_a_huge_result_stays_under_the_process_memory_ceiling(built_workspace, t
     *lines, rss = done.stderr.strip().splitlines()
     assert done.returncode != 0 and len(lines) == 1 and lines[0].startswith("error: "), done.stderr
     assert "memory" in lines[0] or "max_result_mb" in lines[0]
-    assert int(rss.split()[1]) < 1200 * 1024, rss  # KB: well under the 3 GB the query asks for
+    assert int(rss.split()[1]) < 1000 * 1024, rss  # KB: the ceiling plus start-up, not the 3 GB asked for
     assert done.stdout == ""
 
 
