@@ -104,7 +104,7 @@ STAGES: tuple[Stage, ...] = (
         version="2",
         config="extract_graph",
         uses_llm=True,
-        prompts=("extract_graph/v1", "extract_graph/v2"),
+        prompts=("extract_graph/v1", "extract_graph/v3"),
     ),
     Stage(
         "canonicalize_entities",

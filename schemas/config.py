@@ -95,6 +95,11 @@ class LLMSettings(Section):
     backoff_s: float = Field(1.0, ge=0, description="first backoff; doubles per retry, with jitter")
     concurrency: int = Field(16, ge=1, description="requests in flight")
     enable_thinking: bool = False
+    compact_json: bool = Field(
+        True,
+        description="ask for JSON without whitespace between tokens (llguidance's x-guidance key: "
+        "llama.cpp, vLLM's guidance backend; vLLM's xgrammar needs the server's disable_any_whitespace)",
+    )
 
     @model_validator(mode="before")
     @classmethod

@@ -1,4 +1,4 @@
-"""The reply to one combined extraction request (`extract_graph/v2`): the entities and relations,
+"""The reply to one combined extraction request (`extract_graph/v3`): the entities and relations,
 the narrative units and the atomic facts of a passage (one or several consecutive chunks), in one
 structured reply. Names, not ids: later stages resolve them to canonical entities."""
 

@@ -21,7 +21,7 @@ class ExtractedEntity(ResponseModel):
     name: str = Field(min_length=1, max_length=120, description="the name as written in the text")
     type: EntityTypeName
     description: str = Field(max_length=600, description="who or what it is, from this chunk only")
-    aliases: list[str] = Field(max_length=8, description="other names or titles used for it in this chunk")
+    aliases: list[str] = Field(max_length=4, description="other names or titles used for it in this chunk")
 
 
 class ExtractedRelation(ResponseModel):

@@ -14,7 +14,7 @@ A pack whose request fails is a `failures` row for every chunk it held.
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Callable
 
 from schemas.ids import make_id
 from schemas.responses.combined import CombinedExtraction, PassageFact
@@ -22,13 +22,13 @@ from schemas.responses.graph import GraphExtraction
 from schemas.responses.narrative import NarrativeReply
 from tasks.graph.llm import graph_output, known_characters, named_in
 from tasks.graph.packing import Member, Pack, pack_chunks
-from tasks.llm.items import run_structured
+from tasks.llm.items import LLMBatch, run_structured
 from tasks.narrative.inputs import locate_quote
 from tasks.narrative.llm import member_failures
 from tasks.narrative.packing import split_narrative
 from tasks.stage import StageContext, StageOutput
 
-PROMPT_ID = "extract_graph/v2"
+PROMPT_ID = "extract_graph/v3"
 GLEAN_PROMPT_ID = "extract_graph/v1"  # gleaning asks for missed entities and relations only
 METHOD = "llm"
 REPLY_TOKENS_PER_SOURCE_TOKEN = 2  # a combined reply lists entities, relations, units and facts
@@ -121,19 +121,15 @@ def extract_combined(ctx: StageContext, offline_entities: list[dict[str, Any]]) 
     section_of = dict(zip(chunks["chunk_id"], chunks["section_id"]))
     known = known_characters(offline_entities)
     packs = pack_chunks(list(chunks.itertuples()), document.text, settings.combined_pack_tokens)
-    items = [
-        (
-            p.item_id,
-            pack_values(
-                document.title,
-                document.language,
-                named_in(known, p.text, document.language),
-                pack_headings(p, section_of, headings, document.language),
-                p,
-            ),
-        )
-        for p in packs
-    ]
+
+    def values_of(pack: Pack) -> dict[str, str]:
+        names = named_in(known, pack.text, document.language)
+        return pack_values(
+            document.title, document.language, names,
+            pack_headings(pack, section_of, headings, document.language), pack,
+        )  # fmt: skip
+
+    items = [(p.item_id, values_of(p)) for p in packs]
     size = dict(zip(chunks["chunk_id"], chunks["n_tokens"].astype(int)))
     longest = max((sum(size[m.chunk_id] for m in p.members) for p in packs), default=0)
     # From the pack budget, not from the longest pack of this text: the limit is part of every
@@ -142,6 +138,7 @@ def extract_combined(ctx: StageContext, offline_entities: list[dict[str, Any]]) 
     longest = max(longest, settings.combined_pack_tokens or ctx.settings.split_chunks.chunk_tokens)
     limit = REPLY_FRAME_TOKENS + REPLY_TOKENS_PER_SOURCE_TOKEN * longest
     batch = run_structured(ctx, PROMPT_ID, items, CombinedExtraction, max_tokens=limit)
+    packs, batch = _split_truncated_packs(ctx, packs, values_of, batch, limit)
     batch.failures = member_failures(batch.failures, packs)  # every lost chunk listed
     answered: list[tuple[Pack, GraphExtraction]] = []
     raw_units: list[dict[str, Any]] = []
@@ -155,3 +152,41 @@ def extract_combined(ctx: StageContext, offline_entities: list[dict[str, Any]]) 
             raw_units.extend(unit_rows(document.doc_id, member.chunk_id, units, facts))
     output = graph_output(ctx, GLEAN_PROMPT_ID, known, answered, batch)
     return {**output, "raw_units": raw_units}
+
+
+def _split_truncated_packs(
+    ctx: StageContext,
+    packs: list[Pack],
+    values_of: Callable[[Pack], dict[str, str]],
+    batch: LLMBatch[CombinedExtraction],
+    limit: int,
+) -> tuple[list[Pack], LLMBatch[CombinedExtraction]]:
+    """A pack of several chunks whose reply was cut at its limit is asked again one chunk at a
+    time, each with the pack's whole limit: a small model's reply for three scenes can outgrow any
+    limit, while one scene's fits. The cut attempts stay in llm_calls; only chunks that fail alone
+    are failures rows."""
+    cut = {row["item_id"] for row in batch.failures if row["error"].startswith("llm truncated")}
+    split = [p for p in packs if p.item_id in cut and len(p.members) > 1]
+    if not split:
+        return packs, batch
+    singles = {
+        p.item_id: [Pack(f"{m.chunk_id}#alone", m.start, m.text, (m,)) for m in p.members] for p in split
+    }
+    items = [(one.item_id, values_of(one)) for p in split for one in singles[p.item_id]]
+    again = run_structured(ctx, PROMPT_ID, items, CombinedExtraction, max_tokens=limit)
+    kept = LLMBatch(
+        values=dict(batch.values),
+        calls=batch.calls + again.calls,
+        failures=[row for row in batch.failures if row["item_id"] not in singles],
+    )
+    out: list[Pack] = []
+    for pack in packs:
+        if pack.item_id not in singles:
+            out.append(pack)
+            continue
+        for alone in singles[pack.item_id]:
+            out.append(alone)
+            if alone.item_id in again.values:
+                kept.values[alone.item_id] = again.values[alone.item_id]
+    kept.failures += again.failures
+    return out, kept

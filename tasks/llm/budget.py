@@ -138,7 +138,7 @@ def largest_requests(settings: Settings) -> list[RequestSize]:
     sizes.append(
         RequestSize(
             "extract_graph",
-            source + _instructions("extract_graph/v2", CombinedExtraction),
+            source + _instructions("extract_graph/v3", CombinedExtraction),
             COMBINED_FRAME + COMBINED_PER_SOURCE * source,
         )
     )

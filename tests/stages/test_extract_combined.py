@@ -186,7 +186,7 @@ def test_one_request_per_pack_fills_every_construction_table(combined_build) -> 
     # canonicalize may ask about open pairs; narrative and facts ask nothing
     assert set(calls["stage"]) <= {"extract_graph", "canonicalize_entities"}
     assert (calls["stage"] == "extract_graph").sum() == len(packs)
-    assert set(calls.loc[calls["stage"] == "extract_graph", "prompt_id"]) == {"extract_graph/v2"}
+    assert set(calls.loc[calls["stage"] == "extract_graph", "prompt_id"]) == {"extract_graph/v3"}
     units = tables["raw_units"]
     assert set(units["kind"]) == {"event", "interaction", "occasion", "fact"}
     assert set(units["chunk_id"]) <= set(chunks["chunk_id"])
@@ -233,10 +233,29 @@ def test_unresolvable_names_are_left_out_and_counted(tmp_path: Path) -> None:
     assert len(tables["events"]) > 0
 
 
+def test_a_pack_cut_at_its_limit_is_asked_again_one_chunk_at_a_time(tmp_path: Path) -> None:
+    with FakeOpenAIServer(model_names=("test-model",), responder=pipeline_responder) as server:
+        # The first pack is cut at its limit (no larger one is allowed: max_tokens_retry is lower).
+        server.queue_faults("length")
+        report, tables = _build(tmp_path / "ws", _settings(), server, concurrency=1, max_retries=1)
+    assert report.ok, report.summary()
+    chunks = tables["chunks"].sort_values("ordinal")
+    first = pack_chunks(list(chunks.itertuples()), "", PACK_TOKENS)[0]
+    assert len(first.members) > 1
+    calls = tables["llm_calls"]
+    graph = calls[calls["stage"] == "extract_graph"]
+    assert (graph["status"] == "truncated").sum() == 1  # the cut attempt stays on record
+    alone = graph[graph["item_id"].str.endswith("#alone")]
+    assert sorted(alone["item_id"]) == sorted(f"{m.chunk_id}#alone" for m in first.members)
+    assert (alone["status"] == "ok").all()
+    assert tables["failures"].empty or not (tables["failures"]["stage"] == "extract_graph").any()
+    assert {m.chunk_id for m in first.members} <= set(tables["raw_units"]["chunk_id"])
+
+
 def test_a_failed_pack_lists_every_chunk_it_lost(tmp_path: Path) -> None:
     with FakeOpenAIServer(model_names=("test-model",), responder=pipeline_responder) as server:
-        # the first pack: malformed, then truncated when asked again (one retry)
-        server.queue_faults("malformed_json", "length", "length")
+        # the first pack: malformed, and malformed again when asked again
+        server.queue_faults("malformed_json", "malformed_json")
         report, tables = _build(tmp_path / "ws", _settings(), server, concurrency=1, max_retries=1)
     chunks = tables["chunks"].sort_values("ordinal")
     packs = pack_chunks(list(chunks.itertuples()), "", PACK_TOKENS)

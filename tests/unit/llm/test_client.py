@@ -127,7 +127,10 @@ def test_structured_reply_is_validated_and_recorded(fake_llm_server: FakeOpenAIS
     # No `strict` (vLLM ignores it) and no `guided_json` (ignored since vLLM 0.12).
     assert fmt["type"] == "json_schema" and "strict" not in fmt["json_schema"]
     assert fmt["json_schema"]["name"] == "Extraction"
-    assert fmt["json_schema"]["schema"] == portable_schema(Extraction.model_json_schema())
+    # Compact JSON by default: the x-guidance key at the top level, the schema otherwise as is.
+    sent_schema = dict(fmt["json_schema"]["schema"])
+    assert sent_schema.pop("x-guidance") == {"whitespace_flexible": False}
+    assert sent_schema == portable_schema(Extraction.model_json_schema())
     assert sent.body["chat_template_kwargs"] == {"enable_thinking": False}
     # max_completion_tokens, not the deprecated max_tokens.
     assert "guided_json" not in sent.body and "max_tokens" not in sent.body
@@ -143,6 +146,17 @@ def test_request_overrides_are_sent(fake_llm_server: FakeOpenAIServer) -> None:
     [sent] = fake_llm_server.chat_requests()
     assert sent.body["chat_template_kwargs"] == {"enable_thinking": True}
     assert (sent.body["max_completion_tokens"], sent.body["temperature"]) == (33, 0.7)
+
+
+def test_compact_json_can_be_turned_off_for_a_server_that_refuses_unknown_schema_keys(
+    fake_llm_server: FakeOpenAIServer,
+) -> None:
+    with make_client(fake_llm_server, compact_json=False) as client:
+        assert client.structured(make_request(), Extraction).status == "ok"
+    [sent] = fake_llm_server.chat_requests()
+    assert sent.body["response_format"]["json_schema"]["schema"] == portable_schema(
+        Extraction.model_json_schema()
+    )
 
 
 def test_an_old_config_naming_guided_json_extra_gets_one_clear_line() -> None:
