@@ -95,10 +95,12 @@ class LLMSettings(Section):
     backoff_s: float = Field(1.0, ge=0, description="first backoff; doubles per retry, with jitter")
     concurrency: int = Field(16, ge=1, description="requests in flight")
     enable_thinking: bool = False
-    compact_json: bool = Field(
-        True,
-        description="ask for JSON without whitespace between tokens (llguidance's x-guidance key: "
-        "llama.cpp, vLLM's guidance backend; vLLM's xgrammar needs the server's disable_any_whitespace)",
+    grammar: Literal["response_format", "llguidance"] = Field(
+        "response_format",
+        description="how a reply's JSON schema is sent: response_format (vLLM, any OpenAI-compatible "
+        "server: string lengths and patterns left to validation) or llguidance (llama.cpp built with "
+        "llguidance, as --local-llm starts: the whole schema as its grammar field, so string limits "
+        "also stop a looping model while it writes)",
     )
 
     @model_validator(mode="before")

@@ -44,9 +44,17 @@ register(
             ("completion_tokens", INT, "Completion tokens billed"),
             ("latency_ms", FLOAT, "Wall time of the request in milliseconds"),
             ("finish_reason", STR, "Server's finish reason (stop, length, ...)"),
-            ("status", STR, REQUIRED, "ok, cached, error, invalid, truncated, timeout or refused"),
+            (
+                "status",
+                STR,
+                REQUIRED,
+                "ok, cached, error, invalid, truncated, salvaged (cut at its limit; its complete items "
+                "kept), timeout or refused",
+            ),
             ("error", STR, "Error message when the attempt failed"),
         ),
-        accepted_values={"status": ("ok", "cached", "error", "invalid", "truncated", "timeout", "refused")},
+        accepted_values={
+            "status": ("ok", "cached", "error", "invalid", "truncated", "salvaged", "timeout", "refused")
+        },
     )
 )

@@ -25,12 +25,14 @@ from schemas.responses.agent import ToolStep
 from tasks.llm.cache import LLMCache, cache_key
 from tasks.llm.deadline import deadline_http_client
 from tasks.llm.pool import server_pool
+from tasks.llm.salvage import Salvage, salvage_cut_reply
 from tasks.llm.replies import (
     clip_overlong_strings,
     error_summary,
     parse_tool_step,
     prompt_chars,
     redact_reply,
+    llguidance_grammar,
     response_schema,
     strip_fences,  # noqa: F401
     strip_thinking,
@@ -60,7 +62,6 @@ MIN_ATTEMPT_S = 0.05  # an attempt with less of the deadline left cannot usefull
 MIN_REPLY_TOKENS = 64  # a request leaving less room than this for its reply is not sent
 CONTEXT_MARGIN_TOKENS = 32  # slack for our prompt-size estimate (a re-ask adds its own messages)
 TEMPLATE_TOKENS = 8  # the chat template's tokens around each message
-COMPACT_JSON = {"whitespace_flexible": False}  # llguidance: "," and ":" with no whitespace around them
 REASK = (
     "Your previous reply could not be used: {error}\n"
     "Reply again with only one JSON object with the fields listed in the instructions, and nothing else."
@@ -133,19 +134,23 @@ class OpenAICompatibleClient:
         """One validated `response_model` instance for `request`, or a failure result."""
         name, schema_json, fields = response_schema(response_model)
         schema = json.loads(schema_json)
-        if self.settings.compact_json:
-            # A small model pretty-prints when the grammar lets it (a newline and indentation between
-            # tokens: +35 % of the reply); llguidance reads this key at the schema's top level only.
-            schema = {"x-guidance": COMPACT_JSON, **schema}
 
         def parse(content: str) -> M:
             return response_model.model_validate_json(strip_fences(strip_thinking(content)))
 
         # The server enforces the schema but does not show it to the model: the fields go in the prompt.
         request = with_fields(request, fields)
-        return self._call(
-            request, parse, schema, {"type": "json_schema", "json_schema": {"name": name, "schema": schema}}
-        )
+        if self.settings.grammar == "llguidance":
+            structure: dict[str, Any] = {"grammar": llguidance_grammar(response_model)}
+            shape: dict[str, Any] = structure  # the cache key: what the server was asked for
+        else:
+            shape = schema  # keys of the schema alone, as before the grammar setting existed
+            json_schema = {"name": name, "schema": schema}
+            structure = {"response_format": {"type": "json_schema", "json_schema": json_schema}}
+        def salvage(content: str) -> Salvage | None:
+            return salvage_cut_reply(content, response_model)
+
+        return self._call(request, parse, shape, structure, salvage=salvage)
 
     def text(self, request: LLMRequest) -> LLMResult[str]:
         """A free-text reply (reasoning stripped) for `request`, or a failure result."""
@@ -189,9 +194,10 @@ class OpenAICompatibleClient:
         self,
         request: LLMRequest,
         parse: Callable[[str], T],
-        schema: dict[str, Any] | None,
-        response_format: dict[str, Any] | None,
+        shape: dict[str, Any] | None,
+        structure: dict[str, Any] | None,
         tools: list[dict[str, Any]] | None = None,
+        salvage: Callable[[str], Salvage | None] | None = None,
     ) -> LLMResult[T]:
         s = self.settings
         sampling = {
@@ -206,7 +212,7 @@ class OpenAICompatibleClient:
             self.model,
             request.messages,
             sampling,
-            schema if tools is None else {"tools": tools},
+            shape if tools is None else {"tools": tools},
             CACHE_VERSION,
         )
         hit = self._from_cache(request, key, parse)
@@ -254,8 +260,7 @@ class OpenAICompatibleClient:
                 messages,
                 sampling["temperature"],
                 max_tokens,
-                schema,
-                response_format,
+                structure,
                 tools,
                 s.enable_thinking,
             )
@@ -305,7 +310,15 @@ class OpenAICompatibleClient:
                 calls.append(
                     call_row(request, key, self.model, len(calls), "truncated", started, reply, error)
                 )
-                if length_retried or larger <= max_tokens:
+                final = length_retried or larger <= max_tokens
+                kept = salvage(content or "") if salvage is not None else None
+                value = _parsed_or_none(parse, kept.content) if kept is not None else None
+                # A model repeating items word for word is looping: more tokens buy more repeats.
+                if value is not None and (final or kept.repeats):
+                    note = f"; kept {kept.kept} complete item(s), dropped {kept.repeats} repeat(s)"
+                    calls[-1] = {**calls[-1], "status": "salvaged", "error": self._clean(error + note)}
+                    return LLMResult(request, value, "ok", None, calls, kept.content)
+                if final:
                     # Never the same request again: a grouped stage splits the group instead.
                     why = "" if length_retried else f"; no larger limit fits (context {self._context()})"
                     return fail("truncated", error + why)

@@ -143,8 +143,7 @@ def chat_payload(
     messages: list[dict[str, str]],
     temperature: float,
     max_tokens: int,
-    schema: dict[str, Any] | None,
-    response_format: dict[str, Any] | None,
+    structure: dict[str, Any] | None,
     tools: list[dict[str, Any]] | None,
     enable_thinking: bool,
 ) -> dict[str, Any]:
@@ -152,15 +151,17 @@ def chat_payload(
 
     `max_completion_tokens`, not the deprecated `max_tokens`; no `guided_json` (ignored by vLLM
     since 0.12: `response_format` is the structured output); tools are `strict`, so a server
-    that can constrain tool calls (vLLM) does, instead of letting a malformed call arrive as text."""
+    that can constrain tool calls (vLLM) does, instead of letting a malformed call arrive as text.
+    `structure` is how the reply's shape is asked: `{"response_format": ...}` or, for a llama.cpp
+    server built with llguidance, `{"grammar": ...}`."""
     payload: dict[str, Any] = {
         "model": model,
         "messages": messages,
         "temperature": temperature,
         "max_completion_tokens": max_tokens,
     }
-    if response_format is not None:
-        payload["response_format"] = response_format
+    if structure is not None:
+        payload.update(structure)
     if tools is not None:
         # vLLM serves this only with --enable-auto-tool-choice and a --tool-call-parser (hermes for Qwen).
         payload["tools"], payload["tool_choice"] = [strict_tool(tool) for tool in tools], "auto"

@@ -55,6 +55,16 @@ def response_schema(response_model: type[BaseModel]) -> tuple[str, str, str]:
     return name, json.dumps(portable_schema(full), sort_keys=True), describe_fields(full)
 
 
+@lru_cache(maxsize=128)
+def llguidance_grammar(response_model: type[BaseModel]) -> str:
+    """The grammar field for a llama.cpp server built with llguidance: the model's whole JSON schema
+    (llguidance takes string patterns and lengths, which stop a looping model's strings too).
+    Whitespace stays free: held to one space, Qwen2.5-Coder-0.5B closed every list at once
+    ('{"entities": [], ...}'), while pretty-printed it extracts (at about a third more tokens)."""
+    # Keys in the model's order: llguidance writes properties in the order the schema lists them.
+    return "%llguidance {}\nstart: %json " + json.dumps(response_model.model_json_schema())
+
+
 def prompt_chars(messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None) -> int:
     """Characters of a request's prompt: its messages and the tools the template renders into it."""
     size = sum(len(str(m.get("content") or "")) for m in messages)

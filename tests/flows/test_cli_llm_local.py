@@ -106,10 +106,18 @@ def test_local_llm_serves_for_one_command_and_stops_after_it(capsys, tmp_path, m
         "--local-llm",
         str(_gguf(tmp_path)),
     ]
+    from flows.cli.commands import build as build_command
+    from flows.cli.commands.common import settings_from
+
+    seen = []
+    real_run = build_command.run
+    monkeypatch.setattr(build_command, "run", lambda a: seen.append(settings_from(a).llm) or real_run(a))
     assert main(args) == 0
     out = capsys.readouterr().out
     extraction = next(line for line in out.splitlines() if line.startswith("extract_graph"))
     assert int(extraction.split()[1]) >= 1  # planned as LLM calls: the command saw the server's URL
+    # The server NKW starts is llama.cpp with llguidance: the schema goes as its grammar.
+    assert [(s.url.startswith("http://127.0.0.1:"), s.grammar) for s in seen] == [(True, "llguidance")]
     pid = int(pid_file.read_text())
     try:
         os.kill(pid, 0)

@@ -70,7 +70,11 @@ def settings_from(args: argparse.Namespace):
             "url": getattr(args, "embeddings_url", None),
             "model": getattr(args, "embeddings_model", None),
         },
-        "llm": {"url": getattr(args, "llm_url", None), "model": getattr(args, "model", None)},
+        "llm": {
+            "url": getattr(args, "llm_url", None),
+            "model": getattr(args, "model", None),
+            "grammar": getattr(args, "llm_grammar", None),  # set by --local-llm, never by a flag
+        },
         "answer": {
             "follow_up_rounds": getattr(args, "follow_up_rounds", None),
             "graph_tools": False if getattr(args, "no_graph_tools", False) else None,

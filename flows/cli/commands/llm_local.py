@@ -99,6 +99,7 @@ def run_with_local_server(args: argparse.Namespace, command: Callable[[argparse.
     try:
         with LocalServer(options, settings.local_llm.startup_timeout_s) as server:
             args.llm_url, args.model = server.url, options.alias
+            args.llm_grammar = "llguidance"  # the server NKW starts is built with llguidance
             return command(args)
     except LocalServerError as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -119,13 +120,14 @@ def run(args: argparse.Namespace) -> int:
         with LocalServer(options, settings.local_llm.startup_timeout_s) as server:
             if args.json:
                 served = {"llm_url": server.url, "model": options.alias, "context": options.context,
-                          "parallel": options.parallel}  # fmt: skip
+                          "parallel": options.parallel, "grammar": "llguidance"}  # fmt: skip
                 print(json.dumps(served), flush=True)
             else:
                 print(
                     f"serving {options.alias} (context {options.context} x {options.parallel} slot(s)); "
                     "Ctrl-C stops it\n"
-                    f"use: --llm-url {server.url} --model {options.alias}",
+                    f"use: --llm-url {server.url} --model {options.alias}\n"
+                    'and in the config: [llm] grammar = "llguidance" (the whole schema, string limits kept)',
                     flush=True,
                 )
             while server.is_alive():

@@ -127,10 +127,8 @@ def test_structured_reply_is_validated_and_recorded(fake_llm_server: FakeOpenAIS
     # No `strict` (vLLM ignores it) and no `guided_json` (ignored since vLLM 0.12).
     assert fmt["type"] == "json_schema" and "strict" not in fmt["json_schema"]
     assert fmt["json_schema"]["name"] == "Extraction"
-    # Compact JSON by default: the x-guidance key at the top level, the schema otherwise as is.
-    sent_schema = dict(fmt["json_schema"]["schema"])
-    assert sent_schema.pop("x-guidance") == {"whitespace_flexible": False}
-    assert sent_schema == portable_schema(Extraction.model_json_schema())
+    assert fmt["json_schema"]["schema"] == portable_schema(Extraction.model_json_schema())
+    assert "grammar" not in sent.body
     assert sent.body["chat_template_kwargs"] == {"enable_thinking": False}
     # max_completion_tokens, not the deprecated max_tokens.
     assert "guided_json" not in sent.body and "max_tokens" not in sent.body
@@ -148,15 +146,18 @@ def test_request_overrides_are_sent(fake_llm_server: FakeOpenAIServer) -> None:
     assert (sent.body["max_completion_tokens"], sent.body["temperature"]) == (33, 0.7)
 
 
-def test_compact_json_can_be_turned_off_for_a_server_that_refuses_unknown_schema_keys(
+def test_a_llguidance_server_gets_the_whole_schema_as_its_grammar(
     fake_llm_server: FakeOpenAIServer,
 ) -> None:
-    with make_client(fake_llm_server, compact_json=False) as client:
-        assert client.structured(make_request(), Extraction).status == "ok"
-    [sent] = fake_llm_server.chat_requests()
-    assert sent.body["response_format"]["json_schema"]["schema"] == portable_schema(
-        Extraction.model_json_schema()
-    )
+    with make_client(fake_llm_server, grammar="llguidance") as client:
+        client.structured(make_request(), Extraction)  # the test server shapes replies by response_format
+    sent = fake_llm_server.chat_requests()[0]
+    assert "response_format" not in sent.body
+    head, _, schema_json = sent.body["grammar"].partition("%json ")
+    assert head == "%llguidance {}\nstart: "
+    schema = json.loads(schema_json)
+    assert schema == Extraction.model_json_schema()  # string limits kept: llguidance compiles them
+    assert list(schema["properties"]) == list(Extraction.model_fields)  # written in the model's order
 
 
 def test_an_old_config_naming_guided_json_extra_gets_one_clear_line() -> None:

@@ -4,6 +4,7 @@ reply limits follow the input, and timeouts follow the server's measured speed."
 
 from __future__ import annotations
 
+import json
 import re
 import time
 from types import SimpleNamespace
@@ -123,8 +124,27 @@ def test_a_looping_reply_gets_twice_its_limit_not_thousands() -> None:
     assert result.status == "truncated" and _limits(server) == [200, 400, 5000]  # 5000: no retry
 
 
-def test_a_group_whose_reply_is_cut_is_split_not_lost() -> None:
+def _answer_all_long_first(body: dict[str, Any]) -> dict[str, Any]:
+    """As `_answer_all`, with a first item so long that half the reply holds no whole item."""
+    reply = _answer_all(body)
+    reply["items"][0]["reason"] = "the two records differ in name, place and time " * 8
+    return reply
+
+
+def test_a_cut_group_keeps_its_complete_items_and_asks_again_for_the_rest() -> None:
     with FakeOpenAIServer(responder=_answer_all) as server:
+        server.queue_faults("length")  # the fake cuts the reply in half: the first items are whole
+        settings = fast_llm_settings(server.url, concurrency=1, max_tokens_retry=128)
+        with OpenAICompatibleClient(settings) as client:
+            batch = run_grouped(_ctx(client), PROMPT, [["a", "b", "c", "d"]], _render, MergeJudgement, 80)
+    assert sorted(batch.values) == ["a", "b", "c", "d"] and batch.failures == []
+    first, *rest = batch.calls
+    assert (first["item_id"], first["status"]) == ("a+3", "salvaged") and "kept 1 complete" in first["error"]
+    assert [(row["item_id"], row["status"]) for row in rest] == [("b#again+2", "ok")]
+
+
+def test_a_group_whose_reply_is_cut_is_split_not_lost() -> None:
+    with FakeOpenAIServer(responder=_answer_all_long_first) as server:
         server.queue_faults("length")  # the four-item request; its limit is above max_tokens_retry
         settings = fast_llm_settings(server.url, concurrency=1, max_tokens_retry=128)
         with OpenAICompatibleClient(settings) as client:
@@ -135,7 +155,7 @@ def test_a_group_whose_reply_is_cut_is_split_not_lost() -> None:
 
 
 def test_a_group_cut_again_after_a_larger_retry_is_split() -> None:
-    with FakeOpenAIServer(responder=_answer_all) as server:
+    with FakeOpenAIServer(responder=_answer_all_long_first) as server:
         server.queue_faults("length", "length")
         settings = fast_llm_settings(server.url, concurrency=1, max_tokens_retry=4096)
         with OpenAICompatibleClient(settings) as client:
@@ -178,3 +198,20 @@ def test_a_slow_server_is_not_cancelled_again_once_its_speed_is_known() -> None:
     assert [r["status"] for r in first.calls] == ["timeout", "ok"]
     assert [r["status"] for r in second.calls] == ["ok"]
     assert elapsed < 10.0
+
+
+def test_a_looping_reply_is_kept_once_without_asking_for_more_tokens() -> None:
+    item = {"number": 1, "decision": "separate", "reason": "ok"}
+
+    def looping(body: dict[str, Any]) -> str:  # the same item over and over, cut mid-item
+        return json.dumps({"items": [item] * 30})[:-40]
+
+    with FakeOpenAIServer(responder=looping) as server:
+        server.queue_faults("length")
+        settings = fast_llm_settings(server.url, concurrency=1, max_tokens_retry=4096)
+        with OpenAICompatibleClient(settings) as client:
+            batch = run_grouped(_ctx(client), PROMPT, [["a"]], _render, MergeJudgement, 80)
+    assert sorted(batch.values) == ["a"] and batch.failures == []
+    [row] = batch.calls  # no second request: a larger limit would buy more repeats
+    assert row["status"] == "salvaged"
+    assert re.search(r"kept 1 complete item\(s\), dropped [1-9]\d* repeat", row["error"]), row["error"]
