@@ -6,7 +6,7 @@ each model is what vLLM's guided decoding enforces, and every reply is validated
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import Field
 
@@ -21,7 +21,9 @@ class ExtractedEntity(ResponseModel):
     name: str = Field(min_length=1, max_length=120, description="the name as written in the text")
     type: EntityTypeName
     description: str = Field(max_length=600, description="who or what it is, from this chunk only")
-    aliases: list[str] = Field(max_length=4, description="other names or titles used for it in this chunk")
+    aliases: list[Annotated[str, Field(max_length=120)]] = Field(
+        max_length=4, description="other names or titles used for it in this chunk"
+    )
 
 
 class ExtractedRelation(ResponseModel):
@@ -30,7 +32,7 @@ class ExtractedRelation(ResponseModel):
     source: str = Field(min_length=1, max_length=120)
     target: str = Field(min_length=1, max_length=120)
     description: str = Field(max_length=600, description="how the two are related, from this chunk only")
-    keywords: list[str] = Field(
+    keywords: list[Annotated[str, Field(max_length=60)]] = Field(
         max_length=6, description="short topical keywords, e.g. 'argues', 'hides key'"
     )
     strength: int = Field(ge=1, le=10, description="1 weak or incidental ... 10 central and explicit")

@@ -5,14 +5,17 @@ optional), as strict structured output wants."""
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import Field
 
 from schemas.tables.narrative import EVENT_TYPES, FACT_TYPES, INTERACTION_TYPES, OCCASION_TYPES
 from schemas.responses.base import ResponseModel
 
-Name = str
+# A bound on every name and short cue: a grammar that carries it (llguidance) stops a model that
+# repeats a word inside a string; elsewhere an overlong one is cut to it after the reply.
+Name = Annotated[str, Field(max_length=120)]
+Cue = Annotated[str, Field(max_length=120)]
 EventType = Literal[EVENT_TYPES]  # type: ignore[valid-type]
 InteractionType = Literal[INTERACTION_TYPES]  # type: ignore[valid-type]
 OccasionType = Literal[OCCASION_TYPES]  # type: ignore[valid-type]
@@ -26,7 +29,7 @@ class EventItem(ResponseModel):
     event_type: EventType
     participants: list[Name] = Field(max_length=12)
     setting: Name | None
-    time_cue: str | None
+    time_cue: Cue | None
     evidence: str = Field(min_length=1, max_length=600, description="an exact quote from the text")
 
 

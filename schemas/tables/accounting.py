@@ -48,8 +48,7 @@ register(
                 "status",
                 STR,
                 REQUIRED,
-                "ok, cached, error, invalid, truncated, salvaged (cut at its limit; its complete items "
-                "kept), timeout or refused",
+                "ok, cached, error, invalid, truncated, salvaged (cut, whole items kept), timeout, refused",
             ),
             ("error", STR, "Error message when the attempt failed"),
         ),

@@ -161,11 +161,13 @@ def _split_truncated_packs(
     batch: LLMBatch[CombinedExtraction],
     limit: int,
 ) -> tuple[list[Pack], LLMBatch[CombinedExtraction]]:
-    """A pack of several chunks whose reply was cut at its limit is asked again one chunk at a
-    time, each with the pack's whole limit: a small model's reply for three scenes can outgrow any
-    limit, while one scene's fits. The cut attempts stay in llm_calls; only chunks that fail alone
-    are failures rows."""
+    """A pack of several chunks whose reply was cut at its limit (lost, or salvaged with only its
+    first chunks' items) is asked again one chunk at a time, each with the pack's whole limit: a
+    small model's reply for three scenes can outgrow any limit, while one scene's fits. The cut
+    attempts stay in llm_calls; only chunks that fail alone are failures rows."""
+    # Cut and lost, or cut and salvaged: a salvaged pack holds its first chunks' items only.
     cut = {row["item_id"] for row in batch.failures if row["error"].startswith("llm truncated")}
+    cut |= {row["item_id"] for row in batch.calls if row["status"] == "salvaged"}
     split = [p for p in packs if p.item_id in cut and len(p.members) > 1]
     if not split:
         return packs, batch
@@ -175,7 +177,7 @@ def _split_truncated_packs(
     items = [(one.item_id, values_of(one)) for p in split for one in singles[p.item_id]]
     again = run_structured(ctx, PROMPT_ID, items, CombinedExtraction, max_tokens=limit)
     kept = LLMBatch(
-        values=dict(batch.values),
+        values={k: v for k, v in batch.values.items() if k not in singles},
         calls=batch.calls + again.calls,
         failures=[row for row in batch.failures if row["item_id"] not in singles],
     )
