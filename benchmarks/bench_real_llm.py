@@ -3,8 +3,9 @@
 Builds the given documents offline and through every LLM stage (started and stopped here: the
 pinned model is fetched or reused from the cache), then prints per stage: requests (attempts sent),
 items answered, repaired (answered after a failed attempt or a second asking), failed (`failures`
-rows), length-truncated attempts, prompt and completion tokens per source token, the stage's wall
-seconds, and its rows beside the offline build's; then the whole build's tokens per source token.
+rows), length-truncated attempts, salvaged ones (cut, their complete items kept), prompt and
+completion tokens per source token, the stage's wall seconds, and its rows beside the offline
+build's; then the whole build's tokens per source token.
 With `--questions`, N questions are answered through the agent by the same model (NKW and the hybrid
 baseline) and judged by it, beside the offline answers: Overall and latency.
 
@@ -39,7 +40,7 @@ from tasks.tables.io import Workspace, read_frame  # noqa: E402
 
 FIXTURE = REPO / "tests" / "fixtures" / "real_llm" / "the_ferry_ticket.txt"
 CHECK_CONFIG = REPO / "tests" / "real_llm" / "check_llm.toml"
-DONE = ("ok", "cached")
+DONE = ("ok", "cached", "salvaged")  # salvaged: cut at its limit, its complete items kept
 
 
 def nkw(*args: str) -> tuple[subprocess.CompletedProcess, float]:
@@ -71,6 +72,7 @@ def stage_figures(
                 "repaired": int((answered & first_failed).sum()),
                 "failed": int((failures["stage"] == stage).sum()) if not failures.empty else 0,
                 "truncated": int((group["finish_reason"] == "length").sum()),
+                "salvaged": int((group["status"] == "salvaged").sum()),
                 "prompt_per_source": round(group["prompt_tokens"].fillna(0).sum() / max(source_tokens, 1), 2),
                 "completion_per_source": round(
                     group["completion_tokens"].fillna(0).sum() / max(source_tokens, 1), 2
@@ -131,8 +133,8 @@ def source_tokens(workspace: Workspace) -> int:
 
 
 def print_build(figures: list[dict], llm_rows: dict, offline_rows: dict, status: dict, total: dict) -> None:
-    head = ["stage", "requests", "answered", "repaired", "failed", "truncated", "prompt_per_source",
-            "completion_per_source", "seconds"]  # fmt: skip
+    head = ["stage", "requests", "answered", "repaired", "failed", "truncated", "salvaged",
+            "prompt_per_source", "completion_per_source", "seconds"]  # fmt: skip
     print(" ".join(f"{h:>12}" for h in head + ["rows", "rows_offline", "status"]))
     for row in figures:
         cells = [row[h] for h in head] + [llm_rows.get(row["stage"], 0), offline_rows.get(row["stage"], 0)]
