@@ -42,10 +42,10 @@ def _build(workspace: Workspace, server: FakeOpenAIServer, cache: bool) -> tuple
 def _outcome_by_item(calls: pd.DataFrame) -> dict[tuple[str, str], bool]:
     """(stage, item) -> whether any attempt succeeded; a request carrying several items
     ("<first item>+<more>", asked again as "<first item>#again", or split as "<first item>#split")
-    counts as its first item."""
+    counts as its first item; a salvaged attempt (cut, its complete items kept) succeeded."""
     first = calls["item_id"].str.replace(r"(#again|#split)*(\+\d+)?$", "", regex=True)
     return {
-        key: bool(group["status"].isin(["ok", "cached"]).any())
+        key: bool(group["status"].isin(["ok", "cached", "salvaged"]).any())
         for key, group in calls.assign(item_id=first).groupby(["stage", "item_id"])
     }
 

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 import duckdb
 
 from flows.cli import output as cli_output
-from flows.cli.commands.common import UserError, settings_from, workspace_from
+from flows.cli.commands.common import EXIT_USAGE, UserError, settings_from, workspace_from
 from flows.cli.memory_cap import capped_memory, memory_bytes
 from tasks.tables.warehouse import QueryLimits, QueryRefused, fetch_query
 
@@ -32,7 +33,7 @@ def run(args: argparse.Namespace) -> int:
     if max_rows is None and args.format == "table":
         max_rows = TABLE_ROWS
     try:
-        with capped_memory(ceiling):
+        with capped_memory(ceiling, on_exceeded=lambda: _stop_out_of_memory(settings.sql.memory_limit)):
             result = fetch_query(workspace, args.query, limits=limits, max_rows=max_rows)
             text = cli_output.format_table(result.table, args.format, result.table.num_rows)
     except QueryRefused as exc:
@@ -55,6 +56,14 @@ def run(args: argparse.Namespace) -> int:
         )
         return 1
     return 0
+
+
+def _stop_out_of_memory(memory_limit: str) -> None:
+    """Called from the memory watch's thread: the query cannot be interrupted inside an allocation,
+    so the command ends here, with the same line as a MemoryError and nothing printed on stdout."""
+    print(f"error: query stopped: out of memory (limit {memory_limit}, sql.memory_limit)", file=sys.stderr)
+    sys.stderr.flush()
+    os._exit(EXIT_USAGE)
 
 
 def _with_total(text: str, shown: int, total: int) -> str:
