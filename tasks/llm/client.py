@@ -13,7 +13,6 @@ import random
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence, TypeVar
 
@@ -26,21 +25,23 @@ from tasks.llm.cache import LLMCache, cache_key
 from tasks.llm.deadline import deadline_http_client
 from tasks.llm.pool import server_pool
 from tasks.llm.salvage import Salvage, salvage_cut_reply
-from tasks.llm.replies import (
+from tasks.llm.replies import (  # noqa: F401 - REASK_TOOLS is part of the client's interface
+    REASK,
+    REASK_TOOLS,
     clip_overlong_strings,
     error_summary,
     parse_tool_step,
     prompt_chars,
     redact_reply,
     llguidance_grammar,
+    parsed_or_none,
     response_schema,
-    strip_fences,  # noqa: F401
+    strip_fences,
     strip_thinking,
     tool_step_text,
 )
 from tasks.llm.http import (
     DUMMY_API_KEY,
-    ChatReply,
     HTTPCallError,
     api_base,
     chat_payload,
@@ -50,7 +51,8 @@ from tasks.llm.http import (
 )
 
 # The protocol and its types are re-exported: stages, flows and tests import them from here.
-from tasks.llm.protocol import LLMClient, LLMRequest, LLMResult, call_row  # noqa: F401
+from tasks.llm.cached_replies import cached_result, store_reply
+from tasks.llm.protocol import LLMClient, LLMRequest, LLMResult, call_row, with_fields  # noqa: F401
 
 log = logging.getLogger(__name__)
 
@@ -62,14 +64,6 @@ MIN_ATTEMPT_S = 0.05  # an attempt with less of the deadline left cannot usefull
 MIN_REPLY_TOKENS = 64  # a request leaving less room than this for its reply is not sent
 CONTEXT_MARGIN_TOKENS = 32  # slack for our prompt-size estimate (a re-ask adds its own messages)
 TEMPLATE_TOKENS = 8  # the chat template's tokens around each message
-REASK = (
-    "Your previous reply could not be used: {error}\n"
-    "Reply again with only one JSON object with the fields listed in the instructions, and nothing else."
-)
-REASK_TOOLS = (
-    "Your previous reply could not be used: {error}\n"
-    "Reply again: either call one or more of the offered tools, or answer in plain text without tool calls."
-)
 
 
 class OpenAICompatibleClient:
@@ -147,6 +141,7 @@ class OpenAICompatibleClient:
             shape = schema  # keys of the schema alone, as before the grammar setting existed
             json_schema = {"name": name, "schema": schema}
             structure = {"response_format": {"type": "json_schema", "json_schema": json_schema}}
+
         def salvage(content: str) -> Salvage | None:
             return salvage_cut_reply(content, response_model)
 
@@ -215,7 +210,7 @@ class OpenAICompatibleClient:
             shape if tools is None else {"tools": tools},
             CACHE_VERSION,
         )
-        hit = self._from_cache(request, key, parse)
+        hit = cached_result(self.cache, request, key, self.model, parse)
         if hit is not None:
             return hit
         messages = [dict(m) for m in request.messages]
@@ -256,13 +251,7 @@ class OpenAICompatibleClient:
                     return fail("invalid", f"{calls[-1]['error']} (no room left in the context to ask again)")
                 max_tokens = max_tokens if room is None else min(max_tokens, room)
             payload = chat_payload(
-                self.model,
-                messages,
-                sampling["temperature"],
-                max_tokens,
-                structure,
-                tools,
-                s.enable_thinking,
+                self.model, messages, sampling["temperature"], max_tokens, structure, tools, s.enable_thinking
             )
             if request.seed is not None:
                 payload["seed"] = request.seed
@@ -312,7 +301,7 @@ class OpenAICompatibleClient:
                 )
                 final = length_retried or larger <= max_tokens
                 kept = salvage(content or "") if salvage is not None else None
-                value = _parsed_or_none(parse, kept.content) if kept is not None else None
+                value = parsed_or_none(parse, kept.content) if kept is not None else None
                 # A model repeating items word for word is looping: more tokens buy more repeats.
                 if value is not None and (final or kept.repeats):
                     note = f"; kept {kept.kept} complete item(s), dropped {kept.repeats} repeat(s)"
@@ -329,10 +318,10 @@ class OpenAICompatibleClient:
             except (ValidationError, ValueError) as exc:
                 is_schema = isinstance(exc, ValidationError)
                 clipped = clip_overlong_strings(content or "", exc) if is_schema else None
-                value = _parsed_or_none(parse, clipped) if clipped is not None else None
+                value = parsed_or_none(parse, clipped) if clipped is not None else None
                 if value is not None:  # only strings over a limit the schema sent could not say: cut
                     calls.append(call_row(request, key, self.model, len(calls), "ok", started, reply, None))
-                    self._store(key, clipped, reply)
+                    store_reply(self.cache, key, clipped, reply, self.model)
                     return LLMResult(request, value, "ok", None, calls, clipped)
                 error = self._clean(error_summary(exc))
                 calls.append(call_row(request, key, self.model, len(calls), "invalid", started, reply, error))
@@ -349,7 +338,7 @@ class OpenAICompatibleClient:
                 ]
                 continue
             calls.append(call_row(request, key, self.model, len(calls), "ok", started, reply, None))
-            self._store(key, content or "", reply)
+            store_reply(self.cache, key, content or "", reply, self.model)
             return LLMResult(request, value, "ok", None, calls, content)
 
     # -- the server's context ------------------------------------------------------------
@@ -381,39 +370,6 @@ class OpenAICompatibleClient:
             return None
         return context - self._prompt_tokens(messages, tools) - CONTEXT_MARGIN_TOKENS
 
-    def _from_cache(self, request: LLMRequest, key: str, parse: Callable[[str], T]) -> LLMResult[T] | None:
-        payload = self.cache.get(key) if self.cache is not None else None
-        if payload is None or not isinstance(payload.get("content"), str):
-            return None
-        try:
-            value = parse(payload["content"])
-        except (ValidationError, ValueError):
-            return None  # a stored reply the current model class rejects is a miss, not a failure
-        row = call_row(request, key, self.model, 0, "cached", None, None, None)
-        row.update(
-            prompt_tokens=0, completion_tokens=0, latency_ms=0.0, finish_reason=payload.get("finish_reason")
-        )
-        return LLMResult(request, value, "cached", None, [row], payload["content"])
-
-    def _store(self, key: str, content: str, reply: ChatReply) -> None:
-        if self.cache is None:
-            return
-        try:
-            self.cache.put(
-                key,
-                {
-                    "content": content,
-                    "finish_reason": reply.finish_reason,
-                    "model": self.model,
-                    "usage": {
-                        "prompt_tokens": reply.prompt_tokens,
-                        "completion_tokens": reply.completion_tokens,
-                    },
-                },
-            )
-        except OSError as exc:  # a full disk costs a future re-ask, not this validated answer
-            log.warning("llm cache write failed for %s: %s", key[:12], exc)
-
     def _backoff(self, retry: int, retry_after: float | None) -> float:
         with self._rng_lock:
             jitter = self._rng.uniform(0.5, 1.5)
@@ -425,16 +381,6 @@ class OpenAICompatibleClient:
         return scrub(text, self._secret)
 
 
-def with_fields(request: LLMRequest, fields: str) -> LLMRequest:
-    """`request` with the reply's fields appended to its system message (one is added if none)."""
-    messages = [dict(m) for m in request.messages]
-    if messages and messages[0].get("role") == "system":
-        messages[0]["content"] = f"{messages[0].get('content') or ''}\n\n{fields}".lstrip()
-    else:
-        messages.insert(0, {"role": "system", "content": fields})
-    return replace(request, messages=tuple(messages))
-
-
 def build_llm_client(
     settings: LLMSettings, api_key: str | None, cache_root: Path | None
 ) -> OpenAICompatibleClient | None:
@@ -442,11 +388,3 @@ def build_llm_client(
     if not settings.url:
         return None
     return OpenAICompatibleClient(settings, api_key, LLMCache(cache_root) if cache_root is not None else None)
-
-
-def _parsed_or_none(parse: Any, content: str) -> Any:
-    """`parse(content)`, or None when it still does not validate."""
-    try:
-        return parse(content)
-    except (ValidationError, ValueError):
-        return None

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Generic, Iterable, Protocol, TypeVar
 
 from pydantic import BaseModel
@@ -122,3 +122,13 @@ def call_row(
         "status": status,
         "error": one_line(error, 300) if error else None,
     }
+
+
+def with_fields(request: LLMRequest, fields: str) -> LLMRequest:
+    """`request` with the reply's fields appended to its system message (one is added if none)."""
+    messages = [dict(m) for m in request.messages]
+    if messages and messages[0].get("role") == "system":
+        messages[0]["content"] = f"{messages[0].get('content') or ''}\n\n{fields}".lstrip()
+    else:
+        messages.insert(0, {"role": "system", "content": fields})
+    return replace(request, messages=tuple(messages))

@@ -40,6 +40,16 @@ def strip_fences(text: str) -> str:
     return match.group(1).strip() if match else text.strip()
 
 
+# What a re-ask says after a reply that could not be used.
+REASK = (
+    "Your previous reply could not be used: {error}\n"
+    "Reply again with only one JSON object with the fields listed in the instructions, and nothing else."
+)
+REASK_TOOLS = (
+    "Your previous reply could not be used: {error}\n"
+    "Reply again: either call one or more of the offered tools, or answer in plain text without tool calls."
+)
+
 # Qwen's hermes-style template writes calls as <tool_call>{"name": ..., "arguments": ...}</tool_call>;
 # a server whose parser missed one (or a model that wrote one freehand) leaves it in the content.
 _TOOL_CALL_TAG = re.compile(r"<\s*/?\s*(tool_call|function_call|tools?)\b", re.IGNORECASE)
@@ -171,3 +181,11 @@ def clip_overlong_strings(content: str, exc: ValidationError) -> str | None:
         except (KeyError, IndexError, TypeError, ValueError):
             return None
     return json.dumps(data, ensure_ascii=False)
+
+
+def parsed_or_none(parse: Any, content: str) -> Any:
+    """`parse(content)`, or None when it still does not validate."""
+    try:
+        return parse(content)
+    except (ValidationError, ValueError):
+        return None
