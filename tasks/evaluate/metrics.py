@@ -10,6 +10,7 @@ from typing import Any, Iterable
 import numpy as np
 import pandas as pd
 
+from schemas.ids import safe_doc_id
 from tasks.evaluate.gold_mapping import SectionLookup, map_gold
 
 
@@ -32,7 +33,9 @@ class Question:
         options = record.get("options") or None
         return cls(
             qid=str(record["qid"]),
-            doc_id=str(record["doc_id"]),
+            # The id the document got at ingest ("tale-of-mrs.tittlemouse" is stored with its dot
+            # replaced and a hash suffix): a question names its document as the user wrote it.
+            doc_id=safe_doc_id(str(record["doc_id"])),
             question=str(record["question"]),
             answer=str(record.get("answer") or ""),
             options=[str(o) for o in options] if options else None,
