@@ -23,6 +23,7 @@ from schemas.config import LLMSettings
 from schemas.responses.agent import ToolStep
 from tasks.llm.cache import LLMCache, cache_key
 from tasks.llm.deadline import deadline_http_client
+from tasks.llm.cached_replies import cached_result, store_reply
 from tasks.llm.pool import server_pool
 from tasks.llm.salvage import Salvage, salvage_cut_reply
 from tasks.llm.replies import (  # noqa: F401 - REASK_TOOLS is part of the client's interface
@@ -32,9 +33,9 @@ from tasks.llm.replies import (  # noqa: F401 - REASK_TOOLS is part of the clien
     error_summary,
     parse_tool_step,
     prompt_chars,
-    redact_reply,
     llguidance_grammar,
     parsed_or_none,
+    redact_reply,
     response_schema,
     strip_fences,
     strip_thinking,
@@ -51,7 +52,6 @@ from tasks.llm.http import (
 )
 
 # The protocol and its types are re-exported: stages, flows and tests import them from here.
-from tasks.llm.cached_replies import cached_result, store_reply
 from tasks.llm.protocol import LLMClient, LLMRequest, LLMResult, call_row, with_fields  # noqa: F401
 
 log = logging.getLogger(__name__)
