@@ -5,36 +5,19 @@ from __future__ import annotations
 
 import json
 import re
-from types import SimpleNamespace
 from typing import Any
 
-from schemas.config import load_settings
 from schemas.responses.graph import MergeJudgement
 from tasks.llm.client import OpenAICompatibleClient
 from tasks.llm.grouped import group_items, run_grouped
 from tests.fixtures.llm_fixtures import fast_llm_settings
+from tests.fixtures.grouped_requests import grouped_ctx, render_pairs
 from tests.fixtures.openai_server import FakeOpenAIServer
 
 PROMPT = "canonicalize_entities/v2"
 
 
-def _ctx(client: OpenAICompatibleClient) -> Any:
-    return SimpleNamespace(
-        llm=client,
-        stage="canonicalize_entities",
-        doc_id="doc-1",
-        document=SimpleNamespace(language="en"),
-        settings=load_settings(),
-    )
-
-
-def _render(ids: list[str]) -> dict[str, str]:
-    return {
-        "title": "T",
-        "language": "en",
-        "records": "-",
-        "pairs": "\n".join(f"{n}. Record A: {i} / Record B: {i}-b" for n, i in enumerate(ids, 1)),
-    }
+_ctx, _render = grouped_ctx, render_pairs
 
 
 def listed(body: dict[str, Any]) -> list[str]:

@@ -7,12 +7,10 @@ from __future__ import annotations
 import json
 import re
 import time
-from types import SimpleNamespace
 from typing import Any
 
 import pytest
 
-from schemas.config import load_settings
 from schemas.responses.base import LLMCheckReply
 from schemas.responses.graph import MergeJudgement
 from tasks.llm.client import LLMRequest, OpenAICompatibleClient
@@ -20,6 +18,7 @@ from tasks.llm.grouped import reply_limit, run_grouped
 from tasks.llm.http import context_length
 from tasks.llm.pacing import Pacing
 from tests.fixtures.llm_fixtures import fast_llm_settings
+from tests.fixtures.grouped_requests import grouped_ctx, render_pairs
 from tests.fixtures.openai_server import FakeOpenAIServer
 
 PROMPT = "canonicalize_entities/v2"
@@ -88,23 +87,7 @@ def test_a_length_retry_is_larger_but_bounded_by_the_context() -> None:
     assert "no larger limit fits (context 400)" in capped.error
 
 
-def _ctx(client: OpenAICompatibleClient) -> Any:
-    return SimpleNamespace(
-        llm=client,
-        stage="canonicalize_entities",
-        doc_id="doc-1",
-        document=SimpleNamespace(language="en"),
-        settings=load_settings(),
-    )
-
-
-def _render(ids: list[str]) -> dict[str, str]:
-    return {
-        "title": "T",
-        "language": "en",
-        "records": "-",
-        "pairs": "\n".join(f"{n}. Record A: {i} / Record B: {i}-b" for n, i in enumerate(ids, 1)),
-    }
+_ctx, _render = grouped_ctx, render_pairs
 
 
 def _answer_all(body: dict[str, Any]) -> dict[str, Any]:
