@@ -7,13 +7,15 @@ rows), length-truncated attempts, salvaged ones (cut, their complete items kept)
 completion tokens per source token, the stage's wall seconds, and its rows beside the offline
 build's; then the whole build's tokens per source token.
 With `--questions`, N questions are answered through the agent by the same model (NKW and the hybrid
-baseline) and judged by it, beside the offline answers: Overall and latency.
+baseline) and judged by it, beside the offline answers: Overall and latency. With `--query-only` the
+documents are built offline only (too long to build through a small model here) and the model answers
+and judges over that build: the query-time figures of a dev slice.
 
 Both builds and the evaluations run as a user runs them (`nkw build ... --no-prefect --json`),
 with the settings of `--config` (default: the real-model check's, tests/real_llm/check_llm.toml).
 
     python benchmarks/bench_real_llm.py [PATH ...] [--model 0.5b|1.5b|FILE.gguf] [--config TOML]
-        [--questions FILE --limit N --systems nkw,hybrid] [--out DIR] [--json FILE]
+        [--questions FILE --limit N --systems nkw,hybrid [--query-only]] [--out DIR] [--json FILE]
 """
 
 from __future__ import annotations
@@ -122,6 +124,7 @@ def evaluate(root: Path, questions: Path, limit: int, system: str, config: Path,
         "offline": report["offline"],
         "n": report["n_questions"],
         "metrics": overall,
+        "protocol": report.get("protocol", {}),  # Overall (judged or option match) and judge agreement
         "latency_ms_median": round(float(answers["latency_ms"].median()), 0) if len(answers) else None,
         "latency_ms_max": round(float(answers["latency_ms"].max()), 0) if len(answers) else None,
         "wall_s": round(wall, 1),
@@ -155,6 +158,9 @@ def main() -> int:
     parser.add_argument("--questions", help="questions.jsonl (benchmark format) for the query-time part")
     parser.add_argument("--limit", type=int, default=5, help="questions answered per system")
     parser.add_argument("--systems", default="nkw,hybrid")
+    parser.add_argument(
+        "--query-only", action="store_true", help="build offline only; the model answers and judges over it"
+    )
     parser.add_argument("--out", help="folder for the workspaces (default: a temporary one)")
     parser.add_argument("--json", help="also write every figure to this JSON file")
     args = parser.parse_args()
@@ -176,6 +182,9 @@ def main() -> int:
     with LocalServer(options, settings.startup_timeout_s) as server:
         results["server_start_s"] = round(time.monotonic() - started, 1)
         llm_args = ["--llm-url", server.url, "--model", model.alias]
+        if args.query_only:
+            results["query"] = answer_questions(args, offline_root, offline_root, config, llm_args)
+            return finish(args, results)
         real = build(args.paths, llm_root, config, llm_args)
         workspace = Workspace.at(llm_root)
         calls, failures = read_frame(workspace, "llm_calls"), read_frame(workspace, "failures")
@@ -198,12 +207,24 @@ def main() -> int:
         for reason, count in results["failure_reasons"].items():
             print(f"  failure x{count}: {reason}")
         if args.questions:
-            results["query"] = []
-            for system in args.systems.split(","):
-                for root, llm in ((llm_root, llm_args), (offline_root, [])):
-                    row = evaluate(root, Path(args.questions), args.limit, system, config, llm)
-                    results["query"].append(row)
-                    print(f"query {system} {'llm' if llm else 'offline'}: {json.dumps(row)}")
+            results["query"] = answer_questions(args, llm_root, offline_root, config, llm_args)
+    return finish(args, results)
+
+
+def answer_questions(
+    args: argparse.Namespace, llm_root: Path, offline_root: Path, config: Path, llm_args: list[str]
+) -> list[dict[str, Any]]:
+    """Each system answers over the model's build with the model, and over the offline build offline."""
+    rows = []
+    for system in args.systems.split(","):
+        for root, llm in ((llm_root, llm_args), (offline_root, [])):
+            row = evaluate(root, Path(args.questions), args.limit, system, config, llm)
+            rows.append(row)
+            print(f"query {system} {'llm' if llm else 'offline'}: {json.dumps(row)}", flush=True)
+    return rows
+
+
+def finish(args: argparse.Namespace, results: dict[str, Any]) -> int:
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=1, default=str))
     return 0

@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import tomllib
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from schemas.config_llm import REMOVED_LLM_SETTINGS, LLMSettings, LocalLLMSettings  # noqa: F401
 from schemas.config_section import Section
 from schemas.ids import stable_hash
+from schemas.responses.combined import capped_extraction
 
 
 class BuildSettings(Section):
@@ -86,6 +87,18 @@ class ExtractGraphSettings(Section):
         2, ge=1, description="offline prose: mentions a capitalised name needs to count"
     )
     max_description_chars: int = Field(600, ge=80, description="longer merged descriptions are compacted")
+    max_items: dict[str, Annotated[int, Field(ge=1)]] = Field(
+        default_factory=dict,
+        description="LLM, combined: at most this many items per reply list and request, e.g. "
+        "{entities = 3, events = 3}; in the schema, so a small model that writes until its limit "
+        "still reaches every list, and the reply limit holds them. Empty = the schema's bounds",
+    )
+
+    @field_validator("max_items")
+    @classmethod
+    def _known_lists(cls, value: dict[str, int]) -> dict[str, int]:
+        capped_extraction(value)  # names every list it caps, or a one-line error
+        return value
 
 
 class CanonicalizeEntitiesSettings(Section):

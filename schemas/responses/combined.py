@@ -4,7 +4,10 @@ structured reply. Names, not ids: later stages resolve them to canonical entitie
 
 from __future__ import annotations
 
-from pydantic import Field
+from functools import lru_cache
+from typing import Any, Mapping
+
+from pydantic import Field, create_model
 
 from schemas.responses.base import ResponseModel
 from schemas.responses.graph import ExtractedEntity, ExtractedRelation
@@ -30,3 +33,35 @@ class CombinedExtraction(ResponseModel):
     interactions: list[InteractionItem] = Field(max_length=120)
     occasions: list[OccasionItem] = Field(max_length=48)
     facts: list[PassageFact] = Field(max_length=160)
+
+
+LISTS = tuple(CombinedExtraction.model_fields)
+# Reply tokens one item of each list takes, pretty-printed with its strings filled: what a reply limit
+# must hold for lists filled to their caps. Slightly generous: the 0.5B model's reply with 12 items
+# (3/2/2/1/1/2) took 812 tokens, where these figures allow 910.
+ITEM_REPLY_TOKENS = {
+    "entities": 60, "relations": 70, "events": 110, "interactions": 100, "occasions": 70, "facts": 100,
+}  # fmt: skip
+
+
+def capped_extraction(max_items: Mapping[str, int]) -> type[CombinedExtraction]:
+    """The reply model with at most `max_items[name]` items in each named list (others keep their
+    bound). The caps are in the schema, so a grammar that enforces it closes a list at its cap and
+    a model that writes until its limit still reaches every list."""
+    unknown = sorted(set(max_items) - set(LISTS))
+    if unknown:
+        raise ValueError(
+            f"max_items names no list of the reply: {', '.join(unknown)} (lists: {', '.join(LISTS)})"
+        )
+    return _capped(tuple(sorted(max_items.items())))
+
+
+@lru_cache(maxsize=16)
+def _capped(caps: tuple[tuple[str, int], ...]) -> type[CombinedExtraction]:
+    fields: dict[str, Any] = {
+        name: (CombinedExtraction.model_fields[name].annotation, Field(max_length=cap)) for name, cap in caps
+    }
+    # Same class name: the schema's name in response_format stays `CombinedExtraction`.
+    return create_model(
+        "CombinedExtraction", __base__=CombinedExtraction, __doc__=CombinedExtraction.__doc__, **fields
+    )

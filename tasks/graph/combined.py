@@ -17,7 +17,7 @@ import re
 from typing import Any, Callable
 
 from schemas.ids import make_id
-from schemas.responses.combined import CombinedExtraction, PassageFact
+from schemas.responses.combined import ITEM_REPLY_TOKENS, CombinedExtraction, PassageFact, capped_extraction
 from schemas.responses.graph import GraphExtraction
 from schemas.responses.narrative import NarrativeReply
 from tasks.graph.llm import graph_output, known_characters, named_in
@@ -136,9 +136,9 @@ def extract_combined(ctx: StageContext, offline_entities: list[dict[str, Any]]) 
     # request's cache key, and one scene grown by an edit must not change the others' keys. In
     # proportion to the source, not floored by [llm] max_tokens: a model looping in a list stops early.
     longest = max(longest, settings.combined_pack_tokens or ctx.settings.split_chunks.chunk_tokens)
-    limit = REPLY_FRAME_TOKENS + REPLY_TOKENS_PER_SOURCE_TOKEN * longest
-    batch = run_structured(ctx, PROMPT_ID, items, CombinedExtraction, max_tokens=limit)
-    packs, batch = _split_truncated_packs(ctx, packs, values_of, batch, limit)
+    reply_model, limit = reply_model_and_limit(settings.max_items, longest)
+    batch = run_structured(ctx, PROMPT_ID, items, reply_model, max_tokens=limit)
+    packs, batch = _split_truncated_packs(ctx, packs, values_of, batch, limit, reply_model)
     batch.failures = member_failures(batch.failures, packs)  # every lost chunk listed
     answered: list[tuple[Pack, GraphExtraction]] = []
     raw_units: list[dict[str, Any]] = []
@@ -154,12 +154,26 @@ def extract_combined(ctx: StageContext, offline_entities: list[dict[str, Any]]) 
     return {**output, "raw_units": raw_units}
 
 
+def reply_model_and_limit(
+    max_items: dict[str, int], pack_tokens: int
+) -> tuple[type[CombinedExtraction], int]:
+    """The reply schema and its token limit for packs of up to `pack_tokens` source tokens. With
+    list caps the limit also holds every capped list filled: a model that fills each list to its cap
+    (as a 0.5B model does) ends its reply instead of being cut in the first lists."""
+    limit = REPLY_FRAME_TOKENS + REPLY_TOKENS_PER_SOURCE_TOKEN * pack_tokens
+    if not max_items:
+        return CombinedExtraction, limit
+    filled = sum(ITEM_REPLY_TOKENS[name] * cap for name, cap in max_items.items())
+    return capped_extraction(max_items), max(limit, REPLY_FRAME_TOKENS + filled)
+
+
 def _split_truncated_packs(
     ctx: StageContext,
     packs: list[Pack],
     values_of: Callable[[Pack], dict[str, str]],
     batch: LLMBatch[CombinedExtraction],
     limit: int,
+    reply_model: type[CombinedExtraction],
 ) -> tuple[list[Pack], LLMBatch[CombinedExtraction]]:
     """A pack of several chunks whose reply was cut at its limit (lost, or salvaged with only its
     first chunks' items) is asked again one chunk at a time, each with the pack's whole limit: a
@@ -175,7 +189,7 @@ def _split_truncated_packs(
         p.item_id: [Pack(f"{m.chunk_id}#alone", m.start, m.text, (m,)) for m in p.members] for p in split
     }
     items = [(one.item_id, values_of(one)) for p in split for one in singles[p.item_id]]
-    again = run_structured(ctx, PROMPT_ID, items, CombinedExtraction, max_tokens=limit)
+    again = run_structured(ctx, PROMPT_ID, items, reply_model, max_tokens=limit)
     kept = LLMBatch(
         values={k: v for k, v in batch.values.items() if k not in singles},
         calls=batch.calls + again.calls,

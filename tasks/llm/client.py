@@ -29,7 +29,7 @@ from tasks.llm.salvage import Salvage, salvage_cut_reply
 from tasks.llm.replies import (  # noqa: F401 - REASK_TOOLS is part of the client's interface
     REASK,
     REASK_TOOLS,
-    clip_overlong_strings,
+    clip_overlong,
     error_summary,
     parse_tool_step,
     prompt_chars,
@@ -317,9 +317,9 @@ class OpenAICompatibleClient:
                 value = parse(content or "")
             except (ValidationError, ValueError) as exc:
                 is_schema = isinstance(exc, ValidationError)
-                clipped = clip_overlong_strings(content or "", exc) if is_schema else None
+                clipped = clip_overlong(content or "", exc) if is_schema else None
                 value = parsed_or_none(parse, clipped) if clipped is not None else None
-                if value is not None:  # only strings over a limit the schema sent could not say: cut
+                if value is not None:  # only strings or lists over their bound: cut
                     calls.append(call_row(request, key, self.model, len(calls), "ok", started, reply, None))
                     store_reply(self.cache, key, clipped, reply, self.model)
                     return LLMResult(request, value, "ok", None, calls, clipped)

@@ -159,13 +159,17 @@ def error_summary(exc: Exception) -> str:
     return str(exc)
 
 
-def clip_overlong_strings(content: str, exc: ValidationError) -> str | None:
-    """`content` with every string the response model found too long cut to its limit, when that is
-    all that was wrong; else None. The schema sent to the server carries no string `maxLength`
-    (tasks.llm.portable), so a model cannot know the limit: cutting an overlong quote keeps the
-    item instead of losing it."""
+CLIPPABLE = ("string_too_long", "too_long")  # a string or a list over its bound
+
+
+def clip_overlong(content: str, exc: ValidationError) -> str | None:
+    """`content` with every string and list the response model found too long cut to its limit,
+    when that is all that was wrong; else None. The schema sent to the server carries no string
+    `maxLength` (tasks.llm.portable), so a model cannot know that limit, and a list cap
+    (`[extract_graph] max_items`) is a budget a server without a grammar may not hold: cutting keeps
+    the first items instead of losing the reply."""
     errors = exc.errors()
-    if not errors or any(e.get("type") != "string_too_long" for e in errors):
+    if not errors or any(e.get("type") not in CLIPPABLE for e in errors):
         return None
     try:
         data = json.loads(content)

@@ -16,7 +16,7 @@ from flows.build.corpus import build, make_resources
 from flows.build.dry_run import dry_run
 from flows.stages import select_stages
 from schemas.config import Settings, load_settings
-from schemas.responses.combined import CombinedExtraction, PassageFact
+from schemas.responses.combined import ITEM_REPLY_TOKENS, CombinedExtraction, PassageFact
 from tasks.graph.combined import split_combined, split_facts, unit_rows
 from tasks.graph.packing import Member, pack_chunks
 from tasks.llm.client import OpenAICompatibleClient
@@ -291,3 +291,27 @@ def test_dry_run_counts_one_combined_request_per_pack_and_none_for_narrative_and
     assert rows["extract_narrative"]["calls"] == 0 and rows["extract_facts"]["calls"] == 0
     assert rows["extract_graph"]["calls"] == report["corpus"]["graph_requests"] > 1
     assert rows["extract_graph"]["prompt_tokens"] > report["corpus"]["chunk_tokens"]
+
+
+def test_list_caps_reach_the_schema_the_prompt_and_the_reply_limit(tmp_path: Path) -> None:
+    caps = {"entities": 3, "relations": 2, "events": 2, "interactions": 1, "occasions": 1, "facts": 2}
+    with FakeOpenAIServer(model_names=("test-model",), responder=pipeline_responder) as server:
+        report, tables = _build(tmp_path / "ws", _settings(max_items=caps), server, concurrency=4)
+        requests = [r.body for r in server.chat_requests()]
+    assert report.ok, report.summary()
+    combined = [b for b in requests if b["response_format"]["json_schema"]["name"] == "CombinedExtraction"]
+    assert combined
+    for body in combined:
+        properties = body["response_format"]["json_schema"]["schema"]["properties"]
+        assert {name: properties[name]["maxItems"] for name in caps} == caps
+        # a model filling every list to its cap ends inside the limit, not cut in the first lists
+        filled = sum(ITEM_REPLY_TOKENS[name] * cap for name, cap in caps.items())
+        assert body["max_completion_tokens"] >= filled
+        prompt = "\n".join(m["content"] for m in body["messages"])
+        assert "events: list (≤2)" in prompt  # the model reads the caps with the fields
+    assert len(tables["events"]) > 0
+
+
+def test_list_caps_name_only_lists_of_the_reply() -> None:
+    with pytest.raises(ValueError, match="max_items names no list of the reply: evnts"):
+        load_settings(overrides={"extract_graph": {"max_items": {"evnts": 3}}})
