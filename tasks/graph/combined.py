@@ -75,6 +75,7 @@ def split_combined(
     reply: CombinedExtraction, members: tuple[Member, ...], language: str
 ) -> tuple[GraphExtraction, list[tuple[NarrativeReply, list[PassageFact]]]]:
     """The pack's graph part (split later with the graph replies) and per-chunk units and facts."""
+    reply = without_repeats(reply)
     graph = GraphExtraction.model_construct(entities=reply.entities, relations=reply.relations)
     narrative = NarrativeReply.model_construct(
         events=reply.events, interactions=reply.interactions, occasions=reply.occasions
@@ -82,6 +83,41 @@ def split_combined(
     units = split_narrative(narrative, members)
     facts = split_facts(list(reply.facts), members, language)
     return graph, list(zip(units, facts))
+
+
+def without_repeats(reply: CombinedExtraction) -> CombinedExtraction:
+    """The reply with each relation, event, interaction, occasion and fact said once. A small model
+    repeats an item with only a side field changed (the same event under three time cues); the
+    first one stays and interactions keep pointing at their event. Entities are merged later."""
+
+    def key(*parts: Any) -> str:
+        return "|".join(" ".join(str(part).casefold().split()) for part in parts)
+
+    def first_of(items: list[Any], key_of: Callable[[Any], str]) -> tuple[list[Any], dict[int, int]]:
+        kept: list[Any] = []
+        index: dict[str, int] = {}
+        moved: dict[int, int] = {}
+        for position, item in enumerate(items):
+            moved[position] = index.setdefault(key_of(item), len(kept))
+            if moved[position] == len(kept):
+                kept.append(item)
+        return kept, moved
+
+    events, moved = first_of(reply.events, lambda e: key(e.description))
+    interactions, _ = first_of(reply.interactions, lambda i: key(i.subject, sorted(i.objects), i.description))
+    interactions = [
+        i if i.event_index is None else i.model_copy(update={"event_index": moved.get(i.event_index)})
+        for i in interactions
+    ]
+    return reply.model_copy(
+        update={
+            "relations": first_of(reply.relations, lambda r: key(r.source, r.target, r.description))[0],
+            "events": events,
+            "interactions": interactions,
+            "occasions": first_of(reply.occasions, lambda o: key(o.description))[0],
+            "facts": first_of(reply.facts, lambda f: key(f.entity, f.text))[0],
+        }
+    )
 
 
 def unit_rows(

@@ -17,7 +17,7 @@ from flows.build.dry_run import dry_run
 from flows.stages import select_stages
 from schemas.config import Settings, load_settings
 from schemas.responses.combined import ITEM_REPLY_TOKENS, CombinedExtraction, PassageFact
-from tasks.graph.combined import split_combined, split_facts, unit_rows
+from tasks.graph.combined import split_combined, split_facts, unit_rows, without_repeats
 from tasks.graph.packing import Member, pack_chunks
 from tasks.llm.client import OpenAICompatibleClient
 from tasks.narrative.combined import stored_replies
@@ -315,3 +315,28 @@ def test_list_caps_reach_the_schema_the_prompt_and_the_reply_limit(tmp_path: Pat
 def test_list_caps_name_only_lists_of_the_reply() -> None:
     with pytest.raises(ValueError, match="max_items names no list of the reply: evnts"):
         load_settings(overrides={"extract_graph": {"max_items": {"evnts": 3}}})
+
+
+def test_an_item_repeated_with_a_side_field_changed_is_kept_once() -> None:
+    event = {
+        "description": "Rosa tears the ticket.",
+        "event_type": "action",
+        "participants": ["Rosa"],
+        "setting": None,
+        "time_cue": "DAY",
+        "evidence": "Rosa tears the ticket.",
+    }
+    interaction = {
+        "subject": "Rosa",
+        "objects": ["Tomas"],
+        "interaction_type": "inform",
+        "description": "Rosa refuses.",
+        "evidence": "No.",
+    }
+    reply = _reply(
+        events=[event, {**event, "time_cue": "NIGHT"}, {**event, "description": "Tomas leaves."}],
+        interactions=[{**interaction, "event_index": 2}, {**interaction, "event_index": 1}],
+    )
+    cleaned = without_repeats(reply)
+    assert [e.description for e in cleaned.events] == ["Rosa tears the ticket.", "Tomas leaves."]
+    assert [i.event_index for i in cleaned.interactions] == [1]  # still "Tomas leaves."
