@@ -4,8 +4,10 @@ are numbered 1..n in the user message, and the reply (`batch_model(M)`) answers 
 Every item ends as a validated value or a `failures` row: a failed request is a failures row for
 each of its items, except a reply cut at its limit (or a prompt too long for the server's
 context), whose group is split in two and asked again; items a reply leaves out (or numbers it
-invents) are asked again once in a group of their own, and still-missing items become failures
-rows of their own. Reply limits follow the number of items asked (`reply_limit`).
+invents) are asked again once in a group of their own (two halves when the reply answered none:
+the same prompt would get the same reply; an item asked alone is not asked the same again), and
+still-missing items become failures rows of their own. Reply limits follow the number of items
+asked (`reply_limit`).
 """
 
 from __future__ import annotations
@@ -187,7 +189,8 @@ def run_grouped(
 
     # Each round sends its groups at once. A group whose reply was cut (or whose prompt left no room
     # for one) is split in two for the next round; items a reply left out are asked again once, in
-    # a group of their own. Groups only shrink and each item is re-asked once, so rounds end.
+    # a group of their own (in two halves when it left out all of them). Groups only shrink and each
+    # item is re-asked once, so rounds end.
     pending: Iterable[list[str]] = first_round()
     tag = ""
     reasked: set[str] = set()
@@ -218,10 +221,18 @@ def run_grouped(
                     batch.asked_with[ids[answer.number - 1]] = group_ids
             left = [i for i in ids if i not in batch.values]
             again = [i for i in left if i not in reasked]
-            if again:
-                reasked.update(again)
+            if again == ids:
+                # Nothing answered: the same group would be the same prompt, and a stored (or
+                # deterministic) reply would leave the same items out. Halves are new prompts.
+                half = (len(ids) + 1) // 2
+                again = [] if len(ids) == 1 else again
+                next_round += [part for part in (again[:half], again[half:]) if part]
+            elif again:
                 next_round.append(again)
+            reasked.update(again)
             error = "llm missing: the batched reply left this item out, also when asked again"
+            if len(ids) == 1 and not again and left:
+                error = "llm missing: the reply left this item out (asked alone)"
             batch.failures.extend(_failure(result, i, error) for i in left if i not in again)
         if not next_round:
             break

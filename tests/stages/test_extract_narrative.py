@@ -308,16 +308,20 @@ def every_line_responder(body: dict[str, Any]) -> dict[str, Any] | None:
         }
         for i, line in enumerate(lines)
     ]
-    interactions = [
-        {
-            "subject": names[0],
-            "objects": names[1:2],
-            "interaction_type": "inform",
-            "description": f"{names[0]} speaks.",
-            "evidence": lines[-1],
-            "event_index": len(lines) - 1,
-        }
-    ] if len(names) >= 2 and lines else []
+    interactions = (
+        [
+            {
+                "subject": names[0],
+                "objects": names[1:2],
+                "interaction_type": "inform",
+                "description": f"{names[0]} speaks.",
+                "evidence": lines[-1],
+                "event_index": len(lines) - 1,
+            }
+        ]
+        if len(names) >= 2 and lines
+        else []
+    )
     return {"events": events, "interactions": interactions, "occasions": []}
 
 

@@ -146,9 +146,7 @@ def test_request_overrides_are_sent(fake_llm_server: FakeOpenAIServer) -> None:
     assert (sent.body["max_completion_tokens"], sent.body["temperature"]) == (33, 0.7)
 
 
-def test_a_llguidance_server_gets_the_whole_schema_as_its_grammar(
-    fake_llm_server: FakeOpenAIServer,
-) -> None:
+def test_a_llguidance_server_gets_the_whole_schema_as_its_grammar(fake_llm_server: FakeOpenAIServer) -> None:
     with make_client(fake_llm_server, grammar="llguidance") as client:
         client.structured(make_request(), Extraction)  # the test server shapes replies by response_format
     sent = fake_llm_server.chat_requests()[0]

@@ -74,3 +74,21 @@ def test_failed_truncated_and_missing_items_become_their_own_failures() -> None:
     assert set(batch.values) == {"n"}
     missing = next(row for row in batch.failures if row["item_id"] == "m")
     assert missing["error"].startswith("llm missing") and missing["stage"] == "canonicalize_entities"
+
+
+def test_a_reply_that_answers_none_is_asked_again_in_halves_not_the_same() -> None:
+    def responder(body: dict[str, Any]) -> dict[str, Any]:
+        ids = listed(body)
+        if len(ids) > 2 or ids == ["z"]:
+            return answer([])  # a small model's empty list, for any group of more than two
+        return answer(list(range(1, len(ids) + 1)))
+
+    with FakeOpenAIServer(model_names=("test-model",), responder=responder) as server:
+        with OpenAICompatibleClient(fast_llm_settings(server.url), cache=None) as client:
+            batch = run_grouped(_ctx(client), PROMPT, [["a", "b", "c", "d"], ["z"]], _render, MergeJudgement)
+            asked = [listed(r.body) for r in server.chat_requests()]
+    assert sorted(batch.values) == ["a", "b", "c", "d"]
+    assert sorted(asked) == [["a", "b"], ["a", "b", "c", "d"], ["c", "d"], ["z"]]  # z: not the same again
+    assert [(row["item_id"], row["error"]) for row in batch.failures] == [
+        ("z", "llm missing: the reply left this item out (asked alone)")
+    ]
