@@ -221,18 +221,17 @@ def run_grouped(
                     batch.asked_with[ids[answer.number - 1]] = group_ids
             left = [i for i in ids if i not in batch.values]
             again = [i for i in left if i not in reasked]
-            if again == ids:
-                # Nothing answered: the same group would be the same prompt, and a stored (or
-                # deterministic) reply would leave the same items out. Halves are new prompts.
+            error = "llm missing: the batched reply left this item out, also when asked again"
+            if len(ids) == 1:
+                # Asked alone: asking again is the same prompt, and a stored (or deterministic)
+                # reply would leave the item out again.
+                again, error = [], "llm missing: the reply left this item out (asked alone)"
+            elif again == ids:  # nothing answered: halves are new prompts, the whole group is not
                 half = (len(ids) + 1) // 2
-                again = [] if len(ids) == 1 else again
-                next_round += [part for part in (again[:half], again[half:]) if part]
+                next_round += [again[:half], again[half:]]
             elif again:
                 next_round.append(again)
             reasked.update(again)
-            error = "llm missing: the batched reply left this item out, also when asked again"
-            if len(ids) == 1 and not again and left:
-                error = "llm missing: the reply left this item out (asked alone)"
             batch.failures.extend(_failure(result, i, error) for i in left if i not in again)
         if not next_round:
             break
