@@ -22,6 +22,24 @@ ZH_DIGITS = {
 }
 ZH_UNITS = {"十": 10, "百": 100, "千": 1000}
 
+
+def zh_number(text: str) -> int | None:
+    """The value of a Chinese numeral up to the thousands ("十二" 12, "一百零五" 105), or of digits."""
+    if text.isdigit():
+        return int(text)
+    if len(text) > 1 and all(char in ZH_DIGITS for char in text):
+        return int("".join(str(ZH_DIGITS[char]) for char in text))  # "一零二": digit by digit, 102
+    total, digit = 0, None
+    for char in text:
+        if char in ZH_DIGITS:
+            digit = ZH_DIGITS[char]
+        elif char in ZH_UNITS:
+            total += (1 if digit is None else digit) * ZH_UNITS[char]
+            digit = None
+        else:
+            return None
+    return total + (digit or 0)
+
 _CJK = r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 CJK_CHAR = re.compile(f"[{_CJK}]")
 # A token is a CJK character, a run of letters/digits (apostrophes inside words kept), or a symbol.

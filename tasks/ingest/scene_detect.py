@@ -9,7 +9,8 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
-from tasks.ingest.scene_headings import BLANKS, ZH_NUM, Shape, number_value, read_shape
+from tasks.ingest.scene_headings import read_shape
+from tasks.ingest.scene_shape import BLANKS, ZH_NUM, Shape, number_value
 
 # A scene number opening a block: "12、", "7.", "40. 15 …", "七、", "二十七、". Its shape may be anything
 # after that (a whole line of action run into the heading, a place with digits, a bare number).
