@@ -194,8 +194,11 @@ def _first_answer(api_url: str) -> None:
     """One API request, so the server's first-request set-up is done before a flow needs it."""
     import httpx
 
+    from tasks.llm.bounded_reply import bounded_http_client
+
     try:
-        httpx.get(f"{api_url}/admin/version", timeout=30)
+        with bounded_http_client(1024 * 1024, timeout=30) as client:  # bounded as every server reply
+            client.get(f"{api_url}/admin/version")
     except httpx.HTTPError:  # a slow or failing server shows itself to the flow that uses it
         pass
 

@@ -100,6 +100,16 @@ class HashingEmbedder:
         return _normalise(matrix)
 
 
+class EmbeddingServerError(RuntimeError):
+    """The embeddings server failed a request; the message is one line."""
+
+
+# One vector of a few thousand floats printed as JSON is tens of kilobytes; four times the largest
+# common size (4096 dimensions at ~22 characters each) leaves room for any server's formatting.
+VECTOR_REPLY_BYTES = 4 * 4096 * 22
+REPLY_OVERHEAD_BYTES = 64 * 1024  # the list's envelope: model, usage, object names
+
+
 class HttpEmbedder:
     """An OpenAI-compatible embeddings endpoint (e.g. vLLM serving a multilingual model)."""
 
@@ -108,12 +118,18 @@ class HttpEmbedder:
     ) -> None:
         import httpx
 
+        from tasks.llm.deadline import deadline_http_client
+
         self.name = f"http:{model}"
         self.model = model
         self.batch_size = batch_size
-        self._client = httpx.Client(
-            base_url=api_base(url),
+        self.timeout_s = timeout_s
+        # Every reply bounded after decoding, by what one batch's vectors can need.
+        self._client = deadline_http_client(
+            httpx.Limits(max_connections=2, max_keepalive_connections=1),
             timeout=timeout_s,
+            max_reply_bytes=REPLY_OVERHEAD_BYTES + batch_size * VECTOR_REPLY_BYTES,
+            base_url=api_base(url),
             headers={"Authorization": f"Bearer {api_key}"} if api_key else {},
         )
 
@@ -121,13 +137,26 @@ class HttpEmbedder:
         rows: list[list[float]] = []
         for offset in range(0, len(texts), self.batch_size):
             batch = list(texts[offset : offset + self.batch_size])
-            response = self._client.post("/embeddings", json={"model": self.model, "input": batch})
-            response.raise_for_status()
-            data = sorted(response.json()["data"], key=lambda item: item["index"])
+            data = sorted(self._post(batch)["data"], key=lambda item: item["index"])
             if len(data) != len(batch):
                 raise ValueError(f"embeddings server returned {len(data)} vectors for {len(batch)} texts")
             rows.extend(item["embedding"] for item in data)
         return _normalise(np.array(rows, dtype=np.float32)) if rows else np.zeros((0, 1), dtype=np.float32)
+
+    def _post(self, batch: list[str]) -> dict:
+        import httpx
+
+        from tasks.llm.deadline import total_deadline
+
+        try:
+            with total_deadline(self.timeout_s):
+                response = self._client.post("/embeddings", json={"model": self.model, "input": batch})
+            response.raise_for_status()
+            return response.json()
+        except httpx.HTTPStatusError as exc:
+            raise EmbeddingServerError(f"embeddings server: HTTP {exc.response.status_code}") from None
+        except httpx.HTTPError as exc:  # timeouts, dropped connections, a reply too large once decoded
+            raise EmbeddingServerError(f"embeddings server: {type(exc).__name__}: {exc}") from None
 
 
 def build_embedder(settings: EmbedTextsSettings, api_key: str | None = None) -> Embedder:

@@ -19,6 +19,12 @@ from typing import Any, Iterable, Iterator
 import httpcore
 import httpx
 
+from tasks.llm.bounded_reply import bounded_http_client
+
+# A chat reply of the largest completion we ask for, JSON-escaped (\uXXXX for every character),
+# is a few MB at most; a /models list is kilobytes.
+MAX_REPLY_BYTES = 16 * 1024 * 1024
+
 _local = threading.local()
 
 
@@ -97,11 +103,14 @@ class DeadlineBackend(httpcore.NetworkBackend):
         self._backend.sleep(seconds)
 
 
-def deadline_http_client(limits: httpx.Limits, timeout: float | None = None) -> httpx.Client:
-    """An httpx.Client whose requests honour `total_deadline` on every read and write."""
+def deadline_http_client(
+    limits: httpx.Limits, timeout: float | None = None, max_reply_bytes: int = MAX_REPLY_BYTES, **options: Any
+) -> httpx.Client:
+    """An httpx.Client whose requests honour `total_deadline` on every read and write, and whose
+    replies are bounded by `max_reply_bytes` after decoding (tasks.llm.bounded_reply)."""
     transport = httpx.HTTPTransport(limits=limits)
     pool = getattr(transport, "_pool", None)
     if pool is not None and hasattr(pool, "_network_backend"):
         # httpx has no public hook for the backend; without it only httpx's per-read timeout applies.
         pool._network_backend = DeadlineBackend()
-    return httpx.Client(transport=transport, timeout=timeout, limits=limits)
+    return bounded_http_client(max_reply_bytes, timeout, limits, transport, **options)

@@ -112,7 +112,8 @@ def request_json(
     """One request; the decoded JSON object of a 2xx answer, anything else an HTTPCallError.
 
     `timeout` bounds the whole request (connect, headers and body together), not each read: a
-    server trickling its reply a byte at a time is cut at `timeout` (see tasks.llm.deadline)."""
+    server trickling its reply a byte at a time is cut at `timeout` (see tasks.llm.deadline). The
+    reply's size is bounded by the client's transport (see tasks.llm.bounded_reply)."""
     try:
         with total_deadline(timeout):
             response = client.request(method, url, headers=headers, json=body, timeout=timeout)
@@ -120,6 +121,8 @@ def request_json(
         raise HTTPCallError("timeout", f"no answer within {timeout:.3g}s ({type(exc).__name__})") from None
     except httpx.TransportError as exc:
         raise HTTPCallError("connect", f"{type(exc).__name__}: {exc}") from None
+    except httpx.DecodingError as exc:  # too large once decoded, or an encoding we do not decode
+        raise HTTPCallError("protocol", str(exc)) from None
     if response.status_code >= 400:
         raise HTTPCallError(
             "http",

@@ -15,13 +15,12 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.error
-import urllib.request
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Callable, Sequence
 
 HOST = "127.0.0.1"
+MODELS_REPLY_BYTES = 1024 * 1024  # a /models list names a model or two
 
 
 class LocalServerError(Exception):
@@ -50,13 +49,21 @@ def free_port() -> int:
 
 def models_reply(base_url: str, timeout_s: float = 2.0) -> dict | None:
     """The JSON of GET {base_url}/models, or None while nothing (or a loading server) answers."""
-    try:
-        with urllib.request.urlopen(f"{base_url}/models", timeout=timeout_s) as reply:
-            if reply.status != 200:
+    import httpx
+
+    from tasks.llm.deadline import deadline_http_client, total_deadline
+
+    # Bounded in time and in size once decoded, as every other reply (tasks.llm.bounded_reply).
+    with deadline_http_client(httpx.Limits(max_connections=1), timeout_s, MODELS_REPLY_BYTES) as client:
+        try:
+            with total_deadline(timeout_s):
+                reply = client.get(f"{base_url}/models")
+            if reply.status_code != 200:
                 return None
-            return json.loads(reply.read())
-    except (urllib.error.URLError, OSError, ValueError):
-        return None
+            data = reply.json()
+        except (httpx.HTTPError, OSError, ValueError):
+            return None
+    return data if isinstance(data, dict) else None
 
 
 def wait_until_ready(
