@@ -21,6 +21,7 @@ from typing import Sequence
 import numpy as np
 
 from tasks.embeddings import Embedder
+from tasks.files import open_regular
 
 KEY_BYTES = 16
 
@@ -52,7 +53,7 @@ class VectorStore:
             return
         for shard in sorted(self.folder.glob("*.npz")):
             try:
-                with np.load(shard) as data:
+                with open_regular(shard) as handle, np.load(handle) as data:
                     keys, vectors = data["keys"], data["vectors"]
             except (OSError, ValueError, KeyError):
                 continue  # an unreadable shard only costs its vectors being embedded again

@@ -11,6 +11,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from tasks.files import open_append, read_text
 from tasks.tables.io import Workspace
 
 
@@ -30,12 +31,12 @@ class AnswerJournal:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
         self.count = 0
-        with open(self.path, "w", encoding="utf-8"):
+        with open_append(self.path, truncate=True):
             pass  # a rerun of the same run starts a fresh journal
 
     def add(self, row: dict[str, Any]) -> None:
         line = json.dumps({k: _plain(v) for k, v in row.items()}, ensure_ascii=False, default=str)
-        with self._lock, open(self.path, "a", encoding="utf-8") as out:
+        with self._lock, open_append(self.path) as out:
             out.write(line + "\n")
             out.flush()
             os.fsync(out.fileno())
@@ -43,4 +44,4 @@ class AnswerJournal:
 
 
 def read_journal(path: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return [json.loads(line) for line in read_text(path).splitlines() if line.strip()]

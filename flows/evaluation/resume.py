@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from schemas.ids import stable_hash
+from tasks.files import read_text
 from tasks.tables.io import Workspace, atomic_write_text
 from tasks.tables.manifest import load_manifest
 
@@ -44,7 +45,7 @@ def load_checkpoint(
     """A finished document's rows, when they cover exactly these questions and samples and were
     answered from the document's tables as they are now."""
     try:
-        data = json.loads(_path(workspace, run_id, doc_id).read_text(encoding="utf-8"))
+        data = json.loads(read_text(_path(workspace, run_id, doc_id)))
     except (OSError, ValueError):
         return None
     if data.get("doc_id") != doc_id or data.get("qids") != qids or data.get("samples") != samples:

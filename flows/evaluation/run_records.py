@@ -12,6 +12,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from tasks.files import read_text
 from tasks.tables.io import Workspace, atomic_write_text, write_table
 
 
@@ -95,6 +96,6 @@ def record_run(workspace: Workspace, row: dict[str, Any], finished: bool) -> Non
 def read_record(workspace: Workspace, run_id: str) -> dict[str, Any]:
     """The run's start and end times (empty when the run predates run records)."""
     try:
-        return json.loads(record_path(workspace, run_id).read_text(encoding="utf-8"))
+        return json.loads(read_text(record_path(workspace, run_id)))
     except (OSError, ValueError):
         return {}

@@ -21,6 +21,7 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 from flows.inspection.report_charts import ablation_chart, figures
 from flows.inspection.run_files import read_run_files
 from schemas.tables import TABLES
+from tasks.files import open_regular, write_output
 from tasks.tables.io import Workspace
 from tasks.tables.warehouse import connect, load_sql, table_files
 
@@ -73,7 +74,8 @@ def answer_llm_calls(places: list[Workspace]) -> pa.Table:
         for path in workspace.partitions("llm_calls"):
             if "__answer-" in path.stem:
                 # The file itself: a run's partition is not a document's, so it is not read by part.
-                table = pq.read_table(path, columns=["prompt_tokens", "completion_tokens"])
+                with open_regular(path) as handle:
+                    table = pq.read_table(handle, columns=["prompt_tokens", "completion_tokens"])
                 parts.append(table.append_column("filename", pa.array([path.name] * len(table), pa.string())))
     if parts:
         return pa.concat_tables(parts)
@@ -277,8 +279,7 @@ def write_report(
 ) -> dict:
     data = load_report_data(workspace, runs, ablation_id)
     text = render_html(data)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(text, encoding="utf-8")
+    write_output(out, text)  # never through a link planted in the output folder
     frame = data.frames["runs"]
     return {
         "out": str(out),

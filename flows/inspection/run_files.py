@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from tasks.files import open_regular, read_text
 from tasks.tables.io import Workspace
 
 
@@ -17,11 +18,11 @@ def read_run_files(places: list[Workspace], run_id: str) -> tuple[dict[str, Any]
         if not record_path.is_file() and not journal_path.is_file():
             continue
         try:
-            record = json.loads(record_path.read_text(encoding="utf-8"))
+            record = json.loads(read_text(record_path))
         except (OSError, ValueError):
             record = {}
         try:
-            with open(journal_path, encoding="utf-8") as lines:
+            with open_regular(journal_path, text=True) as lines:
                 journal = sum(1 for line in lines if line.strip())
         except OSError:
             journal = 0

@@ -16,6 +16,8 @@ import threading
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
+from tasks.files import open_regular
+
 _KEY = re.compile(r"^[0-9a-f]{64}$")
 
 
@@ -60,7 +62,7 @@ class LLMCache:
     def get(self, key: str) -> dict[str, Any] | None:
         """The stored payload of `key`, or None when absent or unreadable (treated as a miss)."""
         try:
-            with open(self.path(key), encoding="utf-8") as handle:
+            with open_regular(self.path(key), text=True) as handle:
                 payload = json.load(handle)
         except (OSError, ValueError):
             return None

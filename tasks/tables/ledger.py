@@ -23,6 +23,8 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tasks.files import open_regular, read_text
+
 LEDGER_DIR = ("manifest", "partitions")
 
 
@@ -69,7 +71,7 @@ def forget(root: Path, partition: Path) -> None:
 
 def _entry(root: Path, partition: Path) -> dict | None:
     try:
-        entry = json.loads(entry_path(root, partition).read_text(encoding="utf-8"))
+        entry = json.loads(read_text(entry_path(root, partition)))
     except (OSError, ValueError, RecursionError):
         return None
     return entry if isinstance(entry, dict) else None
@@ -107,7 +109,7 @@ PARQUET_MAGIC = b"PAR1"
 
 def _looks_like_parquet(path: Path) -> bool:
     try:
-        with open(path, "rb") as handle:
+        with open_regular(path) as handle:
             head = handle.read(4)
             handle.seek(-4, os.SEEK_END)
             return head == PARQUET_MAGIC and handle.read(4) == PARQUET_MAGIC
@@ -117,7 +119,7 @@ def _looks_like_parquet(path: Path) -> bool:
 
 def file_sha256(path: Path) -> str:
     digest = hashlib.sha256()
-    with open(path, "rb") as handle:
+    with open_regular(path) as handle:
         for block in iter(lambda: handle.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()

@@ -16,6 +16,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from tasks.files import read_text
 from tasks.tables.confine import WorkspaceEscape, describe, escaping_links
 from tasks.tables.io import Workspace
 from tasks.tables.ledger import ledger_root
@@ -55,7 +56,7 @@ def lock_path(workspace: Workspace) -> Path:
 
 def read_holder(workspace: Workspace) -> LockHolder | None:
     try:
-        data = json.loads(lock_path(workspace).read_text(encoding="utf-8"))
+        data = json.loads(read_text(lock_path(workspace)))
         return LockHolder(
             int(data["pid"]), str(data["host"]), str(data["since"]), str(data.get("command", ""))
         )
@@ -153,7 +154,7 @@ class WriterLock:
 def _remove_if_same(path: Path, holder: LockHolder) -> None:
     """Remove a stale lock, unless another writer replaced it in the meantime."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(read_text(path))
         if int(data.get("pid", -1)) != holder.pid or data.get("since") != holder.since:
             return
     except (OSError, ValueError):

@@ -19,6 +19,7 @@ from typing import Any
 
 from schemas.ids import stable_hash
 from tasks.tables import ledger
+from tasks.files import read_text
 from tasks.tables.io import Workspace, atomic_write_text, file_sha256
 
 
@@ -60,7 +61,7 @@ def manifest_path(workspace: Workspace, doc_id: str) -> Path:
 def load_manifest(workspace: Workspace, doc_id: str) -> DocumentManifest:
     path = manifest_path(workspace, doc_id)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(read_text(path))
         return _manifest_from(data, doc_id)
     except (OSError, ValueError, RecursionError, TypeError, AttributeError):
         # A missing, unreadable or hand-edited manifest only costs a rebuild of this document.

@@ -19,6 +19,7 @@ import pyarrow.parquet as pq
 
 from schemas.tables import TABLES
 from schemas.tables.spec import INT, STR
+from tasks.files import open_regular, read_text
 from tasks.tables import ledger
 from tasks.tables.io import Workspace, atomic_write_text
 
@@ -70,14 +71,19 @@ def partition_records(
             }
             if with_rows:
                 known = (known_rows or {}).get((record["path"], record["sha256"]))
-                record["rows"] = known if known is not None else pq.ParquetFile(path).metadata.num_rows
+                record["rows"] = known if known is not None else _footer_rows(path)
             records.append(record)
     return records
 
 
+def _footer_rows(path: Path) -> int:
+    with open_regular(path) as handle, pq.ParquetFile(handle) as file:
+        return file.metadata.num_rows
+
+
 def _recorded_sha256(workspace: Workspace, path: Path) -> str | None:
     try:
-        return json.loads(ledger.entry_path(workspace.root, path).read_text(encoding="utf-8"))["sha256"]
+        return json.loads(read_text(ledger.entry_path(workspace.root, path)))["sha256"]
     except (OSError, ValueError, KeyError, TypeError):
         return None  # a workspace from before the ledger
 
@@ -86,7 +92,7 @@ def _previous_rows(path: Path) -> dict[tuple[str, str], int]:
     """Row counts of the last listing by (path, sha256): an unchanged file's footer is not read again
     (opening footers costs about a millisecond a file, at the end of every build)."""
     try:
-        records = json.loads(path.read_text(encoding="utf-8"))
+        records = json.loads(read_text(path))
         return {(r["path"], r["sha256"]): int(r["rows"]) for r in records if r.get("sha256")}
     except (OSError, ValueError, KeyError, TypeError):
         return {}

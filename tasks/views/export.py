@@ -7,11 +7,13 @@ every node carries its `doc_id`)."""
 from __future__ import annotations
 
 import csv
+import io
 from pathlib import Path
 from typing import Iterable
 
 import networkx as nx
 
+from tasks.files import write_output
 from tasks.views.bundle import Bundle, entity_graph, episode_dag, interaction_graph
 
 FORMATS = ("graphml", "gexf", "csv")
@@ -21,16 +23,20 @@ GRAPHS = {"entities": entity_graph, "interactions": interaction_graph, "episodes
 def _csv(graph: nx.Graph, nodes_path: Path, edges_path: Path) -> None:
     node_keys = sorted({k for _, data in graph.nodes(data=True) for k in data})
     edge_keys = sorted({k for _, _, data in graph.edges(data=True) for k in data})
-    with open(nodes_path, "w", newline="", encoding="utf-8") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(["id", *node_keys])
-        for node, data in graph.nodes(data=True):
-            writer.writerow([node, *(data.get(k, "") for k in node_keys)])
-    with open(edges_path, "w", newline="", encoding="utf-8") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(["source", "target", *edge_keys])
-        for source, target, data in graph.edges(data=True):
-            writer.writerow([source, target, *(data.get(k, "") for k in edge_keys)])
+    nodes = [["id", *node_keys]]
+    nodes += [[node, *(data.get(k, "") for k in node_keys)] for node, data in graph.nodes(data=True)]
+    edges = [["source", "target", *edge_keys]]
+    edges += [[s, t, *(data.get(k, "") for k in edge_keys)] for s, t, data in graph.edges(data=True)]
+    for path, rows in ((nodes_path, nodes), (edges_path, edges)):
+        buffer = io.StringIO(newline="")
+        csv.writer(buffer).writerows(rows)
+        write_output(path, buffer.getvalue())
+
+
+def _networkx_file(graph: nx.Graph, fmt: str, path: Path) -> None:
+    buffer = io.BytesIO()
+    (nx.write_graphml if fmt == "graphml" else nx.write_gexf)(graph, buffer)
+    write_output(path, buffer.getvalue())
 
 
 def bundle_graphs(bundles: Iterable[Bundle], name: str | None = None) -> dict[str, nx.Graph]:
@@ -54,7 +60,6 @@ def write_graphs(graphs: dict[str, nx.Graph], fmt: str, out: Path) -> list[Path]
     """Write the graphs next to `out` (its stem gets `.entities` / `.interactions` / `.episodes`)."""
     if fmt not in FORMATS:
         raise ValueError(f"unknown format {fmt!r}; formats: {', '.join(FORMATS)}")
-    out.parent.mkdir(parents=True, exist_ok=True)
     stem = out.with_suffix("") if out.suffix.lower() in (".graphml", ".gexf", ".csv") else out
     written: list[Path] = []
     for part, graph in graphs.items():
@@ -64,10 +69,7 @@ def write_graphs(graphs: dict[str, nx.Graph], fmt: str, out: Path) -> list[Path]
             written += [nodes, edges]
             continue
         path = Path(f"{stem}.{part}.{fmt}")
-        if fmt == "graphml":
-            nx.write_graphml(graph, path)
-        else:
-            nx.write_gexf(graph, path)
+        _networkx_file(graph, fmt, path)  # written the safe way: never through a planted link
         written.append(path)
     return written
 

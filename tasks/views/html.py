@@ -11,6 +11,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from tasks.files import write_output
 from tasks.views.bundle import Bundle
 from tasks.views.page_data import page_data
 
@@ -52,7 +53,4 @@ def render_page(bundle: Bundle) -> str:
 
 
 def write_view(bundle: Bundle, out_dir: Path) -> Path:
-    out_dir.mkdir(parents=True, exist_ok=True)
-    path = out_dir / f"{bundle.doc_id}.html"
-    path.write_text(render_page(bundle), encoding="utf-8")
-    return path
+    return write_output(out_dir / f"{bundle.doc_id}.html", render_page(bundle))
