@@ -6,6 +6,8 @@ in `flows.cli.main` when the LLM client is built.
 
 from __future__ import annotations
 
+import os
+import stat
 import tomllib
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -13,9 +15,11 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, field_validator
 
 from schemas.config_llm import REMOVED_LLM_SETTINGS, LLMSettings, LocalLLMSettings  # noqa: F401
-from schemas.config_section import Section
+from schemas.config_section import SIZE_PATTERN, Section, check_url
 from schemas.ids import stable_hash
 from schemas.responses.combined import capped_extraction
+
+MAX_CONFIG_BYTES = 4 * 2**20
 
 
 class BuildSettings(Section):
@@ -24,7 +28,7 @@ class BuildSettings(Section):
         4, ge=1, le=32, description="independent stages of one document run at the same time (1: in order)"
     )
     max_document_chars: int = Field(
-        20_000_000, ge=1, description="larger inputs are refused with a failures row"
+        20_000_000, ge=1, le=500_000_000, description="larger inputs are refused with a failures row"
     )
 
 
@@ -42,6 +46,8 @@ class EmbedTextsSettings(Section):
     backend: Literal["minilm", "http", "hashing"] = "minilm"
     model: str = "all-MiniLM-L6-v2"
     url: str | None = Field(None, description="OpenAI-compatible /v1/embeddings base URL (backend http)")
+
+    _url = field_validator("url")(classmethod(lambda cls, value: check_url(value)))
     batch_size: int = Field(64, ge=1)
     dimensions: int = Field(384, ge=8, description="vector size of the hashing backend")
     chunk_vectors: Literal["embedded", "sentences"] = Field(
@@ -87,7 +93,7 @@ class ExtractGraphSettings(Section):
         2, ge=1, description="offline prose: mentions a capitalised name needs to count"
     )
     max_description_chars: int = Field(600, ge=80, description="longer merged descriptions are compacted")
-    max_items: dict[str, Annotated[int, Field(ge=1)]] = Field(
+    max_items: dict[str, Annotated[int, Field(ge=1, le=10_000)]] = Field(
         default_factory=dict,
         description="LLM, combined: at most this many items per reply list and request, e.g. "
         "{entities = 3, events = 3}; in the schema, so a small model that writes until its limit "
@@ -180,9 +186,9 @@ class RelateEpisodesSettings(Section):
 
 class BreakCyclesSettings(Section):
     mode: Literal["raw", "heuristic", "saber"] = "saber"
-    causes_weight: float = 1.0
-    precedes_weight: float = 0.7
-    elaborates_weight: float = 0.35
+    causes_weight: float = Field(1.0, ge=0, le=100)
+    precedes_weight: float = Field(0.7, ge=0, le=100)
+    elaborates_weight: float = Field(0.35, ge=0, le=100)
     max_adjudications: int = Field(200, ge=0, description="shortcut questions sent to the LLM per document")
     pack_tokens: int = Field(
         6000, ge=0, description="LLM: questions share one request while their episodes fit this budget"
@@ -291,6 +297,8 @@ class EvaluateSettings(Section):
         None, description="OpenAI-compatible server of the judge (default: the answerer's)"
     )
     judge_model: str | None = Field(None, description="judge model name (default: the answerer's)")
+
+    _judge_url = field_validator("judge_url")(classmethod(lambda cls, value: check_url(value)))
     document_concurrency: int = Field(2, ge=1, le=32, description="documents answered at the same time")
     question_concurrency: int = Field(
         4,
@@ -307,7 +315,7 @@ class SqlSettings(Section):
     timeout_s: float = Field(
         30.0, gt=0, le=86400, allow_inf_nan=False, description="a query running longer is interrupted"
     )
-    memory_limit: str = Field("1GB", pattern=r"^[0-9.]+ ?[KMGT]i?B$", description="DuckDB memory_limit")
+    memory_limit: str = Field("1GB", pattern=SIZE_PATTERN, description="DuckDB memory_limit")
     threads: int = Field(2, ge=1, le=64)
     max_result_mb: int = Field(128, ge=1, le=65536, description="a larger result is refused, not printed")
 
@@ -345,6 +353,11 @@ def load_settings(path: Path | None = None, overrides: dict[str, dict[str, Any]]
     """Settings from an optional TOML file, then per-section overrides (None values ignored)."""
     data: dict[str, dict[str, Any]] = {}
     if path is not None:
+        info = os.stat(path)  # a FIFO or a device is refused from stat, never opened (it could block)
+        if not stat.S_ISREG(info.st_mode):
+            raise ValueError(f"config file {path} is not a regular file")
+        if info.st_size > MAX_CONFIG_BYTES:
+            raise ValueError(f"config file larger than {MAX_CONFIG_BYTES // 2**20} MiB: {path}")
         with open(path, "rb") as handle:
             data = tomllib.load(handle)
     for section, values in (overrides or {}).items():

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 
-from schemas.config_section import Section
+from schemas.config_section import Section, check_url
 
 
 # Settings that no longer exist, with what to do instead: an old config naming one gets this
@@ -19,7 +19,7 @@ REMOVED_LLM_SETTINGS = {
 class LLMSettings(Section):
     url: str | None = Field(None, description="OpenAI-compatible base URL; None selects the embedded default")
     model: str = "Qwen/Qwen3-30B-A3B-Instruct-2507"
-    temperature: float = 0.0
+    temperature: float = Field(0.0, ge=0, le=2)
     max_tokens: int = Field(
         2048, ge=16, description="reply limit of requests whose stage sets none (stages size theirs by input)"
     )
@@ -45,6 +45,8 @@ class LLMSettings(Section):
         "also stop a looping model while it writes)",
     )
 
+    _url = field_validator("url")(classmethod(lambda cls, value: check_url(value)))
+
     @model_validator(mode="before")
     @classmethod
     def _removed(cls, data: Any) -> Any:
@@ -67,4 +69,6 @@ class LocalLLMSettings(Section):
     )
     prompt_threads: int = Field(2, ge=1, le=64, description="prompt-processing threads")
     port: int = Field(0, ge=0, le=65535, description="0: a free port")
-    startup_timeout_s: float = Field(180.0, gt=0, description="time allowed to load and answer /v1/models")
+    startup_timeout_s: float = Field(
+        180.0, gt=0, le=86_400, description="time allowed to load and answer /v1/models"
+    )
