@@ -12,6 +12,8 @@ import pyarrow as pa
 
 from tasks.query.answer_types import Answer
 from tasks.tables.io import Workspace, read_frame
+from tasks.tables.printable import is_json_field
+from tasks.terminal import safe_text
 
 
 def json_value(value: Any) -> Any:
@@ -38,14 +40,24 @@ def _cell(value: Any, width: int = 60) -> str:
         return ""
     if isinstance(value, (list, dict, tuple)):
         value = _json(value)
-    text = " ".join(str(value).split())
+    text = safe_text(" ".join(str(value).split()))  # data never reaches a terminal as a control sequence
     return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _nested_back(table: pa.Table, rows: list[dict]) -> list[dict]:
+    """Rows with the JSON text of nested columns DuckDB wrote (`tasks.tables.printable`) parsed back."""
+    names = [field.name for field in table.schema if is_json_field(field)]
+    for row in rows if names else []:
+        for name in names:
+            row[name] = None if row[name] is None else json.loads(row[name])
+    return rows
 
 
 def format_table(table: pa.Table, fmt: str = "table", max_rows: int = 200) -> str:
     """Query results as an aligned text table, CSV, or a JSON list of row objects."""
     rows = table.to_pylist()
     if fmt == "json":
+        rows = _nested_back(table, rows)
         return json.dumps(json_value(rows), ensure_ascii=False, indent=1, allow_nan=False)
     if fmt == "csv":
         buffer = io.StringIO()
@@ -57,8 +69,8 @@ def format_table(table: pa.Table, fmt: str = "table", max_rows: int = 200) -> st
             )
         return buffer.getvalue().rstrip("\n")
     shown = rows[:max_rows]
-    columns = table.column_names
-    cells = [[_cell(row[c]) for c in columns] for row in shown]
+    columns = [safe_text(name, one_line=True) for name in table.column_names]
+    cells = [[_cell(value) for value in row.values()] for row in shown]
     widths = [max([len(c)] + [len(r[i]) for r in cells]) for i, c in enumerate(columns)]
     lines = ["  ".join(c.ljust(w) for c, w in zip(columns, widths)), "  ".join("-" * w for w in widths)]
     lines += ["  ".join(v.ljust(w) for v, w in zip(r, widths)) for r in cells]
@@ -165,6 +177,10 @@ def build_text(report, workspace: Workspace) -> str:
         lines.append(
             f"pruned {len(report.removed)} document(s) not in the inputs: {', '.join(report.removed[:10])}"
             + (" ..." if len(report.removed) > 10 else "")
+        )
+    if report.ingest_failures:
+        lines.append(
+            f"INCOMPLETE: {len(report.ingest_failures)} input(s) not ingested (listed above with the reason)"
         )
     if not report.ok:
         lines.append("see `nkw inspect --workspace ...` for the failures table")

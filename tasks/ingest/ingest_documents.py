@@ -229,6 +229,14 @@ def _expand(paths: Iterable[str | Path], result: IngestResult) -> list[Path]:
         if path.is_dir():
             # Regular files only; other entries named like documents (FIFOs, devices) are reported.
             entries = sorted(p for p in _walk(path) if _is_document_file(p) and not p.is_dir())
+            # A link in a folder could pull in any file of the machine: listed, never followed.
+            for link in (p for p in entries if p.is_symlink()):
+                reason = (
+                    f"symbolic link (to {os.readlink(link)}) in an input folder: not followed; "
+                    "name the file itself to build it"
+                )
+                result.failures.append(IngestFailure(safe_doc_id(link.stem or "input"), str(link), reason))
+            entries = [p for p in entries if not p.is_symlink()]
             found = [p.resolve() for p in entries if p.is_file()]
             for odd in (p for p in entries if not p.is_file()):
                 reason = path_problem(odd) or "not a regular file; only regular files are read"

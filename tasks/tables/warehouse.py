@@ -34,6 +34,7 @@ from schemas.tables import TABLES
 from tasks.tables import ledger
 from tasks.tables.io import Workspace
 from tasks.tables.partitions import partitions_table
+from tasks.tables.printable import mark_json, printable
 
 SQL_DIR = Path(schemas.__file__).resolve().parent / "sql"
 ALLOWED_STATEMENTS = {"SELECT"}
@@ -175,9 +176,11 @@ def fetch_query(
     params: list[Any] | None = None,
     limits: QueryLimits | None = None,
     max_rows: int | None = None,
+    as_printed: bool = False,
 ) -> QueryResult:
     """Run one read-only query within its limits; keep at most `max_rows` rows (all when None) and
-    refuse a kept result over `limits.max_result_bytes`."""
+    refuse a kept result over `limits.max_result_bytes`. With `as_printed`, values Python cannot
+    hold come back as DuckDB's text (`tasks.tables.printable`)."""
     check_readonly(sql)
     limits = limits or QueryLimits()
     con = connect(workspace, limits)
@@ -191,15 +194,21 @@ def fetch_query(
     timer.daemon = True
     timer.start()
     try:
-        reader = con.sql(sql, params=params or None).to_arrow_reader(FETCH_ROWS)
-        return _bounded(reader, max_rows, limits.max_result_bytes)
+        relation = con.sql(sql, params=params or None)
+        json_columns: set[int] = set()
+        if as_printed and relation is not None:
+            relation, json_columns = printable(relation)
+        result = _bounded(relation.to_arrow_reader(FETCH_ROWS), max_rows, limits.max_result_bytes)
+        result.table = mark_json(result.table, json_columns)
+        return result
     except (duckdb.Error, OSError, MemoryError) as exc:
         # While batches stream, Arrow re-raises DuckDB's interrupt and allocation failures as OSError.
         if expired.is_set():
             raise QueryRefused(
                 f"query stopped after the time limit of {limits.timeout_s:g} s (sql.timeout_s)"
             ) from None
-        if isinstance(exc, (duckdb.OutOfMemoryException, MemoryError)) or "memory" in str(exc).lower():
+        # "out of memory", not "memory": a refused read_text(':memory:') names the word too.
+        if isinstance(exc, (duckdb.OutOfMemoryException, MemoryError)) or "out of memory" in str(exc).lower():
             raise QueryRefused(
                 f"query stopped at the memory limit of {limits.memory_limit} (sql.memory_limit)"
             ) from None

@@ -8,18 +8,25 @@ from pathlib import Path
 
 from flows.ablate_flow import format_ablation, run_ablation
 from flows.evaluation.ablation import AblationError, parse_settings
-from flows.cli.commands.common import UserError, prefect_environment, settings_from, workspace_from
+from flows.cli.commands.common import (
+    UserError,
+    file_problem,
+    prefect_environment,
+    settings_from,
+    workspace_from,
+)
 from flows.evaluation.evaluate import QuestionFileError
 from flows.runtime import Meter
+from tasks.terminal import say
 
 
 def run(args: argparse.Namespace) -> int:
     settings = settings_from(args)
     workspace = workspace_from(args)
     questions = [Path(q) for q in args.questions]
-    missing = [str(q) for q in questions if not q.is_file()]
-    if missing:
-        raise UserError(f"questions file not found: {', '.join(missing)}")
+    problems = [p for p in (file_problem(q, "questions file") for q in questions) if p]
+    if problems:  # a FIFO is not "not found": the cause named is the real one
+        raise UserError("; ".join(problems))
     if args.samples < 1:
         raise UserError("--samples must be at least 1")
     try:
@@ -61,5 +68,5 @@ def run(args: argparse.Namespace) -> int:
             )
         )
     else:
-        print(format_ablation(report))
+        say(format_ablation(report))
     return 0

@@ -14,6 +14,7 @@ from flows.cli.commands.common import EXIT_FAILED, UserError, llm_client, settin
 from flows.serving.question_batch import QuestionBatchError, read_question_batch
 from flows.evaluation.question_checks import build_gaps, question_problem
 from tasks.query.store.doc_index import DocumentNotBuilt
+from tasks.terminal import safe_text, say
 
 
 def run(args: argparse.Namespace) -> int:
@@ -59,13 +60,13 @@ def run(args: argparse.Namespace) -> int:
                 print(
                     json.dumps({"question": question, "error": str(exc)}, ensure_ascii=False)
                     if args.json
-                    else f"error: question {number}: {exc}",
+                    else safe_text(f"error: question {number}: {exc}"),
                     flush=True,
                 )
                 continue
             gaps = build_gaps(workspace, doc_id)
             if gaps:
-                print(f"warning: {gaps}", file=sys.stderr)
+                say(f"warning: {gaps}", file=sys.stderr)
             if args.json:
                 payload = {**answer.to_json(), **({"warning": gaps} if gaps else {})}
                 text = json.dumps(payload, ensure_ascii=False, indent=None if batch else 1)
@@ -73,7 +74,7 @@ def run(args: argparse.Namespace) -> int:
                 text = cli_output.answer_text(answer, show_trace=args.trace)
                 if batch:
                     text = f"Q{number}: {question}\n{text}\n"
-            print(text, flush=True)
+            print(text if args.json else safe_text(text), flush=True)
             if batch is None and not args.json:
                 # Fixed start-up (imports, embedding model, bundle load) apart from the answer's own latency.
                 startup = time.perf_counter() - args.started - answer.latency_ms / 1000

@@ -24,7 +24,8 @@ from flows.build.dry_run import dry_run, format_dry_run
 from flows.build.retry import paths_to_retry
 from flows.stages import STAGES_BY_NAME, select_stages
 from tasks.llm.preflight import LLMUnavailable
-from tasks.tables.lock import WorkspaceLocked
+from tasks.tables.lock import UnsafeWorkspace, WorkspaceLocked
+from tasks.terminal import say
 
 
 def run(args: argparse.Namespace) -> int:
@@ -49,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
     if not paths and args.retry_failed:
         paths = paths_to_retry(workspace)
         if not paths:
-            print(f"workspace {workspace.root}: nothing to retry (no stage is partial or failed)")
+            say(f"workspace {workspace.root}: nothing to retry (no stage is partial or failed)")
             return 0
     elif not paths:
         raise UserError(
@@ -83,8 +84,10 @@ def run(args: argparse.Namespace) -> int:
             prune=args.prune,
             allow_offline_fallback=args.allow_offline_fallback,
         )
+    except UnsafeWorkspace as exc:  # a planted link or a file in a folder's place: bad input, refused
+        raise UserError(str(exc)) from None
     except (LLMUnavailable, WorkspaceLocked) as exc:  # not a usage mistake: it can succeed later
-        print(f"error: {exc}", file=sys.stderr)
+        say(f"error: {exc}", file=sys.stderr)
         return EXIT_FAILED
     finally:
         if llm is not None:
@@ -92,5 +95,5 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(cli_output.build_json(report), indent=1))
     else:
-        print(cli_output.build_text(report, workspace))
+        say(cli_output.build_text(report, workspace))
     return 0 if report.ok else EXIT_FAILED

@@ -12,6 +12,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from schemas.config import load_settings
+from tasks.files import is_regular, kind
 from tasks.llm.client import build_llm_client
 from tasks.tables.io import Workspace
 
@@ -61,8 +62,9 @@ def prefect_environment(verbose: bool = False) -> None:
 def settings_from(args: argparse.Namespace):
     """Typed settings: the config file (if any) with the command-line overrides on top."""
     config = Path(args.config) if getattr(args, "config", None) else None
-    if config is not None and not config.is_file():
-        raise UserError(f"config file not found: {config}")
+    problem = file_problem(config, "config file") if config is not None else None
+    if problem:
+        raise UserError(problem)
     overrides: dict[str, dict[str, Any]] = {
         "build": {"concurrency": getattr(args, "concurrency", None)},
         "embed_texts": {
@@ -117,6 +119,16 @@ def api_key() -> str | None:
 def llm_client(settings, workspace):
     """The injected LLM client when --llm-url (or [llm].url) is set; None selects the embedded default."""
     return build_llm_client(settings.llm, api_key(), workspace.cache_dir / "llm")
+
+
+def file_problem(path: str | os.PathLike[str], what: str) -> str | None:
+    """Why `path` cannot be read as `what` ("questions file"), naming the real cause, or None."""
+    if is_regular(path):
+        return None
+    problem = path_problem(str(path))
+    if problem is None:
+        return f"{what} {path} is {kind(os.stat(path).st_mode)}, not a regular file"
+    return problem.replace("no such file or folder", f"{what} not found")
 
 
 def path_problem(path: str) -> str | None:

@@ -12,6 +12,7 @@ from flows.cli.commands.common import (
     EXIT_FAILED,
     UserError,
     api_key,
+    file_problem,
     llm_client,
     prefect_environment,
     settings_from,
@@ -21,14 +22,16 @@ from flows.evaluate_benchmark import evaluate_with_prefect
 from flows.evaluation.evaluate import QuestionFileError, evaluate, format_report
 from flows.evaluation.judging import judge_client
 from flows.runtime import Meter
+from tasks.terminal import say
 
 
 def run(args: argparse.Namespace) -> int:
     settings = settings_from(args)
     workspace = workspace_from(args)
     questions = Path(args.questions)
-    if not questions.is_file():
-        raise UserError(f"questions file not found: {questions}")
+    problem = file_problem(questions, "questions file")
+    if problem:  # a FIFO is not "not found": the cause named is the real one
+        raise UserError(problem)
     if args.samples < 1:
         raise UserError("--samples must be at least 1")
     if args.limit is not None and args.limit < 1:
@@ -62,15 +65,14 @@ def run(args: argparse.Namespace) -> int:
         for client in {id(c): c for c in (llm, judge) if c is not None}.values():
             client.close()
     for warning in report.warnings:
-        print(f"warning: {warning}", file=sys.stderr)
-    print(
-        json.dumps(report.to_json(), ensure_ascii=False, indent=1)
-        if args.json
-        else format_report(report, verbose=args.verbose)
-    )
+        say(f"warning: {warning}", file=sys.stderr)
+    if args.json:
+        print(json.dumps(report.to_json(), ensure_ascii=False, indent=1))
+    else:
+        say(format_report(report, verbose=args.verbose))
     if report.skipped_documents:
         skipped = int((report.rows["status"] != "answered").sum())
-        print(
+        say(
             f"error: {skipped} of {len(report.rows)} answer(s) not produced: "
             f"documents not in the workspace: {', '.join(report.skipped_documents)}",
             file=sys.stderr,

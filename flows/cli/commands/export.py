@@ -11,6 +11,7 @@ from pathlib import Path
 from flows.cli.commands.common import UserError, workspace_from
 from flows.cli.commands.outputs import legacy_file
 from flows.inspection.views import MissingDocument, export_document
+from tasks.terminal import say
 
 
 def run(args: argparse.Namespace) -> int:
@@ -26,5 +27,5 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps({"written": [str(p) for p in paths]}))
     for path in [] if args.json else paths:
-        print(f"wrote {path}")
+        say(f"wrote {path}")
     return 0

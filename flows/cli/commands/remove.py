@@ -9,6 +9,7 @@ from flows.cli.commands.common import UserError, workspace_from
 from flows.build.remove import remove_documents, workspace_doc_ids
 from tasks.tables.lock import WorkspaceLocked, WriterLock
 from tasks.tables.partitions import write_listing
+from tasks.terminal import say
 
 
 def run(args: argparse.Namespace) -> int:
@@ -25,5 +26,5 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps({"removed": removed}))
     else:
-        print(f"removed {len(removed)} document(s): {', '.join(removed)}")
+        say(f"removed {len(removed)} document(s): {', '.join(removed)}")
     return 0

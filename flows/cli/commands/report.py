@@ -10,6 +10,7 @@ from pathlib import Path
 from flows.cli.commands.common import UserError, workspace_from
 from flows.cli.commands.outputs import legacy_file
 from flows.inspection.report import ReportError, write_report
+from tasks.terminal import say
 
 FILE_NAME = "report.html"
 
@@ -24,7 +25,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(result))
     else:
-        print(
+        say(
             f"wrote {result['out']}: {result['runs']} run(s), {result['plots']} plot(s), "
             f"{result['bytes']:,} bytes"
         )

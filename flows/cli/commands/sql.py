@@ -34,7 +34,7 @@ def run(args: argparse.Namespace) -> int:
         max_rows = TABLE_ROWS
     try:
         with capped_memory(ceiling, on_exceeded=lambda: _stop_out_of_memory(settings.sql.memory_limit)):
-            result = fetch_query(workspace, args.query, limits=limits, max_rows=max_rows)
+            result = fetch_query(workspace, args.query, limits=limits, max_rows=max_rows, as_printed=True)
             text = cli_output.format_table(result.table, args.format, result.table.num_rows)
     except QueryRefused as exc:
         raise UserError(str(exc)) from None

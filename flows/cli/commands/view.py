@@ -8,6 +8,7 @@ from pathlib import Path
 
 from flows.cli.commands.common import UserError, workspace_from
 from flows.inspection.views import MissingDocument, view_document
+from tasks.terminal import say
 
 
 def run(args: argparse.Namespace) -> int:
@@ -15,5 +16,8 @@ def run(args: argparse.Namespace) -> int:
         path = view_document(workspace_from(args), args.doc, Path(args.out))
     except MissingDocument as exc:
         raise UserError(str(exc)) from None
-    print(json.dumps({"written": [str(path)]}) if args.json else f"wrote {path}")
+    if args.json:
+        print(json.dumps({"written": [str(path)]}))
+    else:
+        say(f"wrote {path}")
     return 0
