@@ -21,6 +21,8 @@ STARTED = time.perf_counter()  # before the CLI's own imports: `nkw ask` reports
 from flows.cli.commands.common import EXIT_FAILED, EXIT_USAGE, UserError, prefect_environment  # noqa: E402
 from flows.cli.memory_cap import use_system_allocator_for_arrow  # noqa: E402
 from flows.runtime import configure_process, quiet_prefect  # noqa: E402
+from tasks.files import Refusal  # noqa: E402
+from tasks.terminal import safe_text  # noqa: E402
 
 PREFECT_COMMANDS = ("build", "evaluate", "ablate")  # batch commands that may run Prefect flows
 MEMORY_CAPPED_COMMANDS = ("sql",)  # run user-written queries under a data-memory ceiling
@@ -415,8 +417,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if getattr(args, "local_llm", None) is not None:  # the server lives as long as the command
             return import_module("flows.cli.commands.llm_local").run_with_local_server(args, command.run)
         return command.run(args)
-    except UserError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+    except (UserError, Refusal) as exc:  # a refused input (a link, a FIFO) is a usage error too
+        print(f"error: {safe_text(exc, one_line=True)}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
@@ -427,7 +429,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if getattr(args, "debug", False):
             raise
         print(
-            f"error: {type(exc).__name__}: {' '.join(str(exc).split())[:400]} "
+            f"error: {type(exc).__name__}: {safe_text(' '.join(str(exc).split())[:400])} "
             "(rerun with --debug for details)",
             file=sys.stderr,
         )
