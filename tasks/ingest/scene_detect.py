@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from tasks.ingest.scene_headings import read_shape
 from tasks.ingest.scene_shape import BLANKS, ZH_NUM, Shape, number_value
@@ -116,6 +116,8 @@ def detect(text: str, language: str) -> Detection:
         )
         if fits and close and text_after(i):
             accepted[i] = shapes[i]
+        elif (split := _split_run_in_number(shapes[i], p, q, language)) and text_after(i):
+            accepted[i] = split
         else:
             rejected.append(shapes[i].text)
     for i, shape in _fill_numbering_runs(lines, accepted).items():
@@ -131,6 +133,22 @@ def detect(text: str, language: str) -> Detection:
             f"(their numbers do not fit the headings around them): {shown}"
         )
     return Detection([Detected(offsets[i], accepted[i]) for i in sorted(accepted)], notes)
+
+
+def _split_run_in_number(shape: Shape, before: int | None, after: int | None, language: str) -> Shape | None:
+    """A scene number run into a place that starts with digits ("12305病房 内 日" between scenes 11 and
+    13 is scene 12 at 305病房): the split whose number comes next in the numbering, when the rest
+    reads as a marked heading."""
+    digits = re.match(r"\d+", shape.text)
+    if before is None or not digits or not re.match(r"\d+[^\W\d_]", shape.text):
+        return None
+    for cut in range(1, len(digits.group())):
+        value = int(digits.group()[:cut])
+        if before < value <= before + 2 and (after is None or value < after):
+            split = read_shape(f"{shape.text[:cut]} {shape.text[cut:]}", language)
+            if split is not None and split.strength == "explicit" and split.value == value:
+                return replace(split, text=shape.text)
+    return None
 
 
 def _run_candidates(lines: list[str]) -> list[tuple[int, int]]:

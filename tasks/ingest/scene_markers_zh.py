@@ -54,13 +54,18 @@ RUN_IN = sorted([*IE_WORDS, *TIME_WORDS, *SEASON_WORDS], key=len, reverse=True)
 # A bracketed note closing a heading: "（幻境）", "（字幕：…）"
 NOTE = re.compile(r"[（(][^()（）]*[)）]\s*$")
 _ZH_SPLIT = re.compile(rf"[{BLANKS}，,、/／·|｜\-—–~～]+|[.．](?!\d)")
+_ZH_TOKEN = re.compile(rf"(?:(?!{_ZH_SPLIT.pattern}).)+")
+
+
+def _kind(word: str) -> str:
+    return "ie" if word in IE_WORDS else "time" if word in TIME_WORDS else "season"
 
 
 def _peel_run_in(place: str, found: dict[str, str]) -> str:
     """Strip 内/外, times and seasons written into the end of the place ("剧院秋清晨外")."""
     while True:
         for word in RUN_IN:
-            kind = "ie" if word in IE_WORDS else "time" if word in TIME_WORDS else "season"
+            kind = _kind(word)
             if kind in found or not place.endswith(word) or len(place) <= len(word):
                 continue
             if kind == "season" and "time" not in found:
@@ -79,7 +84,7 @@ def _marker_token(token: str, found: dict[str, str]) -> bool:
     while rest:
         for word in RUN_IN:
             if rest.startswith(word):
-                kind = "ie" if word in IE_WORDS else "time" if word in TIME_WORDS else "season"
+                kind = _kind(word)
                 if kind in trial or kind in found:
                     return False
                 trial[kind] = word
@@ -90,6 +95,44 @@ def _marker_token(token: str, found: dict[str, str]) -> bool:
     if not trial or set(trial) == {"season"}:
         return False
     found.update(trial)
+    return True
+
+
+def split_run_on_note(slug: str) -> tuple[str, str]:
+    """(heading, note) of a heading whose note runs on after its markers: "书房,夜,内李明的回忆" is
+    "书房,夜,内" and "李明的回忆"; (slug, "") when no note follows the markers."""
+    tokens = [(m.start(), m.group()) for m in _ZH_TOKEN.finditer(slug)]
+    found: dict[str, str] = {}
+    first = next((k for k, (_, token) in enumerate(tokens) if _marker_token(token, {})), None)
+    # The place comes first: "日 外 县衙门口" names its place after the markers, and "和  51. 黄昏 外 竹林"
+    # (a number behind OCR debris) has none before them.
+    if not first or any(token.isdigit() for _, token in tokens[:first]):
+        return slug, ""
+    k = first
+    while k < len(tokens) and _marker_token(tokens[k][1], found):
+        k += 1
+    if k == len(tokens):
+        return slug, ""
+    start, token = tokens[k]
+    for word in RUN_IN:
+        if token.startswith(word):
+            if _kind(word) in found:
+                return slug, ""  # "外/内（幻境）", "日-黄昏": a second marker of a kind, not a note
+            if _kind(word) != "season":
+                found[_kind(word)] = word
+                start += len(word)
+            break
+    # Both markers must stand before the note, so "街上，夜里很安静" is no heading with a note.
+    if "ie" not in found or "time" not in found:
+        return slug, ""
+    return slug[:start].rstrip(BLANKS), slug[start:].lstrip(BLANKS)
+
+
+def _both_sides(token: str, found: dict[str, str]) -> bool:
+    """True for the second of "内 / 外" (split apart at the slash), recording interior and exterior."""
+    if {token, found.get("ie")} != {"内", "外"}:
+        return False
+    found["ie"] = "内/外"
     return True
 
 
@@ -104,7 +147,7 @@ def zh_fields(slug: str) -> tuple[dict[str, str], str, bool]:
             found.update(trial)
             slug = slug[: bracket.start()]
     tokens = [t for t in _ZH_SPLIT.split(slug) if t]
-    while tokens and _marker_token(tokens[-1], found):
+    while tokens and (_marker_token(tokens[-1], found) or _both_sides(tokens[-1], found)):
         tokens.pop()
     while tokens and _marker_token(tokens[0], found):
         tokens.pop(0)
