@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from tasks.ingest.scene_headings import read_shape
+from tasks.ingest.scene_markers_zh import split_run_on_note
 from tasks.ingest.segment_sections import detect_kind, segment
 
 SCREENPLAYS = Path(__file__).resolve().parents[2] / "fixtures" / "screenplays"
@@ -89,7 +90,8 @@ def test_lines_that_stay_text(line):
 
 def test_what_follows_the_markers_is_a_note_only_after_a_place():
     assert _fields("38. 日 外 县衙门口") == ("38", "县衙门口", "EXT", "DAY")
-    assert _fields("和  51. 黄昏 外 竹林") == (None, "和 51", "EXT", "DUSK")  # OCR debris: as before
+    # a number behind OCR debris before the markers: no place, so what follows is no note
+    assert split_run_on_note("和  51. 黄昏 外 竹林") == ("和  51. 黄昏 外 竹林", "")
     assert _fields("8福生堂药房  日  外/内") == ("8", "福生堂药房", "INT/EXT", "DAY")
     assert _fields("40、鹿子霖家 日 内 / 外") == ("40", "鹿子霖家", "INT/EXT", "DAY")
 
