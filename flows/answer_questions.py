@@ -11,6 +11,9 @@ from typing import Any, Callable
 from schemas.config import Settings
 from tasks.query.hybrid.answer import answer_hybrid
 from tasks.query.hybrid.answer_llm import answer_hybrid_llm
+from tasks.query.hybrid.answer_fine import answer_hybrid_fine
+from tasks.query.hybrid.answer_fine_llm import answer_hybrid_fine_llm
+from tasks.query.hybrid.fine_windows import FineWindows, build_windows
 from tasks.query.options.audit_llm import make_option_audit
 from tasks.query.agent_loop import make_llm_planner, request_factory_for
 from tasks.query.finalize_llm import make_llm_finalizer
@@ -27,7 +30,7 @@ from tasks.query.skills.cards import select_skills_llm
 from tasks.tables.io import Workspace
 from tasks.query.tools.env import ToolEnv
 
-SYSTEMS = ("nkw", "hybrid")
+SYSTEMS = ("nkw", "hybrid", "hybrid_fine")
 
 
 class QueryEngine:
@@ -49,6 +52,7 @@ class QueryEngine:
         self.sample_temperature: float | None = None
         self._indexes: dict[str, DocumentIndex] = {}
         self._stores: dict[str, NarrativeStore] = {}
+        self._windows: dict[str, FineWindows] = {}
         self._embedders: dict[str | None, Embedder | None] = {}
         self._envs: dict[str, ToolEnv] = {}
         # Seconds spent loading, by part ("model": embedding model incl. torch, "bundle": tables and
@@ -72,6 +76,15 @@ class QueryEngine:
             self._stores[doc_id] = NarrativeStore.load(self.workspace, doc_id, index)
             self.load_seconds["bundle"] += time.perf_counter() - started
         return self._stores[doc_id]
+
+    def windows(self, doc_id: str) -> FineWindows:
+        """The document's fine windows and their BM25 index (the `hybrid_fine` baseline), built once."""
+        if doc_id not in self._windows:
+            index = self.index(doc_id)
+            started = time.perf_counter()
+            self._windows[doc_id] = build_windows(index.sentences, index.language)
+            self.load_seconds["bundle"] += time.perf_counter() - started
+        return self._windows[doc_id]
 
     def tool_env(self, doc_id: str, embed: Callable | None) -> ToolEnv:
         """The document's tool environment (store, SQL connection, query-vector cache), built once
@@ -108,13 +121,15 @@ class QueryEngine:
         system: str = "nkw",
         sample: int = 0,
     ) -> Answer:
-        """Answer with `system`: 'nkw' (the whole bundle) or 'hybrid' (the baseline)."""
+        """Answer with `system`: 'nkw' (the whole bundle), 'hybrid' (the 450-word baseline) or
+        'hybrid_fine' (the fine-window baseline at the same source-token budget)."""
         if system not in SYSTEMS:
             raise ValueError(f"unknown system {system!r}; choose one of {', '.join(SYSTEMS)}")
         index = self.index(doc_id)
         embedder = self.embedder(index.embedding_model)
         embed = embedder.embed if embedder is not None else None
         store = self.store(doc_id) if system == "nkw" else None  # loading the bundle is not answer latency
+        windows = self.windows(doc_id) if system == "hybrid_fine" else None
         started = time.perf_counter()
         sampled = (
             {}
@@ -154,6 +169,8 @@ class QueryEngine:
                     for f in reversed(recorder.failures + planner.failures + finalize.failures)
                 }
                 answer.failures = list(failures.values())
+        elif windows is not None:
+            answer = self._ask_fine(index, windows, question, options or None, embedder, sampled)
         elif self.llm is not None:
             # The fair baseline: the same LLM and final-answer prompt over the baseline's top-k chunks.
             query_vector = embedder.embed([question])[0] if embedder is not None else None
@@ -180,6 +197,42 @@ class QueryEngine:
         return answer
 
 
+    def _ask_fine(
+        self,
+        index: DocumentIndex,
+        windows: FineWindows,
+        question: str,
+        options: list[str] | None,
+        embedder: Embedder | None,
+        sampled: dict[str, Any],
+    ) -> Answer:
+        """The fine-window baseline: with the LLM when one is configured, else extractive."""
+        embed = embedder.embed if embedder is not None else None
+        query_vector = embedder.embed([question])[0] if embedder is not None else None
+        budget = self.settings.answer.source_token_budget  # 0: the 450-word hybrid's, as for NKW
+        if self.llm is None:
+            return answer_hybrid_fine(
+                index, windows, question, options, query_vector, embed, self.settings.retrieval, budget
+            )
+        recorder = RecordingClient(self.llm)
+        factory = request_factory_for(index.doc_id, index.language, question, options, **sampled)
+        answer = answer_hybrid_fine_llm(
+            index,
+            windows,
+            question,
+            options,
+            query_vector,
+            embed,
+            self.settings.retrieval,
+            recorder,
+            factory,
+            budget,
+        )
+        answer.llm_calls = recorder.calls
+        answer.failures = answer.failures + recorder.failures
+        return answer
+
+
 def llm_skill_selector(client: Any, factory: Callable, language: str) -> Callable:
     """Reading-skill selection by the LLM from a compact sketch of the board (offline on failure)."""
 
@@ -202,6 +255,7 @@ def warm_up(engine: QueryEngine, doc_id: str) -> None:
     """Load the document, its bundle and its embedder so the first timed question does not pay for it."""
     index = engine.index(doc_id)
     engine.store(doc_id).prepare()
+    engine.windows(doc_id)
     embedder = engine.embedder(index.embedding_model)
     if embedder is not None:
         embedder.embed(["warm up"])

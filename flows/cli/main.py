@@ -26,6 +26,8 @@ from tasks.terminal import safe_text  # noqa: E402
 
 PREFECT_COMMANDS = ("build", "evaluate", "ablate")  # batch commands that may run Prefect flows
 MEMORY_CAPPED_COMMANDS = ("sql",)  # run user-written queries under a data-memory ceiling
+# flows.answer_questions.SYSTEMS (a test keeps them equal): importing it here would load the query stack
+SYSTEMS = ("nkw", "hybrid", "hybrid_fine")
 
 __all__ = ["main", "build_parser", "prefect_environment", "EXIT_FAILED", "EXIT_USAGE", "UserError"]
 
@@ -225,7 +227,7 @@ def build_parser() -> argparse.ArgumentParser:
     ask.add_argument("--doc", help="document id (optional when the workspace holds one document)")
     ask.add_argument("--option", action="append", help="a multiple-choice option (repeat for each)")
     ask.add_argument(
-        "--system", default="nkw", choices=["nkw", "hybrid"], help="answering system (default nkw)"
+        "--system", default="nkw", choices=SYSTEMS, help="answering system (default nkw)"
     )
     _ablations(ask)
     ask.add_argument("--trace", action="store_true", help="print every tool call")
@@ -236,7 +238,7 @@ def build_parser() -> argparse.ArgumentParser:
     _common(evaluate)
     evaluate.add_argument("--questions", required=True, help="questions.jsonl in the shared benchmark format")
     evaluate.add_argument(
-        "--system", default="nkw", choices=["nkw", "hybrid"], help="answering system (default nkw)"
+        "--system", default="nkw", choices=SYSTEMS, help="answering system (default nkw)"
     )
     _ablations(evaluate)
     evaluate.add_argument(
@@ -290,7 +292,7 @@ def build_parser() -> argparse.ArgumentParser:
         "depths 0/1 and SABER raw/heuristic); see flows/evaluation/ablation.py",
     )
     ablate.add_argument(
-        "--system", default="nkw", choices=["nkw", "hybrid"], help="answering system (default nkw)"
+        "--system", default="nkw", choices=SYSTEMS, help="answering system (default nkw)"
     )
     ablate.add_argument(
         "--limit", type=int, help="the fixed question budget: N questions of each file, in turn per document"

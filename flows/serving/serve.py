@@ -37,7 +37,7 @@ class AskRequest(BaseModel):
         default=None, description="document id; optional when the workspace holds one document"
     )
     options: list[str] | None = Field(default=None, max_length=MAX_OPTIONS)
-    system: Literal["nkw", "hybrid"] = "nkw"
+    system: Literal["nkw", "hybrid", "hybrid_fine"] = "nkw"
 
     @field_validator("question")
     @classmethod

@@ -36,12 +36,19 @@ def score_sentences(
     form: QuestionForm,
     chunk_ids: list[str],
     query_vector: np.ndarray | None,
+    sentence_ranks: dict[int, int] | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """(sentence positions inside the evidence chunks, their answer scores)."""
+    """(sentence positions inside the evidence chunks, their answer scores); with `sentence_ranks`
+    (sentence position -> rank of its evidence unit) the evidence is those sentences instead."""
     sentences = index.sentences
-    rank_of_chunk = {chunk_id: rank for rank, chunk_id in enumerate(chunk_ids)}
-    mask = sentences["chunk_id"].isin(rank_of_chunk).to_numpy()
-    positions = np.flatnonzero(mask)
+    if sentence_ranks is None:
+        rank_of_chunk = {chunk_id: rank for rank, chunk_id in enumerate(chunk_ids)}
+        mask = sentences["chunk_id"].isin(rank_of_chunk).to_numpy()
+        positions = np.flatnonzero(mask)
+        ranks = [rank_of_chunk[c] for c in sentences["chunk_id"].to_numpy()[positions]]
+    else:
+        positions = np.array(sorted(sentence_ranks), dtype=np.int64)
+        ranks = [sentence_ranks[int(p)] for p in positions]
     if positions.size == 0:
         return positions, np.zeros(0, dtype=np.float32)
     lexical = _normalise(index.sentence_bm25.scores(question)[positions])
@@ -49,9 +56,7 @@ def score_sentences(
     if query_vector is not None and index.sentence_vectors.shape[1] == query_vector.shape[-1]:
         dense = index.sentence_vectors[positions] @ query_vector.reshape(-1)
     texts = sentences["text"].to_numpy()[positions]
-    chunk_prior = np.array(
-        [0.1 / (1 + rank_of_chunk[c]) for c in sentences["chunk_id"].to_numpy()[positions]]
-    )
+    chunk_prior = np.array([0.1 / (1 + rank) for rank in ranks])
     cue = np.array([answer_cue_bonus(form, t) for t in texts])
     too_short = np.array(
         [0.15 if len(t.split()) < 3 and not re.search(r"[\u4e00-\u9fff]{4}", t) else 0.0 for t in texts]
@@ -89,9 +94,11 @@ def answer_extractively(
     options: list[str] | None = None,
     embed: EmbedFn | None = None,
     max_quotes: int = 2,
+    sentence_ranks: dict[int, int] | None = None,
 ) -> ExtractiveResult:
-    """The best-supported answer from the evidence chunks (in rank order)."""
-    positions, scores = score_sentences(index, question, form, chunk_ids, query_vector)
+    """The best-supported answer from the evidence chunks (in rank order), or from the evidence
+    sentences `sentence_ranks` names (position -> rank of the window holding it)."""
+    positions, scores = score_sentences(index, question, form, chunk_ids, query_vector, sentence_ranks)
     if positions.size == 0:
         return ExtractiveResult(
             "No answer found in the retrieved evidence.",

@@ -8,14 +8,14 @@ An unusable or failed reply falls back to the offline extractive baseline answer
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
 from schemas.config import RetrievalSettings
 from schemas.responses.agent import FinalAnswerReply
 from tasks.query.agent_loop import RequestFactory
-from tasks.query.answer_types import Answer, Citation
+from tasks.query.answer_types import Answer, Citation, EvidenceText
 from tasks.query.evidence_board import EvidenceBoard, Passage
 from tasks.query.extractive import EmbedFn
 from tasks.query.finalize_llm import FINAL_PROMPT, check_reply, final_values
@@ -69,9 +69,44 @@ def answer_hybrid_llm(
         settings.dense_chunk_score,
     )
     positions = [(r.position, r.score) for r in ranked]
-    board = chunk_board(index, positions)
+    return answer_board_llm(
+        index,
+        question,
+        options,
+        chunk_board(index, positions),
+        evidence_from_chunks(index, positions),
+        "hybrid",
+        lambda: answer_hybrid(index, question, options, query_vector, embed, settings),
+        client,
+        request_factory,
+        {
+            "round": 0,
+            "tool": "hybrid_evidence_search",
+            "kinds": ["chunk"],
+            "arguments": {"query": question, "top_k": settings.top_k_chunks},
+            "rows": len(positions),
+        },
+        started,
+    )
+
+
+def answer_board_llm(
+    index: DocumentIndex,
+    question: str,
+    options: list[str] | None,
+    board: EvidenceBoard,
+    evidence: list[EvidenceText],
+    system: str,
+    fallback: Callable[[], Answer],
+    client: Any,
+    request_factory: RequestFactory,
+    trace: dict[str, Any],
+    started: float,
+) -> Answer:
+    """A baseline's passages answered by the LLM with the final-answer prompt; `fallback` gives
+    the offline answer when the call fails or the reply is unusable."""
     values = final_values(question, options, board, "", index.language)
-    request = request_factory(FINAL_PROMPT, values, "hybrid_final")
+    request = request_factory(FINAL_PROMPT, values, f"{system}_final")
     result = client.structured(request, FinalAnswerReply)
     final, problem = (
         check_reply(result.value, options, board)
@@ -79,7 +114,7 @@ def answer_hybrid_llm(
         else (None, f"llm {result.status}: {result.error}")
     )
     if final is None:
-        answer = answer_hybrid(index, question, options, query_vector, embed, settings)
+        answer = fallback()
         answer.notes.insert(0, f"LLM answer failed ({problem}): offline extractive baseline answer")
         # A failed call is already a failures row of the recording client; an unusable reply is not.
         answer.failures = (
@@ -112,24 +147,15 @@ def answer_hybrid_llm(
     answer = Answer(
         doc_id=index.doc_id,
         question=question,
-        system="hybrid",
+        system=system,
         answer=final.text,
         is_offline=False,
         options=options,
         chosen_option=final.chosen_option,
         citations=citations[:3],
-        evidence=evidence_from_chunks(index, positions),
+        evidence=evidence,
         notes=list(final.notes or []),
         board=board.composition(),
     )
-    answer.trace.append(
-        {
-            "round": 0,
-            "tool": "hybrid_evidence_search",
-            "kinds": ["chunk"],
-            "arguments": {"query": question, "top_k": settings.top_k_chunks},
-            "rows": len(positions),
-            "ms": round((time.perf_counter() - started) * 1000, 2),
-        }
-    )
+    answer.trace.append({**trace, "ms": round((time.perf_counter() - started) * 1000, 2)})
     return answer
