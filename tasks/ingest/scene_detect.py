@@ -209,7 +209,8 @@ def _not_scenes(lines: list[str], accepted: dict[int, Shape], language: str) -> 
     - a scene number written twice in two styles ("38. 日 外 县衙门口" inside scene 37, then
       "38、日.外.县衙门口" as the script numbers all its scenes): the one in the script's own style opens it;
     - in a Chinese script that numbers its scenes, an unnumbered "小巷，夜，外" inside a scene: a change of
-      place within the numbered scene (the script would have numbered a new one).
+      place within the numbered scene (the script would have numbered a new one), unless it heads the
+      revision a note announces ("（改为）").
     """
     order = sorted(accepted)
     styles = {i: _number_style(lines[i]) for i in order if accepted[i].number is not None}
@@ -236,9 +237,22 @@ def _not_scenes(lines: list[str], accepted: dict[int, Shape], language: str) -> 
             and shape.number is None
             and shape.strength in ("standalone", "follow")
             and not re.search(r"\d", shape.text)
+            and not _after_revision_note(lines, i)
         ):
             dropped.append(i)
     return dropped
+
+
+_REVISION_NOTE = re.compile(rf"^[{BLANKS}]*[（(][^()（）]{{1,20}}[)）][{BLANKS}]*$")
+
+
+def _after_revision_note(lines: list[str], i: int) -> bool:
+    """True when a block opens with the line after a note alone on its line ("（改为）", then a blank
+    line, then "靳小勇家院门外，下午"): the revised scene's own heading, not a change of place within it."""
+    if i < 2 or lines[i - 1].strip(BLANKS):
+        return False
+    above = next((line for line in reversed(lines[: i - 1]) if line.strip(BLANKS)), "")
+    return bool(_REVISION_NOTE.match(above))
 
 
 def _number_style(line: str) -> str:

@@ -127,5 +127,10 @@ def read_zh(line: str) -> Shape | None:
         if not place and not marked:
             return None
         # "3 个警察站在门外" has digits and a run-in 外 but no heading's shape: its numbering decides
-        strength = "explicit" if marked and (apart or not spaced) and not loose else "numbered"
+        # "36B.门外" under "36A.…" is a sub-scene: like its number, it stays in scene 36 unless it
+        # opens a block (the numbering decides), whatever markers its place carries.
+        sub_scene = number[-1].isalpha()
+        strength = (
+            "explicit" if marked and (apart or not spaced) and not loose and not sub_scene else "numbered"
+        )
     return Shape(stripped, number, value, interior, place or None, time_of_day, strength, False, markers)

@@ -37,8 +37,8 @@ EXPLAINED_MISSES = {
     "endd6934919fe24835b367651ac58b0d6d": "Crank: the release titles a shot ('VIDEO SCREEN', the first"
     " title) and a line of dialogue that starts with 'ext' ('ext thing you know she's kissing...')",
     "enadb2496983c5461982b98e1afd844b33": "Top Gun: the release titles camera angles with action"
-    " ('40A ANGLE ON MAVERICK. CHP enters the frame...') and 'OMIT' placeholders, and skips unnumbered"
-    " sluglines ('EXT. SKY - LATER')",
+    " ('40A ANGLE ON MAVERICK. CHP enters the frame...'), 'OMIT' placeholders and a line of dialogue"
+    " ('4500 Critical point.'), and skips unnumbered sluglines ('EXT. SKY - LATER')",
     "en1ae8880bb21245a39ad18f119e163fec": "The White Ribbon: the release misses two numbered headings"
     " (\"68.THE STEWARD'S HOUSE INT/EXT/DAY\", '78.CHURCH INT/DAY')",
     "endffac0563af542049ec8e89fb53065ba": "Orphan: the release takes OCR debris of the name ESTHER"
@@ -49,13 +49,8 @@ EXPLAINED_MISSES = {
     " lines ('INT.  LIVING ROOM/DEN.  HOUSE.  NIGHT.', '161.  INT.  CHEVROLET SEDAN...')",
     "enda758a230fce4106a0a250e267fdbab8": "The Flintstones: the release takes a French line of dialogue"
     ' ("est sur le roche de mon oncle -- \'") for an establishing shot',
-    "ch4d39a27d2dbb2057f23eff0c5ccbfc3501a343a3": "上海浮生记: the release keeps the sub-scene '36B.门外'"
-    " inside scene 36",
     "ch554cfa228c483a7e64cb73bbc932dcb8415e69c3": "大幻术师: the release misses three numbered headings"
     " ('12警车/街道  昏  内/外', '35街道/老屋  日  外/内（幻境）', '57警局大厅  夜/晨  内')",
-    "ch7f2f1c3b1d9899f8dea12e1b14d136c1c64f0e8f": "小武: the release titles an unnumbered place line"
-    " after a revision note ('（改为）' then '靳小勇家院门外，下午') in a script that numbers its scenes;"
-    " it stays in the numbered scene",
     "ch060a57fa2cc7b375d4db567c3ec463f4c7f0dd75": "饮食男女: the release misses three headings written"
     " without a blank line before them ('118 场日/外景', '121 场日/ 内景', '122 场 日/外景')",
 }

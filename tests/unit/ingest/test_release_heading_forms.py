@@ -119,3 +119,26 @@ def test_a_number_written_twice_in_another_style_is_not_a_second_scene():
     rows, _ = segment("d", text, "zh", "screenplay")
     assert [r["scene_number"] for r in rows] == [str(n) for n in range(1, 13)]
     assert rows[5]["heading"] == "6、日.外.县衙门口" and "6. 日 外 县衙门口" in rows[4]["text"]
+
+
+def test_a_sub_scene_inside_its_scene_stays_there_whatever_its_place_carries():
+    # "5B、门外" has a run-in 外, like "5A、楼上卧室" it continues scene 5; at a block opening it is a scene
+    text = _numbered_script(
+        {5: "\n5A、楼上卧室\n她望着窗外。\n5B、门外\n孩子们放着鞭炮。", 8: "\n\n8A、门外\n雪停了。"}
+    )
+    rows, _ = segment("d", text, "zh", "screenplay")
+    assert [r["scene_number"] for r in rows] == [str(n) for n in range(1, 9)] + ["8A"] + [
+        str(n) for n in range(9, 13)
+    ]
+    assert "5B、门外" in rows[4]["text"]
+
+
+def test_a_place_line_after_a_revision_note_heads_the_revised_scene():
+    text = _numbered_script(
+        {5: "\n（原稿）\n他在屋里剪纸。\n（改为）\n\n老屋院门外，下午\n他一边打电话一边走来走去。"}
+    )
+    rows, _ = segment("d", text, "zh", "screenplay")
+    assert [r["heading"] for r in rows][4:7] == ["5、地点5，日，内", "老屋院门外，下午", "6、地点6，日，内"]
+    # without the note it is a change of place within scene 5
+    rows, _ = segment("d", text.replace("（改为）\n", ""), "zh", "screenplay")
+    assert len(rows) == 12
