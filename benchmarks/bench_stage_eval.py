@@ -1,7 +1,7 @@
 """Evaluation at corpus size: every question of a questions file through `nkw eval` (Prefect) for the
-hybrid baseline and for NKW at the same evidence budget, then evidence recall read three ways (any
-gold scene, every gold scene, NKW at the baseline's number of distinct scenes), overall, per
-language and per question type, with p50/p95 latency.
+two hybrid baselines (450-word chunks; ~40-word windows) and for NKW at the same evidence budget,
+then evidence recall read three ways (any gold scene, every gold scene, NKW at each baseline's number
+of distinct scenes), overall, per language and per question type, with p50/p95 latency.
 
     python benchmarks/bench_stage_eval.py --workspace W [--questions Q.jsonl] [--limit N]
 
@@ -61,9 +61,19 @@ def gold_sections(workspace: Workspace, questions_path: Path) -> dict[str, list[
     return gold
 
 
+# The three systems side by side first; fractions and latencies after, so a line fits a terminal.
+RECALL_COLUMNS = (
+    "group", "n", "hybrid_any", "hybrid_fine_any", "nkw_any", "hybrid_every", "hybrid_fine_every",
+    "nkw_every", "nkw_equal_every", "nkw_equal_fine_every", "hybrid_scenes", "hybrid_fine_scenes",
+    "nkw_scenes",
+)
+
+
 def print_table(title: str, frame) -> None:
     print(f"\n{title}")
-    print(frame.to_string(index=False))
+    first = [c for c in RECALL_COLUMNS if c in frame.columns]
+    print(frame[first].to_string(index=False))
+    print(frame[["group"] + [c for c in frame.columns if c not in first]].to_string(index=False))
 
 
 def main() -> None:
@@ -75,7 +85,7 @@ def main() -> None:
     args = parser.parse_args()
     extra = (["--limit", str(args.limit)] if args.limit else []) + (["--fresh"] if args.fresh else [])
     reports, seconds = {}, {}
-    for system in ("hybrid", "nkw"):
+    for system in ("hybrid", "hybrid_fine", "nkw"):
         reports[system], seconds[system] = run_eval(args.workspace, args.questions, system, extra)
         report = reports[system]
         print(f"nkw eval --system {system}: {report['n_questions']} answered in {seconds[system]:.0f} s "
@@ -83,14 +93,16 @@ def main() -> None:
     workspace = Workspace.at(args.workspace)
     answers = read_frame(workspace, "qa_answers")
     runs = {s: answers[answers["run_id"] == r["run_id"]] for s, r in reports.items()}
-    rows = scene_recall_rows(runs["nkw"], runs["hybrid"], gold_sections(workspace, Path(args.questions)))
+    gold = gold_sections(workspace, Path(args.questions))
+    rows = scene_recall_rows(runs["nkw"], runs["hybrid"], gold, hybrid_fine=runs["hybrid_fine"])
     print(f"\nquestions with mapped gold scenes, answered by both: {len(rows)}")
     print_table("overall", summarize_scene_recall(rows))
     print_table("per language", summarize_scene_recall(rows, "language"))
     print_table("per question type", summarize_scene_recall(rows, "qtype"))
     print("\nany/every: share of questions with at least one / all gold scenes in the final evidence; "
-          "fraction: mean share of gold scenes found; nkw_equal_*: NKW cut to the baseline's number of "
-          "distinct scenes on each question; scenes: mean distinct scenes in the final evidence")
+          "fraction: mean share of gold scenes found; nkw_equal_*: NKW cut to the 450-word baseline's number "
+          "of distinct scenes on each question, nkw_equal_fine_*: to the fine-window baseline's; scenes: "
+          "mean distinct scenes in the final evidence")
 
 
 if __name__ == "__main__":

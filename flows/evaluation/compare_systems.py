@@ -1,6 +1,6 @@
-"""NKW against the hybrid baseline on the same questions, at an equal evidence budget:
-evidence recall beside the source tokens each system put in its final evidence, multiple
-choice accuracy, ROUGE-L and latency, per benchmark and per question type."""
+"""NKW against the two hybrid baselines (450-word chunks; ~40-word windows) on the same questions,
+at an equal evidence budget: evidence recall beside the source tokens each system put in its final
+evidence, multiple choice accuracy, ROUGE-L and latency, per benchmark and per question type."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from flows.evaluation.evaluate import EvalReport, evaluate
 from schemas.config import Settings
 from tasks.tables.io import Workspace
 
-SYSTEMS = ("hybrid", "nkw")
+SYSTEMS = ("hybrid", "hybrid_fine", "nkw")
 
 
 @dataclass
@@ -26,17 +26,14 @@ class Comparison:
         tokens = rows.loc[rows["status"] == "answered", "evidence_tokens"].dropna()
         return round(float(tokens.mean()), 1) if len(tokens) else None
 
-    def over_budget(self) -> int:
-        """Questions where NKW's final evidence has more source tokens than the baseline's top-k chunks."""
+    def over_budget(self, system: str = "nkw") -> int:
+        """Questions where `system`'s final evidence has more source tokens than the 450-word
+        baseline's top-k chunks."""
         keys = ["qid", "sample"]
-        merged = (
-            self.reports["nkw"]
-            .rows[keys + ["evidence_tokens"]]
-            .merge(
-                self.reports["hybrid"].rows[keys + ["evidence_tokens"]], on=keys, suffixes=("_nkw", "_hybrid")
-            )
-        )
-        return int((merged["evidence_tokens_nkw"] > merged["evidence_tokens_hybrid"]).sum())
+        ours = self.reports[system].rows[keys + ["evidence_tokens"]]
+        theirs = self.reports["hybrid"].rows[keys + ["evidence_tokens"]]
+        merged = ours.merge(theirs, on=keys, suffixes=("_ours", "_hybrid"))
+        return int((merged["evidence_tokens_ours"] > merged["evidence_tokens_hybrid"]).sum())
 
     def summary_rows(self) -> list[dict[str, Any]]:
         return [
@@ -52,7 +49,7 @@ class Comparison:
 
 
 def compare(workspace: Workspace, questions: list[Path], settings: Settings) -> list[Comparison]:
-    """Both systems on every questions file, in one run (one loaded engine, offline unless an LLM is set)."""
+    """Every system on every questions file, in one run (one loaded engine, offline unless an LLM is set)."""
     engine = QueryEngine(workspace, settings)
     comparisons = []
     for path in questions:
@@ -76,17 +73,17 @@ def format_comparison(comparisons: list[Comparison]) -> str:
         "latency_ms_p50",
         "latency_ms_p95",
     )
-    header = f"{'benchmark':<12} {'system':<7} {'n':>4} " + " ".join(f"{c:>18}" for c in columns)
+    header = f"{'benchmark':<12} {'system':<11} {'n':>4} " + " ".join(f"{c:>18}" for c in columns)
     lines = [header, "-" * len(header)]
     for comparison in comparisons:
         for row in comparison.summary_rows():
             lines.append(
-                f"{row['benchmark']:<12} {row['system']:<7} {row['n']:>4} "
+                f"{row['benchmark']:<12} {row['system']:<11} {row['n']:>4} "
                 + " ".join(f"{_fmt(row[c]):>18}" for c in columns)
             )
         lines.append(
-            f"{'':<12} questions where NKW used more source tokens than the baseline: "
-            f"{comparison.over_budget()}"
+            f"{'':<12} questions where NKW / hybrid_fine used more source tokens than the baseline: "
+            f"{comparison.over_budget()} / {comparison.over_budget('hybrid_fine')}"
         )
         missing = sorted({d for report in comparison.reports.values() for d in report.skipped_documents})
         if missing:
@@ -95,12 +92,15 @@ def format_comparison(comparisons: list[Comparison]) -> str:
         qtypes = sorted(set().union(*(r.by_qtype for r in comparison.reports.values())))
         if not qtypes or qtypes == ["(none)"]:
             continue
-        lines += ["", f"{comparison.benchmark}: evidence recall / ROUGE-L by question type (hybrid → nkw)"]
+        lines += [
+            "",
+            f"{comparison.benchmark}: evidence recall / ROUGE-L by question type (hybrid, hybrid_fine → nkw)",
+        ]
         for qtype in qtypes:
             cells = []
             for metric in ("evidence_recall", "rouge_l_f1"):
                 values = [comparison.reports[s].by_qtype.get(qtype, {}).get(metric) for s in SYSTEMS]
-                cells.append(f"{metric} {_fmt(values[0])} → {_fmt(values[1])}")
+                cells.append(f"{metric} {_fmt(values[0])}, {_fmt(values[1])} → {_fmt(values[2])}")
             lines.append(f"  {qtype[:34]:<34} " + "   ".join(cells))
     lines.append(
         "offline: answers are extractive, no LLM; budgets are mean source tokens in the final evidence"

@@ -1,6 +1,7 @@
-"""Evidence recall of two systems on the same questions, read three ways: any gold scene found,
-every gold scene found, and NKW's recall when it may keep only as many distinct scenes as the
+"""Evidence recall of NKW and the baselines on the same questions, read three ways: any gold scene
+found, every gold scene found, and NKW's recall when it may keep only as many distinct scenes as a
 baseline used on that question (so a gain is not only from spreading the budget over more scenes).
+The 450-word hybrid is always there; the fine-window hybrid (`hybrid_fine`) when its run is given.
 
 Pure: takes the `qa_answers` rows of one run per system and each question's gold section ids."""
 
@@ -28,37 +29,55 @@ def question_scene_recall(gold: list[str], evidence: list[str], keep: int | None
 
 
 def scene_recall_rows(
-    nkw: pd.DataFrame, hybrid: pd.DataFrame, gold: dict[str, list[str]]
+    nkw: pd.DataFrame,
+    hybrid: pd.DataFrame,
+    gold: dict[str, list[str]],
+    hybrid_fine: pd.DataFrame | None = None,
 ) -> pd.DataFrame:
-    """One row per question with mapped gold: both systems' any/every/fraction, their distinct
-    scene counts, and NKW's figures at the baseline's scene count."""
+    """One row per question with mapped gold answered by every given system: each system's
+    any/every/fraction and distinct scene count, and NKW's figures at each baseline's scene count."""
+    systems = [("nkw", nkw), ("hybrid", hybrid)] + (
+        [("hybrid_fine", hybrid_fine)] if hybrid_fine is not None else []
+    )
     keyed = {
         name: frame[(frame["status"] == "answered") & (frame["sample"] == 0)].set_index("qid")
-        for name, frame in (("nkw", nkw), ("hybrid", hybrid))
+        for name, frame in systems
     }
     rows = []
     for qid, row in keyed["nkw"].iterrows():
         sections = gold.get(qid) or []
-        if not sections or qid not in keyed["hybrid"].index:
+        if not sections or any(qid not in keyed[name].index for name, _ in systems):
             continue
         base = keyed["hybrid"].loc[qid]
         ours = question_scene_recall(sections, as_list(row["evidence_section_ids"]))
         theirs = question_scene_recall(sections, as_list(base["evidence_section_ids"]))
         equal = question_scene_recall(sections, as_list(row["evidence_section_ids"]), keep=theirs["scenes"])
-        rows.append(
-            {
-                "qid": qid,
-                "doc_id": row["doc_id"],
-                "language": row.get("language"),
-                "qtype": row.get("qtype") or "(none)",
-                **{f"nkw_{k}": v for k, v in ours.items()},
-                **{f"hybrid_{k}": v for k, v in theirs.items()},
-                **{f"nkw_equal_{k}": v for k, v in equal.items() if k != "scenes"},
-                "nkw_latency_ms": row.get("latency_ms"),
-                "hybrid_latency_ms": base.get("latency_ms"),
-            }
-        )
+        record = {
+            "qid": qid,
+            "doc_id": row["doc_id"],
+            "language": row.get("language"),
+            "qtype": row.get("qtype") or "(none)",
+            **{f"nkw_{k}": v for k, v in ours.items()},
+            **{f"hybrid_{k}": v for k, v in theirs.items()},
+            **{f"nkw_equal_{k}": v for k, v in equal.items() if k != "scenes"},
+            "nkw_latency_ms": row.get("latency_ms"),
+            "hybrid_latency_ms": base.get("latency_ms"),
+        }
+        if hybrid_fine is not None:
+            record.update(_fine_figures(sections, row, keyed["hybrid_fine"].loc[qid]))
+        rows.append(record)
     return pd.DataFrame(rows)
+
+
+def _fine_figures(sections: list[str], nkw: pd.Series, fine: pd.Series) -> dict[str, Any]:
+    """The fine-window baseline's figures and NKW's at its number of distinct scenes."""
+    theirs = question_scene_recall(sections, as_list(fine["evidence_section_ids"]))
+    equal = question_scene_recall(sections, as_list(nkw["evidence_section_ids"]), keep=theirs["scenes"])
+    return {
+        **{f"hybrid_fine_{k}": v for k, v in theirs.items()},
+        **{f"nkw_equal_fine_{k}": v for k, v in equal.items() if k != "scenes"},
+        "hybrid_fine_latency_ms": fine.get("latency_ms"),
+    }
 
 
 FIGURES = (
@@ -73,6 +92,15 @@ FIGURES = (
     "hybrid_scenes",
     "nkw_scenes",
 )
+# Present when the fine-window baseline's run was given (nkw_equal_fine_*: NKW cut to its scene count).
+FINE_FIGURES = (
+    "hybrid_fine_any",
+    "hybrid_fine_every",
+    "nkw_equal_fine_every",
+    "hybrid_fine_fraction",
+    "nkw_equal_fine_fraction",
+    "hybrid_fine_scenes",
+)
 
 
 def summarize_scene_recall(rows: pd.DataFrame, by: str | None = None) -> pd.DataFrame:
@@ -82,8 +110,11 @@ def summarize_scene_recall(rows: pd.DataFrame, by: str | None = None) -> pd.Data
     out = []
     for name, group in groups:
         record: dict[str, Any] = {"group": name, "n": len(group)}
-        record.update({f: round(float(group[f].mean()), 3) for f in FIGURES})
-        for system in ("nkw", "hybrid"):
+        figures = FIGURES + tuple(f for f in FINE_FIGURES if f in rows.columns)
+        record.update({f: round(float(group[f].mean()), 3) for f in figures})
+        for system in ("nkw", "hybrid", "hybrid_fine"):
+            if f"{system}_latency_ms" not in rows.columns:
+                continue
             latency = group[f"{system}_latency_ms"].dropna().astype(float)
             record[f"{system}_p50_ms"] = round(float(latency.quantile(0.5)), 1) if len(latency) else None
             record[f"{system}_p95_ms"] = round(float(latency.quantile(0.95)), 1) if len(latency) else None

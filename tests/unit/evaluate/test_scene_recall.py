@@ -36,3 +36,22 @@ def test_nkw_is_cut_to_the_baselines_scene_count_per_question():
     assert q1["nkw_every"] == 1.0 and q1["nkw_equal_every"] == 0.0  # s3 is NKW's third scene, baseline kept 1
     summary = summarize_scene_recall(rows).iloc[0]
     assert summary["n"] == 2 and summary["hybrid_every"] == 1.0 and summary["nkw_equal_every"] == 0.5
+
+
+def test_the_fine_window_baseline_beside_and_nkw_at_its_scene_count():
+    nkw = _rows({"q1": ["s1", "s2", "s3", "s4"], "q2": ["s9", "s8"]})
+    hybrid = _rows({"q1": ["s3"], "q2": ["s8", "s7"]})
+    fine = _rows({"q1": ["s5", "s3", "s6"], "q2": ["s7"]})
+    rows = scene_recall_rows(nkw, hybrid, {"q1": ["s3"], "q2": ["s8"]}, hybrid_fine=fine)
+    by_qid = rows.set_index("qid")
+    assert by_qid.loc["q1", "hybrid_fine_every"] == 1.0 and by_qid.loc["q2", "hybrid_fine_any"] == 0.0
+    # NKW keeps three scenes on q1 (the fine baseline's count): s3 is among them; one on q2: s9 only.
+    assert by_qid.loc["q1", "nkw_equal_fine_every"] == 1.0 and by_qid.loc["q2", "nkw_equal_fine_every"] == 0.0
+    summary = summarize_scene_recall(rows).iloc[0]
+    assert summary["hybrid_fine_every"] == 0.5 and summary["hybrid_fine_scenes"] == 2.0
+    assert summary["hybrid_fine_p50_ms"] == 10.0
+    # A question the fine baseline did not answer is left out for all three.
+    partial = scene_recall_rows(nkw, hybrid, {"q1": ["s3"], "q2": ["s8"]}, _rows({"q2": ["s8"]}))
+    assert list(partial["qid"]) == ["q2"]
+    # Without its run the figures are the two-system ones.
+    assert "hybrid_fine_every" not in summarize_scene_recall(scene_recall_rows(nkw, hybrid, {"q1": ["s3"]}))
