@@ -26,7 +26,7 @@ import pyarrow.parquet as pq
 
 from schemas.tables import TableSpec, spec
 from schemas.ids import sha256_bytes
-from tasks.files import open_regular
+from tasks.files import NotRegularFile, open_regular
 from tasks.tables import ledger
 from tasks.tables.confine import check_path
 
@@ -174,6 +174,8 @@ def write_table(
 
 
 def _atomic_write_bytes(path: Path, payload: bytes) -> None:
+    if path.is_dir() and not path.is_symlink():  # a rename cannot replace it: say which file is wrong
+        raise NotRegularFile(f"{path} is a folder, not a regular file; move it away")
     handle, temp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(handle, "wb") as out:

@@ -23,7 +23,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tasks.files import open_regular, read_text
+from tasks.files import NotRegularFile, open_regular, read_text
 
 LEDGER_DIR = ("manifest", "partitions")
 
@@ -50,6 +50,8 @@ def record(root: Path, partition: Path, sha256: str, size: int) -> None:
     if before is not None and before.get("sha256") != sha256:
         payload["previous"] = {"sha256": before.get("sha256"), "size": before.get("size")}
     path.parent.mkdir(parents=True, exist_ok=True)
+    if path.is_dir() and not path.is_symlink():  # a rename cannot replace it: say which file is wrong
+        raise NotRegularFile(f"{path} is a folder, not a regular file; move it away")
     handle, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     with os.fdopen(handle, "w", encoding="utf-8") as out:
         out.write(json.dumps(payload, sort_keys=True))

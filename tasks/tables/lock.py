@@ -113,6 +113,10 @@ class WriterLock:
             try:
                 handle = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
             except FileExistsError:
+                if path.is_dir() and not path.is_symlink():  # no lock of ours: never removed by us
+                    raise UnsafeWorkspace(
+                        f"workspace {self.workspace.root}: {LOCK_NAME} is a folder; move it away"
+                    )
                 holder = read_holder(self.workspace)
                 if holder is None:
                     continue  # released meanwhile

@@ -80,6 +80,7 @@ def test_a_folder_linked_outside_is_refused_and_nothing_is_written_there(where, 
     for args in (["build", *_changed_text(base, tmp_path)], ["remove", "other"]):
         result = nkw_in_process(capsys, *args, "-w", ws.root, *(FAST if args[0] == "build" else []))
         result.clean_failure()
+        assert result.code == 2, result.err  # a refused input, as docs/reliability.md says
         assert "symbolic link" in result.err and where.split("/")[-1] in result.err
     assert snapshot(outside) == before
 
@@ -96,6 +97,7 @@ def test_an_evaluation_never_writes_through_a_folder_linked_outside(where, ws, o
         capsys, "eval", "--questions", questions, "-w", ws.root, "--embeddings", "hashing", "--no-prefect"
     )
     result.clean_failure()
+    assert result.code == 2, result.err
     assert "symbolic link" in result.err and snapshot(outside) == before
 
 
