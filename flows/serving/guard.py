@@ -9,10 +9,18 @@ connections may be open at once.
   a length (chunked) is counted as it arrives and refused at the same limit.
 - Time: a request (head and body) must arrive within `read_timeout_s` of its first byte, or of
   the connection opening; a client that trickles or goes silent is disconnected.
-- Connections: past `max_connections` open at once, a new connection is closed at once, so
-  half-open connections never exhaust the process's file descriptors.
+- Connections: up to `max_connections` open, a request may take `read_timeout_s` to arrive. Past
+  that, the server is under pressure: new connections are still admitted, but a connection that
+  has waited `pressure_timeout_s` for its request (half-open, or idle after an answer) is
+  dropped, oldest first. A connection whose request is in and being answered is never dropped.
+  At `max_open` (below the descriptor limit) the longest-waiting connection is dropped for each
+  new one, and only when every one is being answered is a new connection closed at once. So a
+  client holding hundreds of half-open connections and reopening each one closed keeps none
+  for long, and a new client's request — which arrives as soon as it connects — is answered.
+  Addresses do not help here: on loopback the attacker and every honest client share one.
 
-Every refusal is one log line (no traceback), at warning level.
+Every refusal is one log line (no traceback), at warning level; connection-level ones at most
+one line per second and kind, with the count since the last one.
 """
 
 from __future__ import annotations
@@ -21,6 +29,8 @@ import asyncio
 import ipaddress
 import json
 import logging
+import time
+from collections import Counter, OrderedDict
 from typing import Any, Awaitable, Callable, Iterable
 
 import h11
@@ -39,6 +49,9 @@ log = logging.getLogger("uvicorn.error")  # beside uvicorn's own lines, in its f
 MAX_BODY_BYTES = 128 * 1024  # a question and ten options, JSON-escaped, fit many times over
 READ_TIMEOUT_S = 10.0
 MAX_CONNECTIONS = 256
+MAX_OPEN = 16 * MAX_CONNECTIONS  # the hard bound, when the descriptor limit allows it
+PRESSURE_TIMEOUT_S = 1.0  # a local or LAN client sends its request head well within this
+LOG_EVERY_S = 1.0  # connection-level warnings: one line per kind at most this often
 LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
 
 Scope = dict[str, Any]
@@ -154,17 +167,67 @@ async def _refuse(send: Send, status: int, detail: str, where: str) -> None:
     await send({"type": "http.response.body", "body": body})
 
 
-def guarded_protocol(max_connections: int = MAX_CONNECTIONS, read_timeout_s: float = READ_TIMEOUT_S) -> type:
-    """uvicorn's HTTP/1.1 protocol with a connection cap and a deadline on receiving each request."""
+class OncePerInterval:
+    """Warnings that may come thousands of times a second (one per attacking connection), logged
+    at most once per `interval_s` per message, with how many there were since the last line."""
+
+    def __init__(self, interval_s: float = LOG_EVERY_S) -> None:
+        self.interval_s = interval_s
+        self.pending: Counter[str] = Counter()
+        self.last: dict[str, float] = {}
+
+    def warn(self, message: str) -> None:
+        now = time.monotonic()
+        self.pending[message] += 1
+        if now - self.last.get(message, -self.interval_s) >= self.interval_s:
+            count = self.pending.pop(message)
+            log.warning("%s%s", message, f" ({count} times since the last such line)" if count > 1 else "")
+            self.last[message] = now
+
+
+def guarded_protocol(
+    max_connections: int = MAX_CONNECTIONS,
+    read_timeout_s: float = READ_TIMEOUT_S,
+    max_open: int | None = None,
+    pressure_timeout_s: float = PRESSURE_TIMEOUT_S,
+) -> type:
+    """uvicorn's HTTP/1.1 protocol with a deadline on receiving each request, shortened under
+    pressure, and a hard bound on open connections (see the module docstring)."""
+    hard = max(max_connections, max_open if max_open is not None else max_connections)
+    warnings = OncePerInterval()
+    # Connections not being answered, longest-waiting first (a connection moves to the end when
+    # it begins waiting for a request): the front is what pressure and the hard bound drop.
+    waiting: OrderedDict[GuardedH11Protocol, None] = OrderedDict()
+
+    def shed(open_now: int) -> bool:
+        """Under pressure drop the long-waiting; at the hard bound the longest-waiting. False: no room."""
+        now = time.monotonic()
+        for connection in list(waiting) if open_now >= max_connections else ():
+            if now - connection._since < pressure_timeout_s:
+                break
+            if connection.is_waiting():
+                connection._drop(f"waited {pressure_timeout_s:g} s for a request while the server is full")
+                open_now -= 1
+        if open_now < hard:
+            return True
+        oldest = next((c for c in waiting if c.is_waiting()), None)
+        if oldest is None:
+            return False
+        oldest._drop("the longest-waiting connection, dropped to admit a new one")
+        return True
 
     class GuardedH11Protocol(H11Protocol):
         _deadline: asyncio.TimerHandle | None = None
+        _since = 0.0  # when this connection began waiting for its current request
+        _dropped = False
+        _peer = "?"
 
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
-            if len(self.connections) >= max_connections:
-                peer = transport.get_extra_info("peername") or ("?",)
-                log.warning(
-                    "refused a connection from %s: %d connections already open", peer[0], max_connections
+            self._peer = str((transport.get_extra_info("peername") or ("?",))[0])
+            if not shed(len(self.connections)):
+                warnings.warn(
+                    f"refused a connection from {self._peer}: {hard} connections already open, "
+                    "every one being answered"
                 )
                 transport.abort()
                 return
@@ -173,6 +236,7 @@ def guarded_protocol(max_connections: int = MAX_CONNECTIONS, read_timeout_s: flo
 
         def connection_lost(self, exc: Exception | None) -> None:
             self._disarm()
+            waiting.pop(self, None)
             if self.transport is None:  # refused in connection_made: nothing was set up
                 return
             super().connection_lost(exc)
@@ -184,8 +248,34 @@ def guarded_protocol(max_connections: int = MAX_CONNECTIONS, read_timeout_s: flo
             if self.conn.their_state in (h11.DONE, h11.MUST_CLOSE, h11.CLOSED, h11.ERROR):
                 self._disarm()  # the request is in: answering it may take as long as it takes
 
+        def on_response_complete(self) -> None:
+            super().on_response_complete()
+            if not self._dropped:
+                self._wait()  # idle until the next request: first in line when the server is full
+
+        def is_waiting(self) -> bool:
+            """True unless a request of this connection is in and being answered."""
+            if self._dropped or self.transport is None:
+                return False
+            answering = self.cycle is not None and not self.cycle.response_complete
+            return not (answering and self.conn.their_state is h11.DONE)
+
+        def _wait(self) -> None:
+            self._since = time.monotonic()
+            waiting.pop(self, None)
+            waiting[self] = None
+
+        def _drop(self, why: str) -> None:
+            warnings.warn(f"closed a connection from {self._peer}: {why}")
+            self._dropped = True
+            self._disarm()
+            waiting.pop(self, None)
+            if self.transport is not None and not self.transport.is_closing():
+                self.transport.abort()
+
         def _arm(self) -> None:
             self._disarm()
+            self._wait()
             self._deadline = self.loop.call_later(read_timeout_s, self._expire)
 
         def _disarm(self) -> None:
@@ -197,9 +287,7 @@ def guarded_protocol(max_connections: int = MAX_CONNECTIONS, read_timeout_s: flo
             self._deadline = None
             if self.transport is None or self.transport.is_closing():
                 return
-            peer = self.client[0] if self.client else "?"
-            log.warning("closed a connection from %s: request not received within %g s", peer, read_timeout_s)
-            self.transport.abort()
+            self._drop(f"request not received within {read_timeout_s:g} s")
 
     return GuardedH11Protocol
 
@@ -212,6 +300,22 @@ def quiet_tracebacks(names: Iterable[str] = ("asyncio", "uvicorn.error", "uvicor
     add_one_line(h for logger in loggers for h in logger.handlers)
 
 
+def _descriptor_limit(wanted: int) -> int | None:
+    """The soft descriptor limit, raised towards `wanted` within the hard one; None when unlimited."""
+    if resource is None:
+        return None
+    unlimited = getattr(resource, "RLIM_INFINITY", -1)
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft != unlimited and soft < wanted:
+        target = wanted if hard == unlimited else min(wanted, hard)
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+            soft = target
+        except (OSError, ValueError):
+            pass
+    return None if soft == unlimited else soft
+
+
 def make_server(
     app: Any,
     host: str,
@@ -221,19 +325,23 @@ def make_server(
     max_body_bytes: int = MAX_BODY_BYTES,
     max_connections: int = MAX_CONNECTIONS,
     read_timeout_s: float = READ_TIMEOUT_S,
+    max_open: int = MAX_OPEN,
+    pressure_timeout_s: float = PRESSURE_TIMEOUT_S,
     log_level: str = "warning",
 ) -> uvicorn.Server:
     """A uvicorn server for `app` with every guard of this module in place."""
-    # Below the descriptor limit, so accept() never fails for want of one.
-    soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0] if resource is not None else -1
-    if soft != -1 and soft != getattr(resource, "RLIM_INFINITY", -1):
+    # Below the descriptor limit, so accept() never fails for want of one (raised, when the hard
+    # limit allows, to what `max_open` connections need: a default soft limit of 1024 is common).
+    soft = _descriptor_limit(max_open + 128)
+    if soft is not None:
         max_connections = max(1, min(max_connections, soft - 128))
+        max_open = max(1, min(max_open, soft - 128))
     guarded = RequestGuard(app, allowed_hosts(host, extra_hosts), max_body_bytes)
     config = uvicorn.Config(
         guarded,
         host=host,
         port=port,
-        http=guarded_protocol(max_connections, read_timeout_s),
+        http=guarded_protocol(max_connections, read_timeout_s, max_open, pressure_timeout_s),
         log_level=log_level,
         timeout_keep_alive=5,
         h11_max_incomplete_event_size=16 * 1024,  # request line and headers
