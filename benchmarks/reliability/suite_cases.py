@@ -1,4 +1,5 @@
-"""Families whose attacks live as pytest suites (inputs, workspace damage, interruptions): the
+"""Families whose attacks live as pytest suites (inputs, workspace damage, interruptions, config
+files, output folders, terminal safety, workspace special files, sql values, doc promises): the
 family's set-up runs the suite once and each test becomes one case, judged from pytest's verdict.
 These suites make their own small documents rather than attack the shared workspace. A failed test
 counts as a traceback or a hang when its report says so, else as not handled."""
@@ -15,6 +16,12 @@ SUITES = {
     "inputs": "tests/faults/test_attack_inputs.py",
     "workspace": "tests/faults/test_attack_workspace.py",
     "interruptions": "tests/faults/test_attack_interruptions.py",
+    "config": "tests/faults/test_attack_config.py",
+    "outputs": "tests/security/test_attack_output_folders.py",
+    "terminal": "tests/security/test_attack_terminal.py",
+    "special_files": "tests/faults/test_attack_special_files.py",
+    "sql_values": "tests/security/test_sql_printable.py",
+    "promises": "tests/faults/test_attack_promises.py",
 }
 RESULT = re.compile(r"^(PASSED|FAILED|ERROR) \S+?::(\S+)(?: - (.*))?$", re.MULTILINE)
 
