@@ -1,5 +1,6 @@
 """`nkw serve` attacks over real sockets on 127.0.0.1: foreign Host names, oversized and endless
-bodies, clients that trickle or go silent, floods of idle connections, malformed requests."""
+bodies, clients that trickle or go silent, floods of idle connections (static, and reopened as the
+server closes them), malformed requests."""
 
 from __future__ import annotations
 
@@ -193,6 +194,19 @@ def three_thousand_half_open_connections(ctx: Context) -> Outcome:
             sock.close()
     time.sleep(1)
     return Outcome(_alive(ctx), note=f"{len(socks)} connections opened; /health answers afterwards")
+
+
+@case(FAMILY)
+def three_hundred_half_open_connections_reopened_as_closed(ctx: Context) -> Outcome:
+    """The connection-level attack: one client keeps 300 half-open connections, reopening each one
+    the server closes, while /health is asked every quarter second."""
+    from tests.fixtures.slow_clients import HalfOpenFlood, health_while
+
+    with HalfOpenFlood(ctx.shared["port"], count=300, seconds=15) as flood:
+        time.sleep(2)
+        answered, asked = health_while(ctx.shared["port"], 12, every_s=0.25)
+    note = f"/health answered {answered} of {asked}; {flood.counts.closed_by_server} closed and reopened"
+    return Outcome(answered == asked and _alive(ctx), note=note)
 
 
 @case(FAMILY)
