@@ -26,7 +26,7 @@ from tasks.query.evidence_board import (
 from tasks.query.plan import QueryIntents, decompose, follow_up_plan, is_answerable
 from tasks.query.skills.cards import select_skills_offline
 from tasks.query.scene_reference import named_sections
-from tasks.query.source_passages import add_adjacent_scenes, pin_sections, select_passages
+from tasks.query.source_passages import add_adjacent_scenes, lift_walked, pin_sections, select_passages
 from tasks.query.tools.env import ToolEnv
 from tasks.query.tools.registry import GRAPH_TOOLS, TOOLS, ToolCall, call_tool
 
@@ -136,6 +136,8 @@ def build_board(
         of_section = env.store.source.chunk_ids_of_section
         order = _scene_order(env)
         support = add_adjacent_scenes(support, directions, _section_of_chunk(env), order, of_section)
+    walked = [r.chunk_id for r in rows if r.extra.get("walk") and r.chunk_id]
+    support = lift_walked(support, walked)
     focus: dict[str, list[tuple[int, int]]] = {}
     for row in rows:
         if row.chunk_id and row.char_start is not None and row.char_end is not None:

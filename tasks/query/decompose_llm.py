@@ -37,6 +37,7 @@ def make_llm_decomposer(client: Any, request_factory: Callable[..., Any]) -> Cal
             offline.needs | set(reply.needs),
             answer_slot=reply.answer_slot,
             reader="llm",
+            shape=offline.shape,
         )
 
     return decompose_with_llm

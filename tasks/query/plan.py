@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tasks.query.tools.graph import find_entities_in_text
+from tasks.query.question_clauses import QuestionShape, read_shape
 from tasks.query.question_form import QuestionForm, read_question
 from tasks.query.tools.env import ToolEnv
 from tasks.query.tools.registry import ToolCall
@@ -27,6 +28,9 @@ STATE = (
 )
 
 
+WALKED_SHAPES = ("progression", "order", "cause")
+
+
 @dataclass
 class QueryIntents:
     question: str
@@ -35,6 +39,7 @@ class QueryIntents:
     needs: set[str] = field(default_factory=set)  # order, cause, dialogue, place, state, pair, literal
     answer_slot: str = ""  # what the answer must name (from the LLM reading; empty offline)
     reader: str = "offline"  # who read the question: offline rules, or the LLM on top of them
+    shape: QuestionShape | None = None  # the events it describes and what it asks of them
 
     def describe(self) -> dict[str, Any]:
         described = {
@@ -45,6 +50,8 @@ class QueryIntents:
             "needs": sorted(self.needs),
             "reader": self.reader,
         }
+        if self.shape is not None and self.shape.kind != "local":
+            described["shape"] = self.shape.kind
         return {**described, "answer_slot": self.answer_slot} if self.answer_slot else described
 
 
@@ -67,9 +74,14 @@ def decompose(env: ToolEnv, question: str, options: list[str] | None = None) -> 
     characters = [e for e in entity_ids if env.store.entities_by_id[e]["entity_type"] == "character"]
     if len(characters) >= 2:
         needs.add("pair")
+    shape = read_shape(question)
+    if shape.kind in ("progression", "order"):
+        needs.add("order")
+    if shape.kind in ("progression", "cause"):
+        needs.add("cause")
     if form.wh in ("who", "what", "which", "where") and not needs & {"order", "cause"}:
         needs.add("literal")
-    return QueryIntents(question, form, entity_ids, needs)
+    return QueryIntents(question, form, entity_ids, needs, shape=shape)
 
 
 def _direction(form: QuestionForm) -> str:
@@ -95,6 +107,9 @@ def follow_up_plan(
     plan: list[tuple[str, dict[str, Any]]] = []
     characters = [e for e in intents.entity_ids if env.store.entities_by_id[e]["entity_type"] == "character"]
     if round_number == 1:
+        if intents.shape is not None and intents.shape.kind in WALKED_SHAPES:
+            # Which episodes the described events sit in, and the one before / after them.
+            plan.append(("episode_walk_search", {"query": q, "top_k": 6}))
         if intents.needs & {"order", "cause"}:
             plan.append(
                 ("narrative_trace_search", {"query": q, "direction": _direction(intents.form), "top_k": 6})

@@ -12,6 +12,7 @@ from tasks.text import count_tokens
 MIN_PASSAGE_TOKENS = 20
 PINNED = "scene_named"
 ADJACENT = "scene_adjacent"
+WALKED = "episode_walk"
 
 
 def pin_sections(
@@ -83,6 +84,23 @@ def add_adjacent_scenes(
         score, sources = added.get(chunk_id, (0.0, []))
         added[chunk_id] = (max(score, second + 1e-3), [ADJACENT, *sources])
     return added
+
+
+def lift_walked(
+    support: dict[str, tuple[float, list[str]]], chunk_ids: list[str]
+) -> dict[str, tuple[float, list[str]]]:
+    """Support with the chunks an episode walk placed (anchors of the described events, then the
+    episode reached) ranked just below the best supported chunk, in the walk's order: they are the
+    places a question's own words do not reach as a whole, so they must not compete with them."""
+    if not chunk_ids:
+        return support
+    ranked = sorted((score for score, _ in support.values()), reverse=True)
+    second = ranked[1] if len(ranked) > 1 else (ranked[0] if ranked else 0.0)
+    lifted = dict(support)
+    for rank, chunk_id in enumerate(dict.fromkeys(chunk_ids)):
+        score, sources = lifted.get(chunk_id, (0.0, []))
+        lifted[chunk_id] = (max(score, second + 1e-3 * (len(chunk_ids) - rank)), [WALKED, *sources])
+    return lifted
 
 
 def excerpt(

@@ -42,6 +42,7 @@ def test_every_tool_returns_grounded_rows(env):
         "narrative_trace_search": {"query": "the storm warning is hidden", "direction": "after"},
         "narrative_semantic_search": {"query": "the shipwreck rescue", "top_k": 5},
         "narrative_sql_search": {"query_name": "dialogue_by_speaker", "entity_id": margaret, "limit": 5},
+        "episode_walk_search": {"query": "What happens just before Ellis locks the key in his drawer?"},
         "chunk_mapping": {"section_ordinal": 2},
     }
     assert set(calls) == set(TOOLS)

@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from tasks.query.tools import graph as graph_tools
 
+from tasks.query.tools import episode_walk
 from tasks.query.tools import narrative as narrative_tools
 
 from tasks.query.tools import text as text_tools
@@ -83,6 +84,19 @@ class NarrativeTraceArgs(QueryArgs):
     hops: int = Field(2, ge=1, le=4)
 
 
+class EpisodeWalkArgs(QueryArgs):
+    clauses: list[str] | None = Field(
+        None,
+        max_length=4,
+        description="the events the question describes, one per item (default: read from the query)",
+    )
+    direction: Literal["before", "after"] | None = Field(
+        None,
+        description="where the asked-for episode lies from the described ones (default: read from the query)",
+    )
+    top_k: int = Field(6, ge=1, le=12)
+
+
 class NarrativeSqlArgs(Args):
     query_name: Literal[
         "dialogue_by_speaker",
@@ -138,6 +152,7 @@ TOOLS: dict[str, Tool] = {
             narrative_tools.narrative_semantic_search,
         ),
         _tool("narrative_sql_search", "narrative", NarrativeSqlArgs, narrative_tools.narrative_sql_search),
+        _tool("episode_walk_search", "narrative", EpisodeWalkArgs, episode_walk.episode_walk_search),
         _tool("chunk_mapping", "other", MappingArgs, text_tools.chunk_mapping),
     )
 }

@@ -1,0 +1,215 @@
+"""Episode walks: anchor each event a question describes to an episode, then walk the cleaned
+episode DAG to the episode the question asks for.
+
+A progression question ("what sets off X, Y and Z?") asks for the episode that precedes the
+described ones; an order question ("what happens just before X?") for the episode or scene next to
+X's; a cause question for what leads into X. Passage retrieval over the whole question reaches one or
+two of the described places and never the one asked for, whose words the question does not use.
+Anchors come from the episode index (titles and summaries of the episode's events) and the event
+index; the walk follows kept DAG edges, falling back on story order where an episode has none.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from tasks.query.question_clauses import read_shape
+from tasks.query.tools.env import ToolEnv
+from tasks.query.tools.types import ToolRow, provenance
+from tasks.tables.io import as_list
+
+UNIT_KINDS = ("event", "interaction")
+MAX_ANCHORS = 4
+MAX_WALKED = 2
+PROXIMITY = 0.5  # how much a nearer predecessor is preferred over a better-matching distant one
+
+
+@dataclass(frozen=True)
+class Anchor:
+    """One described event, placed: its episode, the chunk that tells it, and how well it matched."""
+
+    clause: str
+    episode_id: str
+    chunk_id: str
+    score: float
+
+
+def _chunk_scores(env: ToolEnv, text: str, vector: np.ndarray | None) -> dict[str, float]:
+    """Each chunk's match to `text`: BM25 normalised to [0, 1], blended with the best sentence's
+    cosine when vectors are there (the same reading as the hybrid text channel's)."""
+    source = env.store.source
+    lexical = source.chunk_bm25.scores(text)
+    top = float(lexical.max()) if lexical.size else 0.0
+    scores = lexical / top if top > 0 else lexical
+    if vector is not None and source.sentence_vectors.shape[1] == vector.shape[-1]:
+        order, starts, chunks = source.sentence_groups
+        if len(order):
+            similarity = np.einsum("ij,j->i", source.sentence_vectors, vector.reshape(-1))
+            dense = np.zeros_like(scores)
+            dense[chunks] = np.maximum.reduceat(similarity[order], starts)
+            scores = 0.5 * scores + 0.5 * np.clip(dense, 0, None)
+    return {chunk_id: float(scores[p]) for chunk_id, p in env.store.chunk_position.items() if p < len(scores)}
+
+
+def episode_chunk_ids(env: ToolEnv, episode: dict[str, Any]) -> list[str]:
+    """Every chunk of the scenes an episode spans, in story order."""
+    of_section = env.store.source.chunk_ids_of_section
+    return [c for s in as_list(episode["section_ids"]) for c in of_section.get(s, [])]
+
+
+def _best_chunk(chunk_ids: list[str], scores: dict[str, float]) -> str | None:
+    return max(chunk_ids, key=lambda c: (scores.get(c, 0.0), -chunk_ids.index(c)), default=None)
+
+
+def anchor_clause(env: ToolEnv, clause: str) -> Anchor | None:
+    """The episode that best tells `clause` (its own text or one of its events'), and its chunk."""
+    vector = env.vector(clause)
+    candidates: dict[str, float] = {}
+    index = env.store.asset("episode")
+    if index is not None and len(index):
+        for episode_id, score in index.search(clause, vector, 3):
+            candidates[episode_id] = max(candidates.get(episode_id, 0.0), score)
+    for kind in UNIT_KINDS:
+        units = env.store.asset(kind)
+        if units is None or not len(units):
+            continue
+        for unit_id, score in units.search(clause, vector, 3):
+            episode_id = env.store.episode_of_unit.get(unit_id)
+            if episode_id:
+                candidates[episode_id] = max(candidates.get(episode_id, 0.0), score)
+    episodes = env.store.episodes_by_id
+    candidates = {e: s for e, s in candidates.items() if e in episodes}
+    if not candidates:
+        return None
+    chunk_scores = _chunk_scores(env, clause, vector)
+
+    def fit(episode_id: str) -> float:
+        # The episode's own match, and how well its best passage tells the clause.
+        chunk_ids = episode_chunk_ids(env, episodes[episode_id])
+        return candidates[episode_id] + max((chunk_scores.get(c, 0.0) for c in chunk_ids), default=0.0)
+
+    best = max(sorted(candidates), key=fit)
+    chunk_id = _best_chunk(episode_chunk_ids(env, episodes[best]), chunk_scores)
+    return Anchor(clause, best, chunk_id, round(fit(best), 6)) if chunk_id else None
+
+
+def _story_neighbour(env: ToolEnv, episode_id: str, step: int) -> str | None:
+    """The episode just before (step -1) or after (+1) in story order."""
+    ordered = sorted(env.store.episodes_by_id.values(), key=lambda e: (e["first_ordinal"], e["episode_id"]))
+    ids = [e["episode_id"] for e in ordered]
+    if episode_id not in ids:
+        return None
+    place = ids.index(episode_id) + step
+    return ids[place] if 0 <= place < len(ids) else None
+
+
+def walk(
+    env: ToolEnv, anchor: Anchor, direction: str, question_scores: dict[str, float], nearest: bool = False
+) -> list[str]:
+    """Episodes reached from the anchor along kept DAG edges (predecessors for 'before', successors
+    for 'after'): nearest first when `nearest` (what happens just before), else the best match to
+    the question with nearness as a tie-breaker (what set it off); story order when the DAG has no
+    edge there."""
+    dag = env.store.episode_dag
+    episodes = env.store.episodes_by_id
+    here = episodes[anchor.episode_id]
+    if anchor.episode_id in dag:
+        neighbours = list(
+            dag.predecessors(anchor.episode_id)
+            if direction == "before"
+            else dag.successors(anchor.episode_id)
+        )
+    else:
+        neighbours = []
+    neighbours = [n for n in neighbours if n in episodes]
+    if not neighbours:
+        fallback = _story_neighbour(env, anchor.episode_id, -1 if direction == "before" else 1)
+        return [fallback] if fallback else []
+
+    def rank(episode_id: str) -> float:
+        other = episodes[episode_id]
+        gap = abs(
+            int(here["first_ordinal"])
+            - int(other["last_ordinal"] if direction == "before" else other["first_ordinal"])
+        )
+        if nearest:
+            return -float(gap)
+        best = max((question_scores.get(c, 0.0) for c in episode_chunk_ids(env, other)), default=0.0)
+        return best + PROXIMITY / (1 + gap)
+
+    return sorted(neighbours, key=lambda e: (-rank(e), e))[:MAX_WALKED]
+
+
+def _scene_within(env: ToolEnv, anchor: Anchor, direction: str) -> str | None:
+    """The chunk of the scene before (after) the anchor's scene inside the anchor's own episode
+    (the one nearest the anchor), or None when the anchor's scene opens (closes) the episode."""
+    sections = as_list(env.store.episodes_by_id[anchor.episode_id]["section_ids"])
+    section_id = env.store.chunks_by_id[anchor.chunk_id]["section_id"]
+    if section_id not in sections:
+        return None
+    place = sections.index(section_id) + (-1 if direction == "before" else 1)
+    if not 0 <= place < len(sections):
+        return None
+    chunk_ids = env.store.source.chunk_ids_of_section.get(sections[place]) or []
+    return (chunk_ids[-1] if direction == "before" else chunk_ids[0]) if chunk_ids else None
+
+
+def _row(env: ToolEnv, episode_id: str, chunk_id: str, score: float, role: str, clause: str = "") -> ToolRow:
+    episode = env.store.episodes_by_id[episode_id]
+    return ToolRow(
+        "episode",
+        episode_id,
+        f"{episode['title']}: {episode['summary']}",
+        round(float(score), 6),
+        "narrative",
+        env.store.doc_id,
+        **provenance(env.store, [chunk_id]),
+        entity_ids=tuple(as_list(episode["participant_ids"])),
+        extra={
+            "walk": role,
+            "clause": clause,
+            "first_ordinal": int(episode["first_ordinal"]),
+            "last_ordinal": int(episode["last_ordinal"]),
+        },
+    )
+
+
+def episode_walk_search(
+    env: ToolEnv, query: str, clauses: list[str] | None = None, direction: str | None = None, top_k: int = 6
+) -> list[ToolRow]:
+    """Anchor each event the question describes to an episode, then walk the cleaned episode DAG
+    to the episode before or after them; one row per anchor and per episode reached."""
+    if not env.hierarchy or not env.store.episodes_by_id:
+        return []
+    shape = read_shape(query)
+    direction = direction or shape.direction
+    described = list(clauses or shape.clauses or (query,))[:MAX_ANCHORS]
+    anchors = [a for a in (anchor_clause(env, c) for c in described) if a is not None]
+    rows: list[ToolRow] = []
+    seen: set[str] = set()
+    for anchor in anchors:
+        if anchor.chunk_id not in seen:
+            seen.add(anchor.chunk_id)
+            rows.append(_row(env, anchor.episode_id, anchor.chunk_id, anchor.score, "anchor", anchor.clause))
+    if direction in ("before", "after") and anchors:
+        episodes = env.store.episodes_by_id
+        # From the earliest described event when looking back, the latest when looking ahead.
+        pick = min if direction == "before" else max
+        start = pick(anchors, key=lambda a: (int(episodes[a.episode_id]["first_ordinal"]), a.clause))
+        inside = _scene_within(env, start, direction)
+        if inside and inside not in seen:
+            # The anchor's episode itself goes on in the next (or began in the previous) scene.
+            seen.add(inside)
+            rows.append(_row(env, start.episode_id, inside, start.score / 2, direction))
+        question_scores = _chunk_scores(env, query, env.vector(query))
+        for episode_id in walk(env, start, direction, question_scores, nearest=shape.kind == "order"):
+            chunk_ids = episode_chunk_ids(env, episodes[episode_id])
+            # The scene nearest the anchor tells what leads into it (or follows from it).
+            chunk_id = chunk_ids[-1 if direction == "before" else 0] if chunk_ids else None
+            if chunk_id and chunk_id not in seen:
+                seen.add(chunk_id)
+                rows.append(_row(env, episode_id, chunk_id, start.score / 2, direction))
+    return rows[:top_k]

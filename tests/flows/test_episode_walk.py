@@ -1,0 +1,77 @@
+"""Episode walks on the bundled screenplay: each described event is anchored to an episode and a
+chunk of its scenes, the walk reaches the episode before (or after) it along the cleaned DAG, and
+the places it reaches get passages in the final evidence."""
+
+from __future__ import annotations
+
+import pytest
+
+from schemas.config import load_settings
+from tasks.embeddings import HashingEmbedder
+from tasks.query.answer_nkw import answer_nkw
+from tasks.query.store.document_store import NarrativeStore
+from tasks.query.tools.env import ToolEnv
+from tasks.query.tools.episode_walk import episode_chunk_ids, episode_walk_search
+from tasks.query.tools.registry import call_tool
+
+BEFORE = "What happens just before Ellis locks the brass key in his desk drawer?"
+PROGRESSION = (
+    "What pivotal event sets off the chain of actions leading to Nia climbing the lighthouse stairwell "
+    "with Tom, and the Kittiwake crew being brought in from the storm?"
+)
+
+
+@pytest.fixture(scope="module")
+def env(sample_workspace) -> ToolEnv:
+    return ToolEnv(NarrativeStore.load(sample_workspace, "the_lighthouse_key"), HashingEmbedder(384).embed)
+
+
+def _ordinal(env: ToolEnv, chunk_id: str) -> int:
+    return env.store.section_heading(env.store.chunks_by_id[chunk_id]["section_id"])[1]
+
+
+def test_an_order_question_is_anchored_where_its_event_happens_and_walks_back(env):
+    rows = episode_walk_search(env, BEFORE)
+    anchors = [r for r in rows if r.extra["walk"] == "anchor"]
+    walked = [r for r in rows if r.extra["walk"] == "before"]
+    assert anchors and walked
+    drawer = [r for r in anchors if "drawer" in env.store.chunks_by_id[r.chunk_id]["text"]]
+    assert drawer, [r.text for r in anchors]
+    for row in rows:  # every row is grounded in a chunk of the episode it names
+        assert row.chunk_id in episode_chunk_ids(env, env.store.episodes_by_id[row.item_id])
+    anchor_ordinal = _ordinal(env, drawer[0].chunk_id)
+    assert all(_ordinal(env, r.chunk_id) < anchor_ordinal for r in walked)
+
+
+def test_a_progression_question_walks_to_an_episode_before_its_earliest_anchor(env):
+    rows = episode_walk_search(env, PROGRESSION)
+    anchors = [r for r in rows if r.extra["walk"] == "anchor"]
+    walked = [r for r in rows if r.extra["walk"] == "before"]
+    assert anchors and walked
+    earliest = min(r.extra["first_ordinal"] for r in anchors)
+    assert all(r.extra["first_ordinal"] <= earliest for r in walked)
+    assert len({r.chunk_id for r in rows}) == len(rows)  # one row per place
+
+
+def test_without_the_hierarchy_there_is_no_walk(env):
+    flat = ToolEnv(env.store, env.embed_texts, hierarchy=False)
+    assert episode_walk_search(flat, BEFORE) == []
+
+
+def test_the_walk_is_a_traced_tool_with_validated_arguments(env):
+    call = call_tool(
+        env, "episode_walk_search", {"query": BEFORE, "clauses": ["Ellis locks the key away"]}, 1
+    )
+    assert call.error is None and call.rows
+    refused = call_tool(env, "episode_walk_search", {"query": BEFORE, "direction": "sideways"}, 1)
+    assert refused.error and not refused.rows
+
+
+def test_the_places_the_walk_reaches_are_in_the_final_evidence(env):
+    settings = load_settings(overrides={"embed_texts": {"backend": "hashing"}})
+    answer = answer_nkw(env, BEFORE, None, settings.answer, settings.retrieval)
+    walk_calls = [c for c in answer.trace if c["tool"] == "episode_walk_search"]
+    assert walk_calls and walk_calls[0]["round"] == 1
+    walked = episode_walk_search(env, BEFORE)
+    evidence_chunks = {e.chunk_id for e in answer.evidence}
+    assert {r.chunk_id for r in walked} <= evidence_chunks

@@ -1,0 +1,55 @@
+"""The events a question describes, one clause each, and what it asks of them."""
+
+from __future__ import annotations
+
+import pytest
+
+from tasks.query.question_clauses import question_clauses, read_shape
+
+
+def test_a_progression_question_lists_each_described_event():
+    shape = read_shape(
+        "What pivotal event sets off the chain of actions leading to Chev's desperate escape through the "
+        "mall, his call with Doc Miles, and the cab theft?"
+    )
+    assert shape.kind == "progression" and shape.direction == "before"
+    assert any("escape through the mall" in c for c in shape.clauses)
+    assert any("call with Doc Miles" in c for c in shape.clauses)
+    assert any("cab theft" in c for c in shape.clauses)
+    assert not any(c.lower().startswith("what") for c in shape.clauses)
+
+
+@pytest.mark.parametrize(
+    "question, kind, direction",
+    [
+        ("What occurs just before Stew faces mockery and turns to Gallagher for support?", "order", "before"),
+        ("What does Nia do right after Daniel leaves the office?", "order", "after"),
+        ("在“幺鸡与陈末在地铁上谈论爱情”之前，幺鸡先采取了什么关键行动？", "order", "before"),
+        ("哪一个事件成为触发大王洞察祥太子隐忍、杰王子安抚王后的关键转折？", "progression", "before"),
+        ("What motivates Queenie to hide the baby under the stairs?", "cause", "before"),
+        ("从食堂众人调侃刘峰，到书店中刘峰被警察推搡，郝淑雯对他保持着怎样的态度？", "arc", ""),
+        ("Which scenes show Sister Abigail and Yolanda together?", "local", ""),
+    ],
+)
+def test_the_shape_follows_the_question_form(question, kind, direction):
+    shape = read_shape(question)
+    assert (shape.kind, shape.direction) == (kind, direction)
+
+
+def test_a_quoted_event_is_one_clause_and_its_parts_are_not_repeated():
+    clauses = question_clauses("在“幺鸡与陈末在地铁上谈论爱情”之前，幺鸡先采取了什么关键行动？")
+    assert clauses[0] == "幺鸡与陈末在地铁上谈论爱情"
+    assert len(clauses) == len(set(clauses))
+
+
+def test_a_scene_the_question_names_is_not_a_clause():
+    clauses = question_clauses(
+        "In 10、INT. BOWLING ALLEY - NIGHT, what made Bobby mutter and get up after Elton bowled a strike?"
+    )
+    assert not any("BOWLING" in c for c in clauses)
+    assert any("Elton bowled a strike" in c for c in clauses)
+
+
+def test_short_fragments_are_not_clauses():
+    assert question_clauses("Who is he?") == ()
+    assert len(question_clauses("A, b, c, d, e, f, g, h, i " * 3)) <= 4
