@@ -58,7 +58,10 @@ class Answer:
 
     @property
     def evidence_section_ids(self) -> list[str]:
-        return list(dict.fromkeys(e.section_id for e in self.evidence))
+        """Distinct sections of the evidence, best supported first (evidence is shown in story order;
+        a cut to N scenes must keep the N best, not the N earliest)."""
+        ranked = sorted(self.evidence, key=lambda e: -e.score)
+        return list(dict.fromkeys(e.section_id for e in ranked))
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
