@@ -152,6 +152,11 @@ class AssembleEpisodesSettings(Section):
         0.35, ge=0, le=1, description="a unit joins an episode at or above this coherence"
     )
     max_section_gap: int = Field(3, ge=0, description="sections an episode may skip and still continue")
+    scene_bounded: bool = Field(
+        True,
+        description="screenplays: an episode stays inside one scene (a scene may hold several), so an "
+        "episode names the scene it happened in; prose keeps max_section_gap",
+    )
     max_units_per_episode: int = Field(40, ge=1)
     max_open_episodes: int = Field(
         8, ge=1, description="recent episodes a unit is scored against: bounds work per unit"
@@ -276,7 +281,10 @@ class AnswerSettings(Section):
         "baseline's top-k chunk tokens for the same question (equal-budget comparison)",
     )
     max_passage_tokens: int = Field(
-        120, ge=20, description="longest excerpt of one chunk in the final evidence"
+        50,
+        ge=20,
+        description="longest excerpt of one chunk in the final evidence (50 is about the 40-word windows "
+        "of the hybrid_fine baseline: the budget reaches as many places as the strongest simple retriever)",
     )
     attributes: bool = Field(
         True,

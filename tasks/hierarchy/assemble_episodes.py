@@ -347,7 +347,7 @@ def run(ctx: StageContext) -> StageOutput:
         idf=participant_idf(units),
         location=location,
         vectors=vectors,
-        max_gap=settings.max_section_gap,
+        max_gap=0 if settings.scene_bounded and doc.kind == "screenplay" else settings.max_section_gap,
     )
     drafts = assemble(units, signals, settings)
     ordered = sorted(drafts, key=story_key)

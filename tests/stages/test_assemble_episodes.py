@@ -55,7 +55,8 @@ def signals(units: list[Unit], max_gap: int = 3) -> Signals:
 
 
 def episodes_of(frames: dict[str, pd.DataFrame], **settings: object) -> pd.DataFrame:
-    config = load_settings(overrides={"assemble_episodes": settings}) if settings else None
+    # The mini story checks how units group across scenes; scene-bounded screenplays have their own test.
+    config = load_settings(overrides={"assemble_episodes": {"scene_bounded": False, **settings}})
     return pd.DataFrame(assemble_episodes.run(context("assemble_episodes", frames, config))["episodes"])
 
 
@@ -156,6 +157,18 @@ def test_offline_episodes_of_the_mini_story() -> None:
     assert pd.isna(episodes.iloc[2]["coherence"]) and 0.35 <= episodes.iloc[0]["coherence"] <= 1.0
     assert contract_problems("episodes", episodes, frames) == []
     assert episodes.equals(episodes_of(tables()))  # deterministic ids and order
+
+
+def test_screenplay_episodes_stay_inside_one_scene_unless_told_otherwise() -> None:
+    bounded = episodes_of(tables(), scene_bounded=True)
+    assert len(bounded) > len(episodes_of(tables()))
+    assert all(len(sections) == 1 for sections in bounded["section_ids"])
+    assert sorted(u for ids in bounded["unit_ids"] for u in ids) == sorted(
+        u for ids in episodes_of(tables())["unit_ids"] for u in ids
+    )  # every unit still in exactly one episode
+    prose = tables()
+    prose["documents"].loc[0, "kind"] = "prose"
+    assert episodes_of(prose, scene_bounded=True).equals(episodes_of(prose))  # prose keeps its gaps
 
 
 def test_settings_change_the_grouping() -> None:
