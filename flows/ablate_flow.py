@@ -33,6 +33,7 @@ from flows.evaluation.ablation import (
     variant_settings,
 )
 from flows.answer_questions import QueryEngine
+from flows.evaluation.ablation_scenes import format_scene_intervals, scene_intervals
 from flows.evaluation.evaluate import evaluate, load_questions
 from flows.evaluation.question_budget import question_budget
 from flows.evaluation.judging import judge_client
@@ -57,6 +58,7 @@ class AblationReport:
     rows: pd.DataFrame
     variants: dict[str, dict[str, Any]] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    scenes: pd.DataFrame = field(default_factory=pd.DataFrame)  # every-gold per setting with intervals
 
 
 @dataclass(frozen=True)
@@ -270,7 +272,9 @@ def _run(
             "offline: answers are extractive (no LLM); free-form Overall needs the LLM judge (—), "
             "Pass@k is not applicable to deterministic answers"
         )
-    return AblationReport(ablation_id, pd.DataFrame(rows), variants, notes)
+    frame = pd.DataFrame(rows)
+    scenes = scene_intervals(Workspace.at(workspace), frame) if len(frame) else pd.DataFrame()
+    return AblationReport(ablation_id, frame, variants, notes, scenes)
 
 
 @flow(name="ablate", persist_result=False, validate_parameters=False)
@@ -338,5 +342,6 @@ def format_ablation(report: AblationReport) -> str:
             f"variant {name}: {stats['stages_reused']} stage runs reused, {stats['stages_built']} rebuilt "
             f"({', '.join(stats['rebuilt']) or 'none'}) in {stats['seconds']} s"
         )
+    lines.extend(format_scene_intervals(report.scenes))
     lines.extend(f"note: {n}" for n in report.notes)
     return "\n".join(lines)

@@ -62,6 +62,7 @@ def run(args: argparse.Namespace) -> int:
                     "variants": report.variants,
                     "notes": report.notes,
                     "rows": json.loads(report.rows.to_json(orient="records")),
+                    "scenes": report.scenes.to_dict(orient="records"),
                 },
                 ensure_ascii=False,
                 indent=1,
