@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from typing import Any, Iterable
-from tasks.text import ZH_DIGITS, ZH_UNITS
+from tasks.text import zh_number
 
 MAX_NAMED = 3
 MIN_HEADING_CHARS = 4  # shorter headings ("夜", "DAY") are ordinary words, not references
@@ -36,21 +36,6 @@ def _norm(text: str) -> str:
     return re.sub(r"\s+", " ", text).strip()
 
 
-def _number(text: str) -> int | None:
-    if text.isdigit():
-        return int(text)
-    total, digit = 0, None
-    for char in text:
-        if char in ZH_DIGITS:
-            digit = ZH_DIGITS[char]
-        elif char in ZH_UNITS:
-            total += (1 if digit is None else digit) * ZH_UNITS[char]
-            digit = None
-        else:
-            return None
-    return total + (digit or 0)
-
-
 def _tokens(text: str) -> set[str]:
     """Latin words and CJK character pairs, without a leading scene number."""
     text = _LEADING_NUMBER.sub("", _norm(text))
@@ -63,7 +48,7 @@ def question_scene_numbers(question: str) -> set[int]:
     """Scene numbers the question gives in a scene-number form."""
     numbers = set()
     for match in _SCENE_NUMBER.finditer(question):
-        value = _number(next(g for g in match.groups() if g))
+        value = zh_number(next(g for g in match.groups() if g))
         if value is not None:
             numbers.add(value)
     return numbers
@@ -91,7 +76,7 @@ def named_sections(sections: Iterable[dict[str, Any]], question: str) -> list[st
             scored.append((1.9, ordinal, row["section_id"]))
             continue
         raw_number = str(row.get("scene_number") or "").strip()
-        number = _number(raw_number.lstrip("0") or "0") if raw_number else None
+        number = zh_number(raw_number.lstrip("0") or "0") if raw_number else None
         if number is None or number not in numbers:
             continue
         words = _tokens(heading)
