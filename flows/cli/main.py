@@ -10,6 +10,7 @@ inspect) never start Prefect.
 from __future__ import annotations
 
 import argparse
+import errno
 import os
 import sys
 import time
@@ -24,6 +25,7 @@ OWNS_PROCESS = runs_as_program()  # a test runner importing main keeps its own C
 if OWNS_PROCESS:
     end_at_interrupt()  # (set first in flows/__init__.py) the imports below take about a second
 
+from flows.cli.argument_checks import not_utf8, shortened  # noqa: E402
 from flows.cli.commands.common import EXIT_FAILED, EXIT_USAGE, UserError, prefect_environment  # noqa: E402
 from flows.cli.memory_cap import use_system_allocator_for_arrow  # noqa: E402
 from flows.runtime import configure_process, quiet_prefect  # noqa: E402
@@ -67,7 +69,7 @@ class Parser(argparse.ArgumentParser):
         unknown = self._unknown_flags() if "arguments are required" in message else []
         if unknown:
             message = unrecognized(unknown)
-        super().error(message)
+        super().error(safe_text(message))  # it echoes arguments: `--\x1b[2J` must not clear the screen
 
 
 def unrecognized(tokens: list[str]) -> str:
@@ -418,6 +420,10 @@ def _main(argv: Sequence[str] | None) -> int:
     args, extra = parser.parse_known_args(argv)
     if extra:
         parser.error(unrecognized(extra))
+    garbled = not_utf8(args)
+    if garbled:
+        print(f"error: {garbled} is not valid UTF-8 text", file=sys.stderr)
+        return EXIT_USAGE
     if args.command is None or args.command == "llm":  # `nkw` or `nkw llm` alone: the help, like git
         getattr(args, "help_of", parser).print_help()
         return 0
@@ -447,6 +453,9 @@ def _main(argv: Sequence[str] | None) -> int:
     except Exception as exc:  # a bug or an environment problem: still one line unless --debug
         if getattr(args, "debug", False):
             raise
+        if isinstance(exc, OSError) and exc.errno == errno.ENAMETOOLONG:  # a name given is too long
+            print(f"error: file name too long: {shortened(exc.filename)}", file=sys.stderr)
+            return EXIT_USAGE
         print(
             f"error: {type(exc).__name__}: {safe_text(' '.join(str(exc).split())[:400])} "
             "(rerun with --debug for details)",
