@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from dataclasses import replace
 from functools import partial
@@ -33,6 +34,9 @@ def run(args: argparse.Namespace) -> int:
         raise UserError("--dask-address needs --runner dask")
     if args.runner != "thread" and args.no_prefect:
         raise UserError(f"--runner {args.runner} runs under Prefect; drop --no-prefect")
+    price = args.price_per_million
+    if price is not None and not (math.isfinite(price) and price >= 0):  # else the cost prints as nan
+        raise UserError(f"--price-per-million must be a finite price of 0 or more (got {price})")
 
     settings = settings_from(args)
     workspace = workspace_from(args, must_exist=bool(args.retry_failed and not args.paths))

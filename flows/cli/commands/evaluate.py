@@ -25,6 +25,10 @@ from flows.runtime import Meter
 from tasks.terminal import say
 
 
+# Pass@N is reported up to N = 100; more answers per question measure nothing new.
+MAX_SAMPLES = 100
+
+
 def run(args: argparse.Namespace) -> int:
     settings = settings_from(args)
     workspace = workspace_from(args)
@@ -32,8 +36,8 @@ def run(args: argparse.Namespace) -> int:
     problem = file_problem(questions, "questions file")
     if problem:  # a FIFO is not "not found": the cause named is the real one
         raise UserError(problem)
-    if args.samples < 1:
-        raise UserError("--samples must be at least 1")
+    if not 1 <= args.samples <= MAX_SAMPLES:  # each sample is a full answer: 10^18 of them never end
+        raise UserError(f"--samples must be between 1 and {MAX_SAMPLES} (got {args.samples})")
     if args.limit is not None and args.limit < 1:
         raise UserError(f"--limit must be at least 1 (got {args.limit})")
     if args.judge_model and not (args.judge_url or settings.llm.url):

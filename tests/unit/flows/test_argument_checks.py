@@ -74,3 +74,21 @@ def test_an_unknown_flag_is_echoed_without_its_control_sequence(capsys):
     code, err = run(capsys, "sql", "SELECT 1", "-w", "ws", "--\x1b[2J")
     assert code == 2
     assert "\x1b" not in err and "\\x1b[2J" in err
+
+
+@pytest.mark.parametrize("samples", ["0", "101", "9223372036854775807"])
+def test_samples_have_a_bound_so_an_evaluation_ends(samples, tmp_path, capsys):
+    (tmp_path / "tables").mkdir()
+    (tmp_path / "manifest").mkdir()
+    questions = REPO / "data" / "samples" / "the_lighthouse_key.questions.jsonl"
+    code, err = run(capsys, "eval", "-w", str(tmp_path), "--questions", str(questions), "--samples", samples,
+                    "--no-prefect", "--embeddings", "hashing")  # fmt: skip
+    assert code == 2 and err.strip() == f"error: --samples must be between 1 and 100 (got {samples})"
+
+
+@pytest.mark.parametrize("price", ["nan", "inf", "-1"])
+def test_a_price_that_is_not_finite_or_negative_is_refused(price, tmp_path, capsys):
+    sample = REPO / "data" / "samples" / "the_lighthouse_key.txt"
+    code, err = run(capsys, "build", str(sample), "-w", str(tmp_path / "ws"), "--dry-run",
+                    "--price-per-million", price, "--no-prefect")  # fmt: skip
+    assert code == 2 and "--price-per-million must be a finite price of 0 or more" in err
