@@ -11,13 +11,13 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from flows.cli.errors import EXIT_FAILED, EXIT_USAGE, UserError
 from schemas.config import load_settings
 from tasks.files import is_regular, kind
 from tasks.llm.client import build_llm_client
 from tasks.tables.io import Workspace
 
-EXIT_USAGE = 2
-EXIT_FAILED = 1
+__all__ = ["EXIT_FAILED", "EXIT_USAGE", "UserError"]  # declared in flows.cli.errors, used from here too
 
 # Services of Prefect's server with no work on a build's temporary server.
 IDLE_SERVICES = (
@@ -30,10 +30,6 @@ IDLE_SERVICES = (
     "CLEANUP_RECONCILER",
     "TRIGGERS",
 )
-
-
-class UserError(Exception):
-    """A mistake the user can fix; printed as one line."""
 
 
 def prefect_environment(verbose: bool = False) -> None:

@@ -22,30 +22,6 @@ from tasks.llm.local_model import ModelError, ResolvedModel, default_cache_dir, 
 from tasks.llm.local_server import LocalServer, LocalServerError, ServerOptions, free_port
 
 
-def add_parsers(llm_commands) -> None:
-    """Register `llm fetch` and `llm local` under `nkw llm`."""
-    fetch = llm_commands.add_parser("fetch", help="download and verify a pinned GGUF model (cached)")
-    local = llm_commands.add_parser(
-        "local", help="serve a GGUF model with llama.cpp on 127.0.0.1 and print the --llm-url to use"
-    )
-    for parser in (fetch, local):
-        parser.add_argument(
-            "--model", dest="local_model", metavar="MODEL",
-            help="pinned model 0.5b (default), 1.5b, smollm2-135m, or the path of any GGUF file",
-        )  # fmt: skip
-        parser.add_argument(
-            "--cache-dir", help="model cache (default $NKW_MODEL_CACHE or ~/.cache/nkw/models)"
-        )
-        parser.add_argument("--config", help="TOML settings file ([local_llm] section)")
-        parser.add_argument("--debug", action="store_true", help="show tracebacks for errors")
-        parser.set_defaults(command="llm_local", serve=parser is local)
-    fetch.add_argument("--json", action="store_true", help="print the model file, id and pin as JSON")
-    local.add_argument("--json", action="store_true", help="print the --llm-url and --model to use as JSON")
-    local.add_argument("--port", type=int, help="port on 127.0.0.1 (default: a free one)")
-    local.add_argument("--context", type=int, help="tokens per slot, prompt and reply (default 16384)")
-    local.add_argument("--parallel", type=int, help="slots: requests decoded at the same time (default 1)")
-
-
 def cache_dir_from(args: argparse.Namespace) -> Path:
     chosen = getattr(args, "cache_dir", None) or os.environ.get("NKW_MODEL_CACHE")
     return Path(chosen).expanduser() if chosen else default_cache_dir()
