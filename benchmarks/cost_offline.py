@@ -137,7 +137,7 @@ def query_latencies(workspace: Workspace, questions_path: Path, settings) -> dic
 
 def ask_startup(workspace: Workspace, doc_id: str, question: str) -> tuple[float, float, str]:
     """(process wall seconds, answer latency seconds, the command's own start-up line) of one
-    `nkw ask --json`, then of one plain `nkw ask` (which prints its start-up split on stderr)."""
+    `nkw ask --json`, then of one plain `nkw ask -v` (which prints its start-up split on stderr)."""
     started = time.perf_counter()
     process = subprocess.run(
         [
@@ -161,7 +161,18 @@ def ask_startup(workspace: Workspace, doc_id: str, question: str) -> tuple[float
     if process.returncode != 0:
         sys.exit(f"nkw ask failed: {process.stderr[-800:]}")
     plain = subprocess.run(
-        [sys.executable, "-m", "flows.cli.main", "ask", "-w", str(workspace.root), "--doc", doc_id, question],
+        [
+            sys.executable,
+            "-m",
+            "flows.cli.main",
+            "ask",
+            "-w",
+            str(workspace.root),
+            "--doc",
+            doc_id,
+            question,
+            "-v",
+        ],
         cwd=REPO,
         capture_output=True,
         text=True,

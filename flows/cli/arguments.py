@@ -66,7 +66,8 @@ def _common(parser: argparse.ArgumentParser, workspace: bool = True) -> None:
         "--verbose",
         "-v",
         action="store_true",
-        help="show Prefect logs (eval: also list questions whose gold could not be mapped)",
+        help="show Prefect logs (eval: also list questions whose gold could not be mapped; ask: also "
+        "the answer's notes and the start-up times)",
     )
     _debug(parser)
 

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import ast
 import csv
 import io
 import json
 import math
+import re
 from typing import Any
 
 import pyarrow as pa
@@ -79,7 +81,28 @@ def format_table(table: pa.Table, fmt: str = "table", max_rows: int = 200) -> st
     return "\n".join(lines)
 
 
-def answer_text(answer: Answer, show_trace: bool = False) -> str:
+# A Python dict literal inside a note ("board {'passages': 10}"): shown as words, never as a repr.
+_DICT_LITERAL = re.compile(r"\{[^{}]*\}")
+
+
+def _readable_dict(match: re.Match[str]) -> str:
+    try:
+        value = ast.literal_eval(match.group())
+    except (ValueError, SyntaxError):
+        return match.group()
+    if not isinstance(value, dict):
+        return match.group()
+    return ", ".join(f"{str(key).replace('_', ' ')} {item}" for key, item in value.items())
+
+
+def readable_note(note: str) -> str:
+    """One answer note for people: any dict it quotes as `key value` pairs."""
+    return _DICT_LITERAL.sub(_readable_dict, note)
+
+
+def answer_text(answer: Answer, show_trace: bool = False, show_notes: bool = False) -> str:
+    """The answer and its cited sections first; the tool calls with `show_trace`, the notes with
+    `show_notes` (`--verbose`)."""
     mode = "offline — extractive answer, no LLM" if answer.is_offline else "LLM"
     lines = [f"Answer ({answer.system}, {mode}):", f"  {answer.answer}"]
     if answer.answer_kind == "sentence":
@@ -113,7 +136,8 @@ def answer_text(answer: Answer, show_trace: bool = False) -> str:
                 f"({json.dumps(call.get('arguments', {}), ensure_ascii=False)})"
                 f" -> {call.get('rows')} rows, {call.get('ms')} ms{error}"
             )
-    lines.extend(f"note: {note}" for note in answer.notes)
+    if show_notes:
+        lines.extend(f"note: {readable_note(note)}" for note in answer.notes)
     return "\n".join(lines)
 
 

@@ -71,11 +71,11 @@ def run(args: argparse.Namespace) -> int:
                 payload = {**answer.to_json(), **({"warning": gaps} if gaps else {})}
                 text = json.dumps(payload, ensure_ascii=False, indent=None if batch else 1)
             else:
-                text = cli_output.answer_text(answer, show_trace=args.trace)
+                text = cli_output.answer_text(answer, show_trace=args.trace, show_notes=args.verbose)
                 if batch:
                     text = f"Q{number}: {question}\n{text}\n"
             print(text if args.json else safe_text(text), flush=True)
-            if batch is None and not args.json:
+            if batch is None and not args.json and args.verbose:
                 # Fixed start-up (imports, embedding model, bundle load) apart from the answer's own latency.
                 startup = time.perf_counter() - args.started - answer.latency_ms / 1000
                 model, bundle = engine.load_seconds["model"], engine.load_seconds["bundle"]
