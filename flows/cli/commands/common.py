@@ -98,13 +98,30 @@ def settings_from(args: argparse.Namespace):
 
 
 def workspace_from(args: argparse.Namespace, must_exist: bool = True) -> Workspace:
-    """The workspace named by --workspace; a UserError when it must exist and does not."""
+    """The workspace named by --workspace; a UserError when it must exist and does not, or when the
+    path (or a folder above it) is a file."""
+    problem = not_a_folder(args.workspace)
+    if problem:
+        raise UserError(problem)
     workspace = Workspace.at(args.workspace)
     if must_exist and not workspace.exists():
         raise UserError(
             f"no workspace at {args.workspace} (build one with `nkw build PATH --workspace {args.workspace}`)"
         )
     return workspace
+
+
+def not_a_folder(path: str) -> str | None:
+    """Why `path` can never be a workspace folder: it, or the nearest part of it that exists, is a
+    file (a build would fail deep inside with NotADirectoryError); None otherwise."""
+    given = Path(path).expanduser()
+    for part in (given, *given.parents):
+        if part.is_dir():
+            return None
+        if os.path.lexists(part):
+            where = "" if part == given else f" ({part} is not a folder)"
+            return f"workspace {path} is not a folder{where}"
+    return None
 
 
 def api_key() -> str | None:
