@@ -1,5 +1,6 @@
-"""Turn input files into documents: plain text, Markdown, screenplays (incl. Fountain) and
-the benchmark `documents.jsonl` format (one JSON document per line).
+"""Turn input files into documents: plain text, Markdown, screenplays (Fountain, Final Draft, PDF;
+see tasks/ingest/read_formats.py) and the benchmark `documents.jsonl` format (one JSON document per
+line).
 
 Bad input never raises: it becomes an `IngestFailure` with a one-line reason.
 """
@@ -19,7 +20,11 @@ from tasks.ingest.read_input import path_problem
 from tasks.ingest.segment_sections import detect_kind
 from tasks.text import detect_language, normalize_text
 
-TEXT_SUFFIXES = {".txt", ".md", ".markdown", ".fountain", ".spmd", ".text", ".jsonl", ""}
+TEXT_SUFFIXES = {".txt", ".md", ".markdown", ".fountain", ".spmd", ".text", ".jsonl", ".fdx", ".pdf", ""}
+UNSUPPORTED = (
+    "not a kind of document nkw reads ({suffix}); inputs are text (.txt, .md), screenplays "
+    "(.fountain, .fdx, .pdf with a text layer) and documents.jsonl"
+)
 
 
 @dataclass(frozen=True)
@@ -207,14 +212,14 @@ def _claim_id(
 
 
 def _is_document_file(path: Path) -> bool:
-    """Files a folder walk picks up: text files, but not question files, READMEs or hidden files."""
+    """Files a folder walk reads: documents, but not question files, READMEs or hidden files."""
+    return path.suffix.lower() in TEXT_SUFFIXES and not _is_left_alone(path)
+
+
+def _is_left_alone(path: Path) -> bool:
+    """Files of an input folder that are no document and need no mention (notes for people, questions)."""
     name = path.name.lower()
-    return (
-        path.suffix.lower() in TEXT_SUFFIXES
-        and not name.startswith(".")
-        and not name.startswith("readme")
-        and not name.endswith("questions.jsonl")
-    )
+    return name.startswith(".") or name.startswith("readme") or name.endswith("questions.jsonl")
 
 
 def _expand(paths: Iterable[str | Path], result: IngestResult) -> list[Path]:
@@ -228,7 +233,12 @@ def _expand(paths: Iterable[str | Path], result: IngestResult) -> list[Path]:
         path = path.resolve()
         if path.is_dir():
             # Regular files only; other entries named like documents (FIFOs, devices) are reported.
-            entries = sorted(p for p in _walk(path) if _is_document_file(p) and not p.is_dir())
+            walked = sorted(p for p in _walk(path) if not _is_left_alone(p))
+            entries = [p for p in walked if _is_document_file(p)]
+            # Anything else is listed with its reason: a folder never loses a file without a word.
+            for other in (p for p in walked if not _is_document_file(p)):
+                reason = UNSUPPORTED.format(suffix=other.suffix.lower() or "no suffix")
+                result.failures.append(IngestFailure(safe_doc_id(other.stem or "input"), str(other), reason))
             # A link in a folder could pull in any file of the machine: listed, never followed.
             for link in (p for p in entries if p.is_symlink()):
                 reason = (
@@ -264,8 +274,9 @@ def _walk(folder: Path) -> Iterable[Path]:
     """Every file under `folder`, links to folders not followed, workspaces' own folders left out."""
     for dirpath, dirnames, filenames in os.walk(folder, followlinks=False):
         here = Path(dirpath)
-        if is_workspace(here):
+        if is_workspace(here):  # its folders and its own files (partitions.json, reports) are no input
             dirnames[:] = [d for d in dirnames if d not in WORKSPACE_FOLDERS]
+            continue
         yield from (here / name for name in filenames)
 
 

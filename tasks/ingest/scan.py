@@ -20,10 +20,10 @@ from tasks.ingest.ingest_documents import (
     _claim_id,
     _owned_id,
     _expand,
-    decode_bytes,
     document_from_text,
     parse_jsonl_line,
 )
+from tasks.ingest.read_formats import DECODED, file_text
 from tasks.ingest.jsonl_lines import WHOLE_FILE, byte_lines, jsonl_lines
 from schemas.ids import safe_doc_id
 from tasks.ingest.read_input import InputRefused, open_regular, read_bounded
@@ -123,7 +123,7 @@ def _scan_file(path: Path, max_chars: int, owned_id: str) -> Iterator[Scanned]:
         yield Scanned(failure=IngestFailure(owned_id, source, item))
         return
     document, encoding = item
-    if encoding != "utf-8":
+    if encoding not in DECODED:
         yield Scanned(notice=f"{source}: not UTF-8; decoded as {encoding}")
     if isinstance(document, RawDocument):
         yield Scanned(document=document)
@@ -132,10 +132,10 @@ def _scan_file(path: Path, max_chars: int, owned_id: str) -> Iterator[Scanned]:
 
 
 def _whole_file_document(path: Path, data: bytes, max_chars: int):
-    text, encoding, problem = decode_bytes(data)
-    if text is None:
-        return problem or "undecodable"
-    kind = "screenplay" if path.suffix.lower() == ".fountain" else None
+    try:
+        text, encoding, kind = file_text(path, data, max_chars)
+    except InputRefused as exc:
+        return str(exc)
     return document_from_text(
         text,
         doc_id=safe_doc_id(path.stem or "document"),

@@ -59,7 +59,8 @@ def parse_heading(line: str, language: str, opens_block: bool = False) -> Headin
     match = FOUNTAIN_FORCED.match(stripped)
     if match and not stripped.startswith("..") and len(stripped) <= 120:
         interior, location, time_of_day = split_en_slug(match.group("slug"), None)
-        return Heading(0, stripped, None, interior, location, time_of_day)
+        # The period is Fountain's mark, not part of the heading the writer wrote.
+        return Heading(0, match.group("slug"), None, interior, location, time_of_day)
     return None
 
 
