@@ -200,12 +200,19 @@ def build_parser() -> argparse.ArgumentParser:
     _json(evaluate, "the scores")
     evaluate.set_defaults(command="evaluate")
 
-    serve = commands.add_parser("serve", help="local HTTP API: POST /ask, GET /documents, GET /health")
+    serve = commands.add_parser(
+        "serve", help="local HTTP API (POST /ask, GET /documents, GET /health), views at /, API docs at /docs"
+    )
     _common(serve)
     serve.add_argument(
         "--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine only)"
     )
-    serve.add_argument("--port", type=int, default=8765, help="port to listen on (default 8765)")
+    serve.add_argument(
+        "--port",
+        type=int,
+        default=8765,
+        help="port to listen on (default 8765; 0: a free one, shown when ready)",
+    )
     serve.add_argument(
         "--concurrency",
         type=int,

@@ -38,6 +38,7 @@ import uvicorn
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from flows.log_lines import add_one_line
+from flows.serving.console import AccessLog, AnnouncingServer
 
 try:
     import resource
@@ -328,8 +329,10 @@ def make_server(
     max_open: int = MAX_OPEN,
     pressure_timeout_s: float = PRESSURE_TIMEOUT_S,
     log_level: str = "warning",
+    access_log: bool = False,
 ) -> uvicorn.Server:
-    """A uvicorn server for `app` with every guard of this module in place."""
+    """A uvicorn server for `app` with every guard of this module in place; it prints its URL when
+    ready and, with `access_log`, one line per request."""
     # Below the descriptor limit, so accept() never fails for want of one (raised, when the hard
     # limit allows, to what `max_open` connections need: a default soft limit of 1024 is common).
     soft = _descriptor_limit(max_open + 128)
@@ -338,13 +341,14 @@ def make_server(
         max_open = max(1, min(max_open, soft - 128))
     guarded = RequestGuard(app, allowed_hosts(host, extra_hosts), max_body_bytes)
     config = uvicorn.Config(
-        guarded,
+        AccessLog(guarded) if access_log else guarded,  # outermost: the guard's refusals are logged too
         host=host,
         port=port,
         http=guarded_protocol(max_connections, read_timeout_s, max_open, pressure_timeout_s),
         log_level=log_level,
         timeout_keep_alive=5,
         h11_max_incomplete_event_size=16 * 1024,  # request line and headers
+        access_log=False,  # ours (flows.serving.console) is one sanitized line with the time taken
     )
     quiet_tracebacks()  # after the config, which sets up uvicorn's log handlers
-    return uvicorn.Server(config)
+    return AnnouncingServer(config)

@@ -2,9 +2,10 @@
 loaded once and shared by all requests.
 
 POST /ask answers one question (the same JSON as `nkw ask --json`), GET /documents lists the
-built documents, GET /health reports readiness. Answers run in worker threads, at most
-`concurrency` at a time; when `queue` more are already waiting the request is refused with 503
-instead of piling up. Bad input is a 4xx with one readable `detail` line.
+built documents, GET /health reports readiness; `/` lists the documents for people, each linked to
+its view at `/view/<doc_id>`, and `/docs` describes the API (flows.serving.pages). Answers run in
+worker threads, at most `concurrency` at a time; when `queue` more are already waiting the request
+is refused with 503 instead of piling up. Bad input is a 4xx with one readable `detail` line.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from flows.answer_questions import SYSTEMS, QueryEngine, warm_up
+from flows.serving.pages import add_pages
 from schemas.config import Settings
 from tasks.query.store.doc_index import DocumentNotBuilt
 from tasks.tables.io import Workspace, read_frame
@@ -32,12 +34,14 @@ MAX_OPTION_CHARS = 500
 class AskRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    question: str = Field(min_length=1, max_length=MAX_QUESTION_CHARS)
+    question: str = Field(min_length=1, max_length=MAX_QUESTION_CHARS, description="the question, in words")
     doc: str | None = Field(
         default=None, description="document id; optional when the workspace holds one document"
     )
-    options: list[str] | None = Field(default=None, max_length=MAX_OPTIONS)
-    system: Literal["nkw", "hybrid", "hybrid_fine"] = "nkw"
+    options: list[str] | None = Field(
+        default=None, max_length=MAX_OPTIONS, description="multiple-choice options (two or more), or none"
+    )
+    system: Literal["nkw", "hybrid", "hybrid_fine"] = Field(default="nkw", description="answering system")
 
     @field_validator("question")
     @classmethod
@@ -115,7 +119,15 @@ def create_app(
                 await run_in_threadpool(ensure_loaded, document["doc_id"])
         yield
 
-    app = FastAPI(title="NKW", description="Questions over narrative knowledge bundles", lifespan=lifespan)
+    # FastAPI's /docs and /redoc load their scripts from a CDN: flows.serving.pages serves its own.
+    app = FastAPI(
+        title="NKW",
+        description="Questions over narrative knowledge bundles",
+        lifespan=lifespan,
+        docs_url=None,
+        redoc_url=None,
+    )
+    add_pages(app, workspace, lambda: state["documents"])
 
     @app.exception_handler(RequestValidationError)
     async def _invalid(_: Request, exc: RequestValidationError) -> JSONResponse:
@@ -127,6 +139,8 @@ def create_app(
 
     @app.get("/health")
     def health() -> dict[str, Any]:
+        """Readiness: how many documents, which are loaded, the concurrency, and whether answers are
+        offline (no LLM configured)."""
         return {
             "status": "ok",
             "workspace": workspace.root.name,
@@ -138,6 +152,7 @@ def create_app(
 
     @app.get("/documents")
     def documents() -> list[dict[str, Any]]:
+        """The built documents: doc_id, title, language, kind, and whether the bundle is loaded."""
         return [{**d, "loaded": d["doc_id"] in state["loaded"]} for d in state["documents"]]
 
     def answer(request: AskRequest, doc_id: str) -> dict[str, Any]:
@@ -147,6 +162,8 @@ def create_app(
 
     @app.post("/ask")
     async def ask(request: AskRequest) -> dict[str, Any]:
+        """Answer one question about one document: the JSON `nkw ask --json` prints (answer, cited
+        sections, evidence, notes). 503 when too many questions are waiting."""
         known = {d["doc_id"] for d in state["documents"]}
         doc_id = request.doc
         if doc_id is None:

@@ -1,4 +1,5 @@
-"""`nkw serve`: a local HTTP API over a workspace (POST /ask, GET /documents, GET /health)."""
+"""`nkw serve`: a local HTTP API over a workspace (POST /ask, GET /documents, GET /health), the
+documents' views at `/` and the API docs at `/docs`; a ready line with the URL, then an access log."""
 
 from __future__ import annotations
 
@@ -31,6 +32,7 @@ def run(args: argparse.Namespace) -> int:
             args.port,
             extra_hosts=args.allow_host or (),
             log_level="info" if args.verbose else "warning",
+            access_log=True,
         )
         server.run()
     finally:
