@@ -17,6 +17,8 @@ from typing import Any, Iterable
 from tasks.stage import RawDocument, StageContext, StageOutput
 from schemas.ids import safe_doc_id, stable_hash
 from tasks.ingest.read_input import path_problem
+from tasks.tables.lock import LOCK_NAME
+from tasks.tables.partitions import LISTING_NAME
 from tasks.ingest.segment_sections import detect_kind
 from tasks.text import detect_language, normalize_text
 
@@ -264,6 +266,7 @@ def _expand(paths: Iterable[str | Path], result: IngestResult) -> list[Path]:
 # What `nkw` writes in a workspace (tables, manifests, caches, run logs, ablation variants): never
 # an input, even when the workspace sits inside the folder being built (or is that folder).
 WORKSPACE_FOLDERS = {"tables", "manifest", "cache", "runs", "variants"}
+WORKSPACE_FILES = {LOCK_NAME, LISTING_NAME}
 
 
 def is_workspace(folder: Path) -> bool:
@@ -274,9 +277,9 @@ def _walk(folder: Path) -> Iterable[Path]:
     """Every file under `folder`, links to folders not followed, workspaces' own folders left out."""
     for dirpath, dirnames, filenames in os.walk(folder, followlinks=False):
         here = Path(dirpath)
-        if is_workspace(here):  # its folders and its own files (partitions.json, reports) are no input
+        if is_workspace(here) or LOCK_NAME in filenames:  # a workspace, or one being made by this build
             dirnames[:] = [d for d in dirnames if d not in WORKSPACE_FOLDERS]
-            continue
+            filenames = [name for name in filenames if name not in WORKSPACE_FILES]
         yield from (here / name for name in filenames)
 
 

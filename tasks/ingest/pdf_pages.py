@@ -103,7 +103,12 @@ def _join(runs: list[Run]) -> str:
 
 def _body_left(pages: list[PageLines]) -> float:
     """Where most lines start: the left edge of the text body (action lines)."""
-    starts = Counter(round(line.runs[0].x) for page in pages for line in page.lines if line.runs)
+    starts = Counter(
+        round(line.runs[0].x)
+        for page in pages
+        for line in page.lines
+        if line.runs and not MARGIN_NUMBER.match(line.runs[0].text.strip())
+    )
     return float(starts.most_common(1)[0][0]) if starts else 0.0
 
 
@@ -138,7 +143,7 @@ def _drop_headers_and_footers(pages: list[PageLines]) -> None:
     """Page numbers at a page's edges, and edge lines repeated (numbers aside) on most pages."""
     edges = [page.lines[:EDGE_LINES] + page.lines[-EDGE_LINES:] for page in pages]
     counts = Counter(key for lines in edges for key in {_masked(line.text) for line in lines})
-    repeated = {key for key, n in counts.items() if len(pages) >= 3 and n >= 0.5 * len(pages)}
+    repeated = {key for key, n in counts.items() if n >= max(3, 0.6 * len(pages))}
     for page in pages:
         top, foot = page.lines[:EDGE_LINES], page.lines[-EDGE_LINES:]
         drop = {
