@@ -1,4 +1,4 @@
-# Two commands for a fresh machine: `make demo` and `make test`.
+# Two commands for a fresh machine: `make demo` and `make test` (`make test-all` adds the slow tier).
 PYTHON ?= python3.11
 VENV := .venv
 BIN := $(VENV)/bin
@@ -10,7 +10,7 @@ export PREFECT_UI_ENABLED := false
 export PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS := 180
 export PREFECT_HOME ?= $(CURDIR)/data/workspaces/.prefect
 
-.PHONY: install demo test check-dev bench clean docs
+.PHONY: install demo test test-slow test-all check-dev bench clean docs
 
 $(BIN)/nkw: pyproject.toml constraints.txt
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "error: $(PYTHON) not found (NKW needs Python 3.11)"; exit 2; }
@@ -29,8 +29,19 @@ demo: install
 	$(BIN)/nkw ask --workspace $(DEMO_WS) --doc the_fisherman_and_his_wife "What did the fisherman catch?" \
 		--option "A golden ring" --option "A talking flounder" --option "An old boot" --option "A silver fish"
 
+# Two tiers (tests/tiers.py): `make test` leaves out the slow tier (attack and fault suites with real
+# processes, Prefect flows and deployments, corpus sizes, the fuzz pass); `make test-all` runs both.
+# One line per test with its progress, and the slowest tests at the end.
+PYTEST := $(BIN)/python -m pytest tests --ignore=tests/dev --ignore=tests/real_llm -o addopts= -v --durations=10
+
 test: install
-	$(BIN)/python -m pytest tests --ignore=tests/dev --ignore=tests/real_llm
+	$(PYTEST) -m "not slow"
+
+test-slow: install
+	$(PYTEST) -m slow
+
+test-all: install
+	$(PYTEST)
 
 # Checks on the shared benchmark files (needs ../shared beside the clone).
 check-dev: install

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.tiers import is_slow
+
 # Fixture modules shared by every test module that needs them (the fake LLM server, the agent).
 pytest_plugins = ("tests.fixtures.llm_fixtures", "tests.fixtures.agent_fixtures")
 
@@ -18,6 +20,13 @@ STORY = SAMPLES / "the_fisherman_and_his_wife.txt"
 # The real-model check (minutes of CPU inference) runs only through `make check-llm`, which names
 # the model file; a plain `pytest tests` leaves it out.
 collect_ignore = [] if os.environ.get("NKW_REAL_LLM_MODEL") else ["real_llm"]
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    # The slow tier is declared in one place (tests/tiers.py); `make test` deselects it with -m.
+    for item in items:
+        if is_slow(item.nodeid):
+            item.add_marker(pytest.mark.slow)
 
 
 def pytest_configure(config: pytest.Config) -> None:
