@@ -156,10 +156,7 @@ def _drop_headers_and_footers(pages: list[PageLines]) -> None:
 
 def _line_spacing(pages: list[PageLines]) -> float:
     gaps = [
-        round(a.y - b.y, 1)
-        for page in pages
-        for a, b in zip(page.lines, page.lines[1:])
-        if a.y - b.y > 0.5
+        round(a.y - b.y, 1) for page in pages for a, b in zip(page.lines, page.lines[1:]) if a.y - b.y > 0.5
     ]
     if not gaps:
         return 12.0

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import io
 import logging
-import re
 from typing import Any
 
 from tasks.ingest.pdf_pages import Line, PageLines, Run, pages_text
@@ -21,7 +20,6 @@ SCANNED = (
 )
 NO_TEXT = "PDF with no text layer (no text on any page)"
 SAME_LINE = 2.0  # points: pieces whose baselines differ by less are one line
-CJK = re.compile(r"[\u3000-\u9fff\uff00-\uffef]")
 
 
 def is_pdf(data: bytes) -> bool:

@@ -211,14 +211,18 @@ def _jsonl_record(path: Path, number: int, offset: int, max_chars: int) -> RawDo
 
 
 def ingest_paths(
-    paths: Iterable[str | Path], *, max_chars: int, known_sources: dict[str, str] | None = None,
+    paths: Iterable[str | Path],
+    *,
+    max_chars: int,
+    known_sources: dict[str, str] | None = None,
     known_content: dict[str, str] | None = None,
 ) -> IngestResult:
     """Every input read into memory at once (small inputs and tests): the stream of `scan_inputs`
     collected into documents, failures and notices."""
     result = IngestResult()
-    for item in scan_inputs(paths, max_chars=max_chars, known_sources=known_sources,
-                            known_content=known_content):
+    for item in scan_inputs(
+        paths, max_chars=max_chars, known_sources=known_sources, known_content=known_content
+    ):
         if item.notice:
             result.notices.append(item.notice)
         elif item.failure is not None:
