@@ -23,6 +23,7 @@ from tasks.tables.io import as_list
 
 UNIT_KINDS = ("event", "interaction")
 MAX_ANCHORS = 4
+CANDIDATES = 3  # episodes a clause proposes from each index (episodes, events, passages)
 MAX_WALKED = 2
 PROXIMITY = 0.5  # how much a nearer predecessor is preferred over a better-matching distant one
 
@@ -64,32 +65,45 @@ def _best_chunk(chunk_ids: list[str], scores: dict[str, float]) -> str | None:
     return max(chunk_ids, key=lambda c: (scores.get(c, 0.0), -chunk_ids.index(c)), default=None)
 
 
+def _episodes_of_section(env: ToolEnv) -> dict[str, list[str]]:
+    found: dict[str, list[str]] = {}
+    for episode_id, episode in env.store.episodes_by_id.items():
+        for section_id in as_list(episode["section_ids"]):
+            found.setdefault(section_id, []).append(episode_id)
+    return found
+
+
 def anchor_clause(env: ToolEnv, clause: str) -> Anchor | None:
-    """The episode that best tells `clause` (its own text or one of its events'), and its chunk."""
+    """The episode that best tells `clause` (its own text, one of its events', or one of its
+    passages'), and its chunk. Candidates come from all three; each is scored by its own match
+    plus its best passage's, so an episode whose summary missed the clause still wins by its text."""
     vector = env.vector(clause)
-    candidates: dict[str, float] = {}
+    episodes = env.store.episodes_by_id
+    own: dict[str, float] = {}
     index = env.store.asset("episode")
     if index is not None and len(index):
-        for episode_id, score in index.search(clause, vector, 3):
-            candidates[episode_id] = max(candidates.get(episode_id, 0.0), score)
+        own = dict(zip(index.ids, (float(v) for v in index.scores(clause, vector))))
+    candidates = set(sorted(own, key=lambda e: (-own[e], e))[:CANDIDATES])
     for kind in UNIT_KINDS:
         units = env.store.asset(kind)
         if units is None or not len(units):
             continue
-        for unit_id, score in units.search(clause, vector, 3):
+        for unit_id, score in units.search(clause, vector, CANDIDATES):
             episode_id = env.store.episode_of_unit.get(unit_id)
             if episode_id:
-                candidates[episode_id] = max(candidates.get(episode_id, 0.0), score)
-    episodes = env.store.episodes_by_id
-    candidates = {e: s for e, s in candidates.items() if e in episodes}
+                candidates.add(episode_id)
+                own[episode_id] = max(own.get(episode_id, 0.0), score)
+    chunk_scores = _chunk_scores(env, clause, vector)
+    of_section = _episodes_of_section(env)
+    for chunk_id in sorted(chunk_scores, key=lambda c: (-chunk_scores[c], c))[:CANDIDATES]:
+        candidates.update(of_section.get(env.store.chunks_by_id[chunk_id]["section_id"], []))
+    candidates = {e for e in candidates if e in episodes}
     if not candidates:
         return None
-    chunk_scores = _chunk_scores(env, clause, vector)
 
     def fit(episode_id: str) -> float:
-        # The episode's own match, and how well its best passage tells the clause.
         chunk_ids = episode_chunk_ids(env, episodes[episode_id])
-        return candidates[episode_id] + max((chunk_scores.get(c, 0.0) for c in chunk_ids), default=0.0)
+        return own.get(episode_id, 0.0) + max((chunk_scores.get(c, 0.0) for c in chunk_ids), default=0.0)
 
     best = max(sorted(candidates), key=fit)
     chunk_id = _best_chunk(episode_chunk_ids(env, episodes[best]), chunk_scores)
@@ -157,6 +171,25 @@ def _scene_within(env: ToolEnv, anchor: Anchor, direction: str) -> str | None:
     return (chunk_ids[-1] if direction == "before" else chunk_ids[0]) if chunk_ids else None
 
 
+def _scene_next_door(env: ToolEnv, anchor: Anchor, direction: str) -> tuple[str, str] | None:
+    """(episode, its chunk nearest the anchor) of the episode in the scene just before (after) the
+    anchor's scene, in story order: "just before X" is most often told in the scene before X's."""
+    ordinal = env.store.section_heading(env.store.chunks_by_id[anchor.chunk_id]["section_id"])[1]
+    if ordinal is None:
+        return None
+    episodes = env.store.episodes_by_id.values()
+    if direction == "before":
+        earlier = [e for e in episodes if int(e["last_ordinal"]) < ordinal]
+        chosen = max(earlier, key=lambda e: (int(e["last_ordinal"]), e["episode_id"]), default=None)
+    else:
+        later = [e for e in episodes if int(e["first_ordinal"]) > ordinal]
+        chosen = min(later, key=lambda e: (int(e["first_ordinal"]), e["episode_id"]), default=None)
+    chunk_ids = episode_chunk_ids(env, chosen) if chosen is not None else []
+    if not chunk_ids:
+        return None
+    return chosen["episode_id"], chunk_ids[-1] if direction == "before" else chunk_ids[0]
+
+
 def _row(env: ToolEnv, episode_id: str, chunk_id: str, score: float, role: str, clause: str = "") -> ToolRow:
     episode = env.store.episodes_by_id[episode_id]
     return ToolRow(
@@ -199,11 +232,15 @@ def episode_walk_search(
         # From the earliest described event when looking back, the latest when looking ahead.
         pick = min if direction == "before" else max
         start = pick(anchors, key=lambda a: (int(episodes[a.episode_id]["first_ordinal"]), a.clause))
+        # The anchor's episode itself goes on in the next (or began in the previous) scene; else,
+        # for an order question, the episode of the scene next door.
         inside = _scene_within(env, start, direction)
-        if inside and inside not in seen:
-            # The anchor's episode itself goes on in the next (or began in the previous) scene.
-            seen.add(inside)
-            rows.append(_row(env, start.episode_id, inside, start.score / 2, direction))
+        neighbour = (start.episode_id, inside) if inside else None
+        if neighbour is None and shape.kind == "order":
+            neighbour = _scene_next_door(env, start, direction)
+        if neighbour is not None and neighbour[1] not in seen:
+            seen.add(neighbour[1])
+            rows.append(_row(env, neighbour[0], neighbour[1], start.score / 2, direction))
         question_scores = _chunk_scores(env, query, env.vector(query))
         for episode_id in walk(env, start, direction, question_scores, nearest=shape.kind == "order"):
             chunk_ids = episode_chunk_ids(env, episodes[episode_id])
