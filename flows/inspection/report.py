@@ -90,7 +90,8 @@ def run_records(places: list[Workspace], runs: pd.DataFrame) -> pd.DataFrame:
     started, kept = [], []
     for run_id in runs["run_id"]:
         record, journal = read_run_files(places, run_id)
-        started.append(record.get("started"))
+        moment = record.get("started")
+        started.append(moment if isinstance(moment, str) else None)  # a damaged record: not known
         kept.append(journal)
     runs = runs.copy()
     runs["started"] = started
@@ -234,7 +235,9 @@ def _run_rows(runs: pd.DataFrame) -> list[dict[str, Any]]:
         cells["label"].append((row["run_id"], True))
         if row.get("questions_sha256"):
             cells["questions_file"].append((f"sha256 {row['questions_sha256'][:12]}", True))
-        cells["started"] = [((row.get("started") or "—").replace("T", " ").removesuffix("+00:00"), False)]
+        moment = row.get("started")  # NaN where a string column misses this run's value
+        shown = moment.replace("T", " ").removesuffix("+00:00") if isinstance(moment, str) and moment else "—"
+        cells["started"] = [(shown, False)]
         cells["settings"] = [(s, False) for s in (row.get("settings") or "defaults").split(", ")]
         cells["variant"] = [(row.get("variant") or "—", False)]
         limit = row.get("question_limit")

@@ -21,6 +21,8 @@ def read_run_files(places: list[Workspace], run_id: str) -> tuple[dict[str, Any]
             record = json.loads(read_text(record_path))
         except (OSError, ValueError):
             record = {}
+        if not isinstance(record, dict):  # `[]` or `null` in the file: damaged, read as no record
+            record = {}
         try:
             with open_regular(journal_path, text=True) as lines:
                 journal = sum(1 for line in lines if line.strip())
