@@ -82,8 +82,13 @@ def main() -> None:
     parser.add_argument("--questions", default=str(SHARED / "stage-corpus" / "questions.jsonl"))
     parser.add_argument("--limit", type=int)
     parser.add_argument("--fresh", action="store_true", help="answer again (ignore stored runs)")
+    parser.add_argument("--no-prefect", action="store_true", help="answer in-process, without Prefect")
     args = parser.parse_args()
-    extra = (["--limit", str(args.limit)] if args.limit else []) + (["--fresh"] if args.fresh else [])
+    extra = (
+        (["--limit", str(args.limit)] if args.limit else [])
+        + (["--fresh"] if args.fresh else [])
+        + (["--no-prefect"] if args.no_prefect else [])
+    )
     reports, seconds = {}, {}
     for system in ("hybrid", "hybrid_fine", "nkw"):
         reports[system], seconds[system] = run_eval(args.workspace, args.questions, system, extra)
