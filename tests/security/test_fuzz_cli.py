@@ -23,7 +23,7 @@ from tests.security.fuzz_run import environment, run_case
 pytestmark = pytest.mark.slow
 
 SEED = int(os.environ.get("NKW_FUZZ_SEED", "46"))
-CASES = {"argv": 80, "config": 30, "workspace": 40}
+CASES = {"argv": 120, "config": 30, "workspace": 40}
 WORKERS = 2  # the machine has two cores; each case is one process
 
 
