@@ -11,6 +11,9 @@ from tasks.terminal import safe_text
 PATH_ARGUMENTS = ("workspace", "out", "config", "questions", "paths", "cache_dir", "local_llm", "local_model",
                   "embeddings_model")  # fmt: skip
 POSITIONALS = ("question", "query", "doc_ids")
+# --samples of eval and ablate: Pass@N is reported up to N = 100, and each sample is a whole answer,
+# so 2^63 of them would run until killed.
+MAX_SAMPLES = 100
 
 
 def not_utf8(args: argparse.Namespace) -> str | None:

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 from flows.ablate_flow import format_ablation, run_ablation
+from flows.cli.argument_checks import MAX_SAMPLES
 from flows.evaluation.ablation import AblationError, parse_settings
 from flows.cli.commands.common import (
     UserError,
@@ -27,8 +28,8 @@ def run(args: argparse.Namespace) -> int:
     problems = [p for p in (file_problem(q, "questions file") for q in questions) if p]
     if problems:  # a FIFO is not "not found": the cause named is the real one
         raise UserError("; ".join(problems))
-    if args.samples < 1:
-        raise UserError("--samples must be at least 1")
+    if not 1 <= args.samples <= MAX_SAMPLES:
+        raise UserError(f"--samples must be between 1 and {MAX_SAMPLES} (got {args.samples})")
     try:
         names = parse_settings(args.settings)
     except AblationError as exc:

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from flows.answer_questions import QueryEngine
+from flows.cli.argument_checks import MAX_SAMPLES
 from flows.cli.commands.common import (
     EXIT_FAILED,
     UserError,
@@ -25,10 +26,6 @@ from flows.runtime import Meter
 from tasks.terminal import say
 
 
-# Pass@N is reported up to N = 100; more answers per question measure nothing new.
-MAX_SAMPLES = 100
-
-
 def run(args: argparse.Namespace) -> int:
     settings = settings_from(args)
     workspace = workspace_from(args)
@@ -36,7 +33,7 @@ def run(args: argparse.Namespace) -> int:
     problem = file_problem(questions, "questions file")
     if problem:  # a FIFO is not "not found": the cause named is the real one
         raise UserError(problem)
-    if not 1 <= args.samples <= MAX_SAMPLES:  # each sample is a full answer: 10^18 of them never end
+    if not 1 <= args.samples <= MAX_SAMPLES:
         raise UserError(f"--samples must be between 1 and {MAX_SAMPLES} (got {args.samples})")
     if args.limit is not None and args.limit < 1:
         raise UserError(f"--limit must be at least 1 (got {args.limit})")

@@ -76,12 +76,13 @@ def test_an_unknown_flag_is_echoed_without_its_control_sequence(capsys):
     assert "\x1b" not in err and "\\x1b[2J" in err
 
 
+@pytest.mark.parametrize("command", ["eval", "ablate"])
 @pytest.mark.parametrize("samples", ["0", "101", "9223372036854775807"])
-def test_samples_have_a_bound_so_an_evaluation_ends(samples, tmp_path, capsys):
+def test_samples_have_a_bound_so_an_evaluation_ends(command, samples, tmp_path, capsys):
     (tmp_path / "tables").mkdir()
     (tmp_path / "manifest").mkdir()
     questions = REPO / "data" / "samples" / "the_lighthouse_key.questions.jsonl"
-    code, err = run(capsys, "eval", "-w", str(tmp_path), "--questions", str(questions), "--samples", samples,
+    code, err = run(capsys, command, "-w", str(tmp_path), "--questions", str(questions), "--samples", samples,
                     "--no-prefect", "--embeddings", "hashing")  # fmt: skip
     assert code == 2 and err.strip() == f"error: --samples must be between 1 and 100 (got {samples})"
 
