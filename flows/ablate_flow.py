@@ -33,7 +33,7 @@ from flows.evaluation.ablation import (
     variant_settings,
 )
 from flows.answer_questions import QueryEngine
-from flows.evaluation.ablation_scenes import format_scene_intervals, scene_intervals
+from tasks.evaluate.ablation_scenes import format_scene_intervals, scene_intervals
 from flows.evaluation.evaluate import evaluate, load_questions
 from flows.evaluation.question_budget import question_budget
 from flows.evaluation.judging import judge_client

@@ -18,6 +18,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from jinja2 import Environment, PackageLoader, select_autoescape
 
+from tasks.evaluate.ablation_scenes import scene_intervals
 from flows.inspection.report_charts import ablation_chart, figures
 from flows.inspection.run_files import read_run_files
 from schemas.tables import TABLES
@@ -158,6 +159,10 @@ def load_report_data(
         "label",
         ablation["setting"] + ablation["workspace"].map(lambda w: "" if w == "base" else " (build)"),
     )
+    scenes = scene_intervals(workspace, ablation.assign(qtype="*")) if len(ablation) else pd.DataFrame()
+    if len(scenes):
+        scenes["excludes_zero"] = scenes["excludes_zero"].map({True: "yes", False: ""})
+    frames["scenes"] = scenes
     return ReportData(frames, chosen)
 
 
@@ -199,6 +204,10 @@ SECTIONS = (
         ("overall_delta", "Δ Overall"), ("pass_at_k", "Pass@k"), ("evidence_recall", "evidence recall"),
         ("evidence_recall_delta", "Δ evidence recall"), ("llm_tokens_per_q", "LLM tokens / q"),
         ("latency_ms_p50", "latency p50 (ms)"),
+    ]),
+    ("scenes", "Every gold scene per question type against the full system (95 % paired bootstrap)", [
+        ("setting", "setting"), ("group", "question type"), ("n", "n"), ("every", "every gold scene"),
+        ("difference", "Δ vs full"), ("low", "low"), ("high", "high"), ("excludes_zero", "excludes 0"),
     ]),
     ("tools", "Tool use per run (qa_traces)", [
         ("label", "run"), ("tool", "tool"), ("calls", "calls"), ("calls_per_question", "calls / question"),

@@ -26,7 +26,9 @@ def test_demo_who_question_names_the_character(capsys, sample_workspace):
     assert answer["citations"][0]["heading"] == "INT./EXT. VAN - DAY"
     assert "brass key" in answer["citations"][0]["quote"]
     assert all(entity.startswith("rent_") for entity in answer["intents"]["entities"])  # ids kept for --json
-    code, out = ask(capsys, sample_workspace, "the_lighthouse_key", "Who hides the brass key in the van?")
+    code, out = ask(
+        capsys, sample_workspace, "the_lighthouse_key", "Who hides the brass key in the van?", "--verbose"
+    )
     assert "  Tom Hale\n" in out and "(who answer; supported by" in out and "VAN - DAY" in out
     assert "rent_" not in out and "about brass key" in out  # notes print names, not internal ids
 

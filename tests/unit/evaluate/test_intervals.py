@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from tasks.evaluate.ablation_scenes import format_scene_intervals
 from tasks.evaluate.intervals import paired_bootstrap, scene_hits, setting_intervals
 
 
@@ -59,3 +60,13 @@ def test_setting_intervals_compare_every_setting_with_the_reference_per_group():
     assert table.loc[("no_x", "B"), "difference"] == 0.0
     assert not bool(table.loc[("no_x", "B"), "excludes_zero"])
     assert table.loc[("no_x", "all"), "n"] == 40
+
+
+def test_the_ablation_lines_show_each_difference_with_its_interval_and_mark_the_clear_ones():
+    full = scene_hits(_answers([(f"q{i}", "A", ["s"], ["s"]) for i in range(30)]))
+    worse = scene_hits(_answers([(f"q{i}", "A", ["s"], []) for i in range(30)]))
+    lines = format_scene_intervals(setting_intervals({"full": full, "no_x": worse}))
+    assert lines[0].startswith("every gold scene")
+    no_x = [line for line in lines if line.strip().startswith("no_x") and " all " in line]
+    assert no_x and "-1.000 [-1.000, -1.000] *" in no_x[0]
+    assert format_scene_intervals(pd.DataFrame()) == []
