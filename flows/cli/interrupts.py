@@ -52,8 +52,11 @@ def raise_at_interrupt() -> None:
 def runs_as_program() -> bool:
     """Whether this process was started as the CLI (`nkw ...` or `python -m flows.cli.main ...`),
     not as another program importing it (a test runner keeps its own Ctrl-C)."""
-    argv = list(getattr(sys, "orig_argv", sys.argv))  # as the interpreter was started
-    if argv[1:3] == ["-m", "flows.cli.main"]:
+    argv = list(getattr(sys, "orig_argv", sys.argv))[1:]  # as the interpreter was started
+    # Interpreter options come first (`python -u -X importtime -m ...`); -X and -W take a value.
+    while argv and argv[0].startswith("-") and argv[0] not in ("-m", "-c", "-"):
+        argv = argv[2:] if argv[0] in ("-X", "-W") else argv[1:]
+    if argv[:2] == ["-m", "flows.cli.main"]:
         return True
     # `nkw` is a script the interpreter runs: its path is the interpreter's first argument.
-    return len(argv) > 1 and Path(argv[1]).stem == "nkw"
+    return bool(argv) and Path(argv[0]).stem == "nkw"
