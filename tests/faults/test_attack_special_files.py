@@ -109,3 +109,21 @@ def test_a_run_journal_that_is_a_fifo_is_refused_in_one_line(ws, tmp_path, capsy
     os.mkfifo(runs / "r1.answers.jsonl")
     with pytest.raises(NotRegularFile, match="r1.answers.jsonl"):
         AnswerJournal(ws, "r1")
+
+
+@pytest.mark.parametrize("kind", ["fifo", "folder"])
+def test_a_question_on_a_document_whose_sections_cannot_be_read_names_the_damage(
+    kind, sample_workspace, tmp_path, capsys
+):
+    copy = tmp_path / "ws"
+    shutil.copytree(sample_workspace.root, copy, symlinks=True)
+    record = copy / "manifest" / "partitions" / "sections" / "the_lighthouse_key.parquet.json"
+    record.unlink()
+    SPECIAL[kind](record)
+    question = "Where does Tom hide the brass key after Margaret gives it to him?"
+    code = main(["ask", "-w", str(copy), "--doc", "the_lighthouse_key", question, "--embeddings", "hashing"])
+    err = capsys.readouterr().err
+    assert code == 2 and "KeyError" not in err and "Traceback" not in err
+    assert [line for line in err.splitlines() if line.strip()] == [
+        line for line in err.splitlines() if "is damaged" in line
+    ]

@@ -55,6 +55,14 @@ class DocumentIndex:
         sentences = reader.frame("sentences").sort_values("ordinal").reset_index(drop=True)
         if chunks.empty:
             raise DocumentNotBuilt(f"document {doc_id!r} has no chunks yet; run `nkw build` again")
+        orphans = int((~chunks["section_id"].isin(sections["section_id"])).sum())
+        if orphans:
+            # A sections partition (or its ledger record) that cannot be read hides the scenes while
+            # the chunks stay: answering would fail deep inside a tool, so say what is damaged.
+            raise DocumentNotBuilt(
+                f"document {doc_id!r} is damaged: {orphans} chunk(s) point to sections that cannot be "
+                "read (see `nkw inspect`); run `nkw build` again"
+            )
         embeddings = reader.frame("embeddings")  # every vector of the document: convert once
         chunk_vectors, model = _vectors(embeddings, "chunk", chunks["chunk_id"].tolist())
         sentence_vectors, _ = _vectors(embeddings, "sentence", sentences["sentence_id"].tolist())
