@@ -61,7 +61,11 @@ def test_ablate_writes_one_row_per_setting_and_reuses_the_base(ablated, capsys):
     assert variant.is_dir() and not (ablated.root / "variants" / "full").exists()
     rows = read_frame(ablated, "episode_relations")
     raw_rows = read_frame(type(ablated).at(variant), "episode_relations")
-    assert (raw_rows["status"] == "kept").all() and len(raw_rows) >= len(rows[rows["status"] == "kept"])
+    # Raw keeps every progression edge, cycles and all; contrasts are never progression (auxiliary).
+    contrasts = raw_rows["relation_type"] == "contrasts"
+    assert (raw_rows[~contrasts]["status"] == "kept").all()
+    assert (raw_rows[contrasts]["status"] == "auxiliary").all()
+    assert len(raw_rows[~contrasts]) >= len(rows[rows["status"] == "kept"])
     same = read_frame(type(ablated).at(variant), "entities")
     assert (
         same.sort_values("entity_id")
