@@ -279,7 +279,7 @@ def test_a_connection_being_answered_is_never_dropped_for_a_new_one(app):
     "request_bytes, expected",
     [
         (b"GARBAGE\r\n\r\n", 400),
-        (b"GET / HTTP/9.9\r\nHost: 127.0.0.1\r\n\r\n", 404),  # h11 reads it as 1.1
+        (b"GET /nowhere HTTP/9.9\r\nHost: 127.0.0.1\r\n\r\n", 404),  # h11 reads it as 1.1 (/ is the listing)
         (b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nX: " + b"a" * 1_000_000 + b"\r\n\r\n", 400),
         (b"POST /ask HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: -5\r\n\r\n", 400),
         (
