@@ -12,7 +12,7 @@ from tasks.query.extractive import EmbedFn, answer_extractively
 from tasks.query.answer_types import Answer, Citation, EvidenceText
 from tasks.query.store.doc_index import DocumentIndex
 from tasks.query.question_form import read_question
-from tasks.query.hybrid.retrieve import hybrid_search
+from tasks.query.hybrid.retrieve import hybrid_top_chunks
 
 MAX_CITATIONS = 3
 
@@ -80,15 +80,7 @@ def answer_hybrid(
     """Answer one question with the hybrid baseline (offline, extractive)."""
     started = time.perf_counter()
     form = read_question(question, options)
-    ranked = hybrid_search(
-        index,
-        question,
-        query_vector,
-        settings.top_k_chunks,
-        settings.candidates,
-        settings.rrf_k,
-        settings.dense_chunk_score,
-    )
+    ranked = hybrid_top_chunks(index, question, query_vector, settings)
     evidence = evidence_from_chunks(index, [(r.position, r.score) for r in ranked])
     result = answer_extractively(
         index, question, form, [e.chunk_id for e in evidence], query_vector, options, embed

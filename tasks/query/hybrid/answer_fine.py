@@ -13,7 +13,7 @@ from tasks.query.answer_types import Answer, EvidenceText
 from tasks.query.extractive import EmbedFn, answer_extractively
 from tasks.query.hybrid.answer import citations_for
 from tasks.query.hybrid.fine_windows import FineWindows, fine_search, within_budget
-from tasks.query.hybrid.retrieve import hybrid_search
+from tasks.query.hybrid.retrieve import hybrid_top_chunks
 from tasks.query.question_form import read_question
 from tasks.query.store.doc_index import DocumentIndex
 
@@ -24,24 +24,12 @@ def hybrid_budget(
     index: DocumentIndex, question: str, query_vector: np.ndarray | None, settings: RetrievalSettings
 ) -> int:
     """Source tokens of the 450-word hybrid's top-k chunks for `question` (NKW's equal budget too)."""
-    ranked = hybrid_search(
-        index,
-        question,
-        query_vector,
-        settings.top_k_chunks,
-        settings.candidates,
-        settings.rrf_k,
-        settings.dense_chunk_score,
-    )
+    ranked = hybrid_top_chunks(index, question, query_vector, settings)
     return sum(int(index.chunks.iloc[r.position]["n_tokens"]) for r in ranked)
 
 
 def fine_evidence(
-    index: DocumentIndex,
-    windows: FineWindows,
-    question: str,
-    query_vector: np.ndarray | None,
-    budget: int,
+    index: DocumentIndex, windows: FineWindows, question: str, query_vector: np.ndarray | None, budget: int
 ) -> list[tuple[int, float]]:
     """(window position, score) of the windows in the final evidence, in rank order."""
     ranked = fine_search(windows, index.sentence_vectors, question, query_vector)

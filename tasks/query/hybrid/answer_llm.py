@@ -20,7 +20,7 @@ from tasks.query.evidence_board import EvidenceBoard, Passage
 from tasks.query.extractive import EmbedFn
 from tasks.query.finalize_llm import FINAL_PROMPT, check_reply, final_values
 from tasks.query.hybrid.answer import answer_hybrid, evidence_from_chunks, quote
-from tasks.query.hybrid.retrieve import hybrid_search
+from tasks.query.hybrid.retrieve import hybrid_top_chunks
 from tasks.query.store.doc_index import DocumentIndex
 
 
@@ -59,15 +59,7 @@ def answer_hybrid_llm(
 ) -> Answer:
     """The baseline's top-k chunks, answered by the LLM with the final-answer prompt."""
     started = time.perf_counter()
-    ranked = hybrid_search(
-        index,
-        question,
-        query_vector,
-        settings.top_k_chunks,
-        settings.candidates,
-        settings.rrf_k,
-        settings.dense_chunk_score,
-    )
+    ranked = hybrid_top_chunks(index, question, query_vector, settings)
     positions = [(r.position, r.score) for r in ranked]
     return answer_board_llm(
         index,

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from schemas.config import RetrievalSettings
 from tasks.query.store.doc_index import DocumentIndex
 
 
@@ -80,3 +81,18 @@ def hybrid_search(
     dense_rank = {p: r for r, p in enumerate(dense_ranking)}
     ordered = sorted(fused.items(), key=lambda item: (-item[1], item[0]))[:top_k]
     return [RankedChunk(p, s, bm25_rank.get(p), dense_rank.get(p)) for p, s in ordered]
+
+
+def hybrid_top_chunks(
+    index: DocumentIndex, question: str, query_vector: np.ndarray | None, settings: RetrievalSettings
+) -> list[RankedChunk]:
+    """The baseline's top-k chunks for `question` under the `[retrieval]` settings."""
+    return hybrid_search(
+        index,
+        question,
+        query_vector,
+        settings.top_k_chunks,
+        settings.candidates,
+        settings.rrf_k,
+        settings.dense_chunk_score,
+    )
