@@ -10,6 +10,8 @@ import stat
 from pathlib import Path
 from typing import BinaryIO
 
+from tasks.files import kind
+
 BYTES_PER_CHAR = 4  # the most any supported encoding (UTF-8, UTF-16, GB18030) spends on one character
 
 
@@ -45,7 +47,7 @@ def open_regular(path: Path) -> BinaryIO:
     mode = os.fstat(fd).st_mode
     if not stat.S_ISREG(mode):
         handle.close()
-        raise InputRefused(f"not a regular file ({_kind(mode)}); only regular files are read")
+        raise InputRefused(f"not a regular file ({kind(mode)}); only regular files are read")
     return handle
 
 
@@ -85,15 +87,3 @@ def read_bounded(path: Path, max_chars: int) -> bytes:
             f"document too large: more than {limit:,} bytes (build.max_document_chars); not read"
         )
     return data
-
-
-def _kind(mode: int) -> str:
-    if stat.S_ISFIFO(mode):
-        return "a FIFO"
-    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-        return "a device"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    if stat.S_ISDIR(mode):
-        return "a folder"
-    return "not a file"
