@@ -20,6 +20,27 @@ from types import FrameType
 
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, what a shell reports for a process ended by Ctrl-C
 MESSAGE = "interrupted"
+# DuckDB turns a Ctrl-C that lands inside a query into a plain RuntimeError with this text, or,
+# inside a scan of a registered Python object, into its own exception quoting the KeyboardInterrupt.
+DUCKDB_INTERRUPTED = "Query interrupted"
+
+
+def is_interrupt(exc: BaseException) -> bool:
+    """Whether an exception is a Ctrl-C in another library's form (DuckDB's interrupted query or
+    scan), here or anywhere in its chain of causes."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        text = str(current).strip()
+        if isinstance(current, KeyboardInterrupt):
+            return True
+        if isinstance(current, RuntimeError) and text == DUCKDB_INTERRUPTED:
+            return True
+        if "duckdb" in type(current).__module__ and "KeyboardInterrupt" in text:
+            return True
+        current = current.__cause__ or current.__context__
+    return False
 
 
 def _end_now(_signum: int, _frame: FrameType | None) -> None:

@@ -16,7 +16,13 @@ import time
 from importlib import import_module
 from typing import Sequence
 
-from flows.cli.interrupts import EXIT_INTERRUPTED, end_at_interrupt, raise_at_interrupt, runs_as_program
+from flows.cli.interrupts import (
+    EXIT_INTERRUPTED,
+    end_at_interrupt,
+    is_interrupt,
+    raise_at_interrupt,
+    runs_as_program,
+)
 from flows.cli.interrupts import MESSAGE as INTERRUPTED_LINE
 
 STARTED = time.perf_counter()  # before the CLI's own imports: `nkw ask` reports start-up from here
@@ -107,6 +113,9 @@ def _main(argv: Sequence[str] | None) -> int:
     except BrokenPipeError:
         return _reader_went_away()
     except Exception as exc:  # a bug or an environment problem: still one line unless --debug
+        if is_interrupt(exc):  # Ctrl-C inside a DuckDB query arrives as its RuntimeError
+            print(INTERRUPTED_LINE, file=sys.stderr)
+            return EXIT_INTERRUPTED
         if getattr(args, "debug", False):
             raise
         if isinstance(exc, OSError) and exc.errno == errno.ENAMETOOLONG:  # a name given is too long
