@@ -1,11 +1,12 @@
 """`nkw report`: one self-contained HTML file (tables, and PNG figures embedded as base64) from the
 named report queries in schemas/sql/report_*.sql, rendered by the Jinja template next to this module.
 
-Runs are told apart: the runs table (`eval_runs`, with each run's start from its run record) names
-each run's questions file and hash, system, settings, samples, ablation setting, build variant and
-whether it finished, and every row and bar carries its run's label. Runs answered over a build
-variant (e.g. `saber_raw`) live in the variant's workspace; their run tables are read with the
-base's."""
+Runs are told apart by what they are: the runs table (`eval_runs`, with each run's start from its
+run record and its answering model from its LLM calls) names each run's questions file and hash,
+system, settings, samples, ablation setting, build variant, model and whether it finished, and every
+row and bar carries its run's label (flows/inspection/report_runs.py), in one run order throughout.
+A section with nothing to show is left out. Runs answered over a build variant (e.g. `saber_raw`)
+live in the variant's workspace; their run tables are read with the base's."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 
 from tasks.evaluate.ablation_scenes import scene_intervals
 from flows.inspection.report_charts import ablation_chart, figures
+from flows.inspection.report_runs import answer_models, in_run_order, label_runs, model_of, run_order
 from flows.inspection.run_files import read_run_files
 from schemas.tables import TABLES
 from tasks.files import open_regular, write_output
@@ -48,6 +50,7 @@ class ReportData:
     frames: dict[str, pd.DataFrame]
     runs: list[str]
     notes: list[str] = field(default_factory=list)
+    models: dict[str, str] = field(default_factory=dict)
 
 
 def workspaces(workspace: Workspace) -> list[Workspace]:
@@ -76,12 +79,17 @@ def answer_llm_calls(places: list[Workspace]) -> pa.Table:
             if "__answer-" in path.stem:
                 # The file itself: a run's partition is not a document's, so it is not read by part.
                 with open_regular(path) as handle:
-                    table = pq.read_table(handle, columns=["prompt_tokens", "completion_tokens"])
+                    table = pq.read_table(handle, columns=["prompt_tokens", "completion_tokens", "model"])
                 parts.append(table.append_column("filename", pa.array([path.name] * len(table), pa.string())))
     if parts:
         return pa.concat_tables(parts)
     return pa.schema(
-        [("prompt_tokens", pa.int64()), ("completion_tokens", pa.int64()), ("filename", pa.string())]
+        [
+            ("prompt_tokens", pa.int64()),
+            ("completion_tokens", pa.int64()),
+            ("model", pa.string()),
+            ("filename", pa.string()),
+        ]
     ).empty_table()
 
 
@@ -98,23 +106,6 @@ def run_records(places: list[Workspace], runs: pd.DataFrame) -> pd.DataFrame:
     runs["started"] = started
     runs["answered"] = [max(int(a or 0), k) for a, k in zip(runs["answered"], kept)]
     return runs
-
-
-def label_runs(runs: pd.DataFrame) -> dict[str, str]:
-    """A short, unique label per run: its ablation setting (else its system), the build variant, the
-    benchmark when several are shown, and the first hex digits of the run id."""
-    several = runs["benchmark"].nunique() > 1
-    labels = {}
-    for row in runs.to_dict("records"):
-        name = row.get("setting") or row["system"]
-        if row.get("variant") and row["variant"] != row.get("setting"):
-            name += f" on {row['variant']}"
-        benchmark = f" / {row['benchmark']}" if several else ""
-        limit = row.get("question_limit")
-        if not row.get("setting") and limit is not None and pd.notna(limit):
-            name += f" (limit {int(limit)})"
-        labels[row["run_id"]] = f"{name}{benchmark} · {row['run_id'].removeprefix('run_')[:6]}"
-    return labels
 
 
 def load_report_data(
@@ -144,15 +135,20 @@ def load_report_data(
         con.register(
             "selected_ablation", pd.DataFrame({"id": [ablation_id] if ablation_id else []}, dtype=str)
         )
-        con.register("llm_calls_files", answer_llm_calls(places))
+        calls = answer_llm_calls(places)
+        con.register("llm_calls_files", calls)
         frames = {key: con.execute(load_sql(name)).df() for key, name in QUERIES.items()}
     finally:
         con.close()
     frames["runs"] = run_records(places, frames["runs"])
-    labels = label_runs(frames["runs"])
-    for key, frame in frames.items():
+    models = answer_models(calls)
+    labels = label_runs(frames["runs"], models)
+    order = run_order(frames["runs"])
+    for key, frame in list(frames.items()):
+        frame = frames[key] = in_run_order(frame, order)
         if key != "ablation" and "run_id" in frame:
             frame.insert(0, "label", frame["run_id"].map(labels).fillna(frame["run_id"]))
+    frames["runs"]["model"] = [model_of(row, models) for row in frames["runs"].to_dict("records")]
     ablation = frames["ablation"]
     ablation.insert(
         0,
@@ -162,8 +158,10 @@ def load_report_data(
     scenes = scene_intervals(workspace, ablation.assign(qtype="*")) if len(ablation) else pd.DataFrame()
     if len(scenes):
         scenes["excludes_zero"] = scenes["excludes_zero"].map({True: "yes", False: ""})
-    frames["scenes"] = scenes
-    return ReportData(frames, chosen)
+        settings = {setting: place for place, setting in enumerate(dict.fromkeys(ablation["setting"]))}
+        scenes = scenes.sort_values("setting", key=lambda s: s.map(settings), kind="stable")
+    frames["scenes"] = scenes.reset_index(drop=True)
+    return ReportData(frames, chosen, models=models)
 
 
 def number(value: Any, delta: bool = False) -> str:
@@ -226,7 +224,7 @@ RUN_COLUMNS = [
     ("label", "run"), ("started", "started (UTC)"), ("questions_file", "questions file"),
     ("system", "system"),
     ("settings", "settings (not default)"), ("question_limit", "limit"), ("samples", "samples"),
-    ("variant", "build variant"), ("status", "status"),
+    ("variant", "build variant"), ("model", "answering model"), ("status", "status"),
 ]  # fmt: skip
 
 
@@ -263,6 +261,8 @@ def render_html(data: ReportData, title: str = "NKW evaluation report") -> str:
     sections = []
     for key, heading, columns in SECTIONS:
         frame = data.frames[key]
+        if frame.empty and not images.get(key):
+            continue  # a heading with nothing under it says nothing
         caption = ablation_chart(frame)[1] if key == "ablation" and not frame.empty else ""
         sections.append(
             {

@@ -23,6 +23,18 @@ NAMES = {
     "krippendorff_alpha": "Krippendorff alpha",
 }
 DELTAS = {"evidence_recall_delta": "evidence recall", "overall_delta": "Overall", "pass_at_k_delta": "Pass@k"}
+LINE_CHARS = 34  # a run label on an axis or in a legend is set on lines of about this length
+
+
+def wrapped(label: Any) -> str:
+    """A label on lines at its ` · ` breaks (a run label's parts stay whole), about LINE_CHARS long."""
+    lines: list[str] = []
+    for part in str(label).split(" · "):
+        if lines and len(lines[-1]) + 3 + len(part) <= LINE_CHARS:
+            lines[-1] += " · " + part
+        else:
+            lines.append(part)
+    return "\n".join(lines)
 
 
 def png(figure: Any) -> str:
@@ -45,16 +57,20 @@ def bars(
         raise ValueError(f"two values for one bar in {title!r}: labels must name each run")
     table = data.pivot(index=index, columns=columns, values=values)
     table = table.reindex(index=list(dict.fromkeys(data[index])), columns=list(dict.fromkeys(data[columns])))
-    shown = len(table) if stacked else table.size
-    figure, axis = plt.subplots(figsize=(min(13.0, max(5.0, 0.45 * shown + 3)), 3.8))
+    table = table.rename(index=wrapped, columns=wrapped)
+    # Horizontal bars: a run label is several lines long, which fits beside a bar and not under it.
+    lines = max(str(label).count("\n") + 1 for label in table.index)
+    per_row = max(0.17 * lines, 0.3 if stacked else 0.12 * table.shape[1] + 0.1)
+    figure, axis = plt.subplots(figsize=(9.0, min(40.0, max(2.6, len(table) * per_row + 1.1))))
     colormap = "tab20" if table.shape[1] > 10 else None  # ten colours repeat: no two series alike
-    table.plot.bar(ax=axis, rot=20, width=0.8, stacked=stacked, colormap=colormap)
+    table.plot.barh(ax=axis, width=0.8, stacked=stacked, colormap=colormap)
+    axis.invert_yaxis()  # the first run on top, as in the tables
     axis.set_title(title)
-    axis.set_ylabel(ylabel)
-    axis.set_xlabel("")
-    axis.axhline(0, color="#444", linewidth=0.6)
+    axis.set_xlabel(ylabel)
+    axis.set_ylabel("")
+    axis.axvline(0, color="#444", linewidth=0.6)
+    axis.tick_params(axis="y", labelsize=8)
     axis.legend(fontsize=7, title=None, loc="upper left", bbox_to_anchor=(1.01, 1))  # never over a bar
-    plt.setp(axis.get_xticklabels(), ha="right")
     return png(figure)
 
 

@@ -113,13 +113,19 @@ def test_report_tells_runs_apart_and_renders(ablated, tmp_path, capsys):
     labels = [re.sub(r"<.*", "", c[0], flags=re.S) for c in cells]
     # 4 ablation settings (saber_raw answered over its build variant) + 3 eval runs, each its own row.
     assert len(runs) == 7 and len(set(labels)) == 7
-    names = [label.split(" · ")[0].split(" / ")[0] for label in labels]  # two benchmarks: both named
-    assert {"nkw (limit 3)", "nkw (limit 5)"} <= set(names)
+    # Each label says what the run is: system · benchmark · settings · model · start.
+    parts = [label.split(" · ") for label in labels]
+    assert all(
+        len(p) == 5 and p[3] == "offline" and re.match(r"\d{4}-\d\d-\d\d \d\d:\d\d", p[4]) for p in parts
+    )
+    limits = [re.search(r"limit (\d+)", p[2]).group(1) if "limit" in p[2] else "none" for p in parts]
+    assert sorted(limits) == ["3", "5", "6", "6", "6", "6", "none"]
+    assert {p[1] for p in parts} == {"the_lighthouse_key", "lossy"}  # two benchmarks: both named
     same_file = [c for c in cells if "the_lighthouse_key.questions.jsonl" in c[2]]
     assert len(same_file) == 6 and len({re.search(r"sha256 (\w+)", c[2]).group(1) for c in same_file}) == 1
     assert any("saber_raw" in c[0] and "break_cycles.mode=raw" in c[4] for c in cells)
-    status = {name: state for name, (state, _) in zip(names, runs)}
-    assert status["nkw (limit 3)"] == "complete" and status["nkw"] == "incomplete"
+    status = {limit: state for limit, (state, _) in zip(limits, runs)}
+    assert status["3"] == "complete" and status["none"] == "incomplete"
     assert "2 of 3 answers" in dom
     # The scores table: one row per run, labelled as in the runs table; figures rounded.
     systems = dom[dom.index('<table class="systems">') :].split("</table>")[0]
@@ -128,7 +134,7 @@ def test_report_tells_runs_apart_and_renders(ablated, tmp_path, capsys):
     # The build variant is in the ablation table and has its own bars and rows everywhere.
     for section in ("qtypes", "tools", "latency"):
         table = dom[dom.index(f'<table class="{section}">') :].split("</table>")[0]
-        assert ">saber_raw / " in table, section
+        assert " · saber_raw, limit 6 · " in table, section
 
     charts = re.findall(r'<img class="chart" alt="([^"]+)" src="data:image/png;base64,([^"]+)"', dom)
     assert len(charts) >= 5

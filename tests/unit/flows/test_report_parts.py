@@ -10,7 +10,8 @@ import pytest
 
 from flows.evaluation.evaluate import answering_identity
 from flows.evaluation.run_records import run_row, settings_summary
-from flows.inspection.report import label_runs, number
+from flows.inspection.report import number
+from flows.inspection.report_runs import in_run_order, label_runs, run_order
 from flows.inspection.report_charts import ablation_chart, bars
 from schemas.config import Settings
 
@@ -59,22 +60,52 @@ def test_the_ablation_figure_shows_the_metrics_that_moved():
     assert image and shown.startswith("no setting changed a metric")
 
 
-def test_labels_tell_runs_on_one_file_apart():
+def test_labels_say_what_each_run_is_and_still_tell_twins_apart():
     runs = pd.DataFrame(
         {
-            "run_id": ["run_aaaaaa11", "run_bbbbbb22", "run_cccccc33"],
-            "benchmark": ["b", "b", "b"],
-            "system": ["nkw", "nkw", "nkw"],
-            "setting": ["", "", "saber_raw"],
-            "variant": ["", "", "saber_raw"],
-            "question_limit": [3, None, 6],
+            "run_id": ["run_aaaaaa11", "run_bbbbbb22", "run_cccccc33", "run_dddddd44"],
+            "benchmark": ["b", "b", "b", "b"],
+            "system": ["nkw", "hybrid", "nkw", "nkw"],
+            "settings": ["", "", "break_cycles.mode=raw", ""],
+            "setting": ["", "", "saber_raw", ""],
+            "variant": ["", "", "saber_raw", ""],
+            "question_limit": [3, None, 6, 3],
+            "samples": [1, 2, 1, 1],
+            "is_offline": [True, False, True, True],
+            "started": [
+                "2025-03-01T09:15:02+00:00",
+                "2025-03-01T10:00:00+00:00",
+                None,
+                "2025-03-01T09:15:40+00:00",
+            ],
         }
     )
-    assert label_runs(runs) == {
-        "run_aaaaaa11": "nkw (limit 3) · aaaaaa",
-        "run_bbbbbb22": "nkw · bbbbbb",
-        "run_cccccc33": "saber_raw · cccccc",
-    }
+    labels = label_runs(runs, {"run_bbbbbb22": "qwen2.5-7b"})
+    assert labels["run_bbbbbb22"] == "hybrid · b · defaults, 2 samples · qwen2.5-7b · 2025-03-01 10:00"
+    assert labels["run_cccccc33"] == "nkw · b · saber_raw, limit 6 · offline · start unknown"
+    # Two runs alike to the minute: their seconds tell them apart.
+    assert labels["run_aaaaaa11"] == "nkw · b · defaults, limit 3 · offline · 2025-03-01 09:15:02"
+    assert labels["run_dddddd44"] == "nkw · b · defaults, limit 3 · offline · 2025-03-01 09:15:40"
+    assert len(set(labels.values())) == 4
+
+
+def test_every_table_lists_runs_in_the_order_they_started():
+    runs = pd.DataFrame(
+        {
+            "run_id": ["run_b", "run_a", "run_c"],
+            "started": ["2025-03-02T08:00:00+00:00", "2025-03-03T08:00:00+00:00", None],
+        }
+    )
+    order = run_order(runs)
+    assert order == {"run_b": 0, "run_a": 1, "run_c": 2}
+    qtypes = pd.DataFrame({"run_id": ["run_a", "run_a", "run_c", "run_b"], "qtype": ["x", "y", "x", "x"]})
+    ordered = in_run_order(qtypes, order)
+    assert list(zip(ordered["run_id"], ordered["qtype"])) == [
+        ("run_b", "x"),
+        ("run_a", "x"),
+        ("run_a", "y"),
+        ("run_c", "x"),
+    ]
 
 
 def test_a_run_row_is_complete_only_with_every_answer():
