@@ -1,25 +1,86 @@
 """`nkw view`: one self-contained HTML page per document (inline CSS, JS and data; no server,
-no network): the timeline swimlane, continuity chains, storyline DAG and entity graph. The
-page template is tasks/views/view.html; the data is embedded as JSON, and the graphs are drawn by
-Cytoscape.js (MIT), inlined from tasks/views/vendor/ with its license header kept."""
+no network): the timeline swimlane, continuity chains, storyline DAG and entity graph.
+
+The page is rendered by Jinja from tasks/views/templates/: `view.html` lays out the page, one
+partial per section (`sections/<id>.html`) and one script per section (`scripts/<id>.js`) fill it,
+so a new panel is one entry in SECTIONS and its two files. The data is embedded as JSON; the graphs
+are drawn and laid out by the libraries vendored in tasks/views/vendor/ (LIBRARIES), each inlined
+with its license text."""
 
 from __future__ import annotations
 
 import json
 import math
 import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from jinja2 import Environment, PackageLoader, select_autoescape
 
 from tasks.files import write_output
 from tasks.views.bundle import Bundle
 from tasks.views.page_data import page_data
 
-TEMPLATE = Path(__file__).with_name("view.html")
-LIBRARY = Path(__file__).with_name("vendor") / "cytoscape.min.js"
-PLACEHOLDER = "__NKW_DATA__"
-LIBRARY_PLACEHOLDER = "__NKW_LIBRARY__"
-VERSION_PLACEHOLDER = "__NKW_LIBRARY_VERSION__"
+VENDOR = Path(__file__).with_name("vendor")
+
+
+@dataclass(frozen=True)
+class Library:
+    """A vendored script: its npm package and version, and the license file kept beside it."""
+
+    name: str
+    package: str
+    version: str
+    script: str
+    licenses: tuple[str, ...]
+    bundles: str = ""
+
+
+# In load order: each extension registers itself on the `cytoscape` global the first one defines.
+LIBRARIES = (
+    Library("Cytoscape.js", "cytoscape", "3.35.0", "cytoscape.min.js", ("LICENSE.cytoscape",)),
+    Library(
+        "cytoscape-dagre",
+        "cytoscape-dagre",
+        "4.0.1",
+        "cytoscape-dagre.min.js",
+        ("LICENSE.cytoscape-dagre", "LICENSE.dagre"),
+        bundles="dagre 3.0.0 and graphlib 4.0.1",
+    ),
+    Library("layout-base", "layout-base", "2.0.1", "layout-base.js", ("LICENSE.layout-base",)),
+    Library("cose-base", "cose-base", "2.2.0", "cose-base.js", ("LICENSE.cose-base",)),
+    Library(
+        "cytoscape-fcose", "cytoscape-fcose", "2.2.0", "cytoscape-fcose.js", ("LICENSE.cytoscape-fcose",)
+    ),
+)
+
+
+@dataclass(frozen=True)
+class Section:
+    """One panel of the page: its anchor id (also its partial's and script's name) and nav title."""
+
+    id: str
+    title: str
+
+
+SECTIONS = (
+    Section("swimlane", "Swimlane"),
+    Section("chains", "Continuity chains"),
+    Section("dag", "Storyline DAG"),
+    Section("graph", "Entity graph"),
+)
+# Helpers every section script uses, before the sections; the start script runs after them.
+COMMON_SCRIPT, START_SCRIPT = "common.js", "start.js"
+
+# A source map comment would send a browser with developer tools open looking for a file we do not ship.
+SOURCE_MAP = re.compile(r"^//# sourceMappingURL=.*$", re.MULTILINE)
+
+_templates = Environment(
+    loader=PackageLoader("tasks.views", "templates"),
+    autoescape=select_autoescape(default=True),
+    keep_trailing_newline=True,
+)
 
 
 def _plain(value: Any) -> Any:
@@ -35,21 +96,50 @@ def _plain(value: Any) -> Any:
     return value
 
 
+def _script_safe(text: str) -> str:
+    """Text that cannot end the script element it sits in (`</` written as `<\\/`, the same in JS)."""
+    return text.replace("</", "<\\/")
+
+
 def library_version(script: str) -> str:
     """The version the library declares in its own code (`version: "3.35.0"`-like), or ''."""
     found = re.search(r"""version\s*[:=]\s*["'](\d+\.\d+\.\d+)["']""", script)
     return found.group(1) if found else ""
 
 
+def library_scripts() -> list[dict[str, str]]:
+    """Each vendored library's script, its license texts first as a comment (MIT asks for the notice
+    in every copy, and the page is one)."""
+    out = []
+    for library in LIBRARIES:
+        notices = "\n\n".join(
+            (VENDOR / name).read_text(encoding="utf-8").strip() for name in library.licenses
+        )
+        script = SOURCE_MAP.sub("", (VENDOR / library.script).read_text(encoding="utf-8"))
+        out.append(
+            {
+                "name": library.name,
+                "version": library.version,
+                "bundles": library.bundles,
+                "code": _script_safe(
+                    f"/*! {library.name} {library.version}\n{notices.replace('*/', '* /')}\n*/\n{script}"
+                ),
+            }
+        )
+    return out
+
+
 def render_page(bundle: Bundle) -> str:
-    """The page's HTML; `</` in the data is escaped so no string can close the script element."""
-    data = json.dumps(_plain(page_data(bundle)), ensure_ascii=False, sort_keys=True).replace("</", "<\\/")
-    script = LIBRARY.read_text(encoding="utf-8")
-    template = TEMPLATE.read_text(encoding="utf-8")
-    # The data goes in last, so text inside it can never be taken for a placeholder.
-    page = template.replace(VERSION_PLACEHOLDER, library_version(script) or "")
-    head, _, tail = page.partition(LIBRARY_PLACEHOLDER)
-    return head + script + tail.replace(PLACEHOLDER, data)
+    """The page's HTML, from the templates; the data is JSON inside a non-executed script element."""
+    data = json.dumps(_plain(page_data(bundle)), ensure_ascii=False, sort_keys=True)
+    return _templates.get_template("view.html").render(
+        title=bundle.title,
+        doc_id=bundle.doc_id,
+        sections=SECTIONS,
+        scripts=[COMMON_SCRIPT, *(f"{s.id}.js" for s in SECTIONS), START_SCRIPT],
+        libraries=library_scripts(),
+        data=_script_safe(data),
+    )
 
 
 def write_view(bundle: Bundle, out_dir: Path) -> Path:

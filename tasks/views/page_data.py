@@ -1,8 +1,8 @@
 """What the HTML view shows, as one JSON-ready dict built from a document's bundle: scenes and
 characters of the swimlane with presence and states, final continuity chains with their cues,
-the storyline DAG (episodes placed by order and storyline lane) and the entity graph (starting
-positions from a seeded spring layout, which the page's force layout refines from, so the page is
-the same on every render; entities without relations are flagged to be grouped apart)."""
+the storyline DAG (episodes with their storyline, the kept relations, and which of them the page's
+layered layout ranks by) and the entity graph (entities and relations; the page lays it out). Texts
+shown in full on hover are shortened at a word break, never inside a word."""
 
 from __future__ import annotations
 
@@ -18,11 +18,22 @@ MAX_FACTS = 12
 SUMMARY_CHARS = 180
 
 
+def shorten(text: str, limit: int = SUMMARY_CHARS) -> str:
+    """At most `limit` characters, cut at the last word break before it, with an ellipsis (inside a
+    word only when its second half has no break, as in Chinese text)."""
+    text = " ".join(str(text or "").split())
+    if len(text) <= limit:
+        return text
+    head = text[: limit - 1]
+    cut = head.rfind(" ")
+    return (head[:cut] if cut > limit // 2 else head).rstrip(" ,;:") + "\u2026"
+
+
 def _summary(section: dict[str, Any], occasions: dict[str, str]) -> str:
     if section["section_id"] in occasions:
-        return occasions[section["section_id"]]
+        return shorten(occasions[section["section_id"]])
     lines = [line.strip() for line in str(section["text"] or "").splitlines()[1:] if line.strip()]
-    return (lines[0] if lines else "")[:SUMMARY_CHARS]
+    return shorten(lines[0] if lines else "")
 
 
 def swimlane(bundle: Bundle) -> dict[str, Any]:
@@ -85,6 +96,20 @@ def chains(bundle: Bundle) -> list[dict[str, Any]]:
     ]
 
 
+def layout_edges(dag: nx.DiGraph, order: list[str]) -> list[tuple[str, str]]:
+    """The edges the page's layered layout ranks by: the DAG's transitive reduction (a relation
+    implied by a longer path would stretch every layer it spans without placing anything), and for
+    an episode no relation touches, an edge from the episode before it in story order, so it sits
+    where the story has it rather than all such episodes stacked in the first layer."""
+    edges = (
+        list(nx.transitive_reduction(dag).edges()) if nx.is_directed_acyclic_graph(dag) else list(dag.edges())
+    )
+    for before, episode in zip(order, order[1:]):
+        if dag.degree(episode) == 0:
+            edges.append((before, episode))
+    return edges
+
+
 def storyline_dag(bundle: Bundle) -> dict[str, Any]:
     dag = episode_dag(bundle)
     storylines = (
@@ -94,50 +119,38 @@ def storyline_dag(bundle: Bundle) -> dict[str, Any]:
     for i, row in enumerate(storylines):
         for episode_id in as_list(row["episode_ids"]):
             lane.setdefault(episode_id, i)
+    ordered = sorted(dag.nodes(data=True), key=lambda item: (item[1]["ordinal"], item[0]))
     episodes = [
         {
             "id": n,
             "title": d["label"],
-            "summary": d["summary"][:SUMMARY_CHARS],
-            "x": d["ordinal"],
+            "summary": shorten(d["summary"]),
+            "ordinal": d["ordinal"],
             "lane": lane.get(n, len(storylines)),
             "scenes": f"{d['first_ordinal']}-{d['last_ordinal']}",
         }
-        for n, d in sorted(dag.nodes(data=True), key=lambda item: item[1]["ordinal"])
+        for n, d in ordered
     ]
-    edges = [{"s": s, "t": t, "type": d["relation_type"]} for s, t, d in dag.edges(data=True)]
+    ranked = set(layout_edges(dag, [n for n, _ in ordered]))
+    edges = [
+        {"s": s, "t": t, "type": d["relation_type"], "layout": (s, t) in ranked}
+        for s, t, d in dag.edges(data=True)
+    ]
+    order = [{"s": s, "t": t} for s, t in sorted(ranked - set(dag.edges()))]
     lines = [
         {
             "name": r["name"],
             "origin": r["origin"] or "",
             "episodes": as_list(r["episode_ids"]),
-            "description": str(r["description"] or "")[:SUMMARY_CHARS],
+            "description": shorten(str(r["description"] or "")),
         }
         for r in storylines
     ]
-    return {"episodes": episodes, "edges": edges, "storylines": lines}
-
-
-def layout(graph: nx.Graph) -> dict[str, tuple[float, float]]:
-    """Positions in [-1, 1]: a seeded spring layout of the linked entities, isolated ones in rows below."""
-    linked = [n for n in graph.nodes if graph.degree(n) > 0]
-    alone = sorted((n for n in graph.nodes if graph.degree(n) == 0), key=lambda n: graph.nodes[n]["label"])
-    positions: dict[str, tuple[float, float]] = {}
-    if linked:
-        sub = graph.subgraph(linked)
-        spring = nx.spring_layout(sub, seed=7, k=2.0 / max(1.0, len(linked) ** 0.5), iterations=100)
-        top = 0.75 if alone else 1.0
-        positions.update({n: (float(x), float(-1 + (y + 1) * (top + 1) / 2)) for n, (x, y) in spring.items()})
-    per_row = 12
-    for i, node in enumerate(alone):
-        row, column = divmod(i, per_row)
-        positions[node] = (-1 + 2 * (column + 0.5) / per_row, 0.85 + 0.1 * row)
-    return positions
+    return {"episodes": episodes, "edges": edges, "order": order, "storylines": lines}
 
 
 def entity_view(bundle: Bundle) -> dict[str, Any]:
     graph = entity_graph(bundle)
-    positions = layout(graph)
     facts: dict[str, list[str]] = defaultdict(list)
     frame = bundle["atomic_facts"]
     for row in frame.sort_values(["entity_id", "char_start"]).itertuples(index=False) if len(frame) else ():
@@ -153,14 +166,12 @@ def entity_view(bundle: Bundle) -> dict[str, Any]:
             "mentions": d["n_mentions"],
             "profile": d["profile"],
             "facts": facts.get(n, []),
-            "x": round(float(positions[n][0]), 4),
-            "y": round(float(positions[n][1]), 4),
         }
-        for n, d in graph.nodes(data=True)
+        for n, d in sorted(graph.nodes(data=True))
     ]
     edges = [
-        {"s": s, "t": t, "description": str(d.get("description", ""))[:SUMMARY_CHARS]}
-        for s, t, d in graph.edges(data=True)
+        {"s": s, "t": t, "description": shorten(str(d.get("description", "")))}
+        for s, t, d in sorted(graph.edges(data=True), key=lambda e: (e[0], e[1]))
     ]
     return {"nodes": nodes, "edges": edges}
 
