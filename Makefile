@@ -10,7 +10,7 @@ export PREFECT_UI_ENABLED := false
 export PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS := 180
 export PREFECT_HOME ?= $(CURDIR)/data/workspaces/.prefect
 
-.PHONY: install demo test test-slow test-all check-dev bench clean docs
+.PHONY: install demo test test-slow test-all check-dev bench clean docs screenshots
 
 $(BIN)/nkw: pyproject.toml constraints.txt
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "error: $(PYTHON) not found (NKW needs Python 3.11)"; exit 2; }
@@ -59,6 +59,11 @@ check-llm: install
 bench: install
 	$(BIN)/python benchmarks/bench_build.py
 	$(BIN)/python benchmarks/bench_query.py
+
+# The view's screenshots in docs/ (docs/view_*.png, docs/swimlane_*.png) from the bundled samples, in
+# headless Chromium (Debian's `chromium`); a page with console warnings is refused, not shot.
+screenshots: install
+	$(BIN)/python benchmarks/view_screenshots.py --out docs
 
 # The data dictionary, generated from schemas/tables/ (a test fails when it is stale).
 docs: install
