@@ -40,17 +40,18 @@ from typing import Any, Callable, Iterator
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from flows.cli.main import prefect_environment  # noqa: E402
-from flows.build_corpus import build_with_prefect as build  # noqa: E402  (documents as Prefect task runs)
+from machine_cpu import CpuSampler, cpu_by_server_load  # noqa: E402
+
 from flows.build.corpus import make_resources  # noqa: E402
+from flows.build_corpus import build_with_prefect as build  # noqa: E402  (documents as Prefect task runs)
+from flows.cli.main import prefect_environment  # noqa: E402
 from schemas.config import load_settings  # noqa: E402
-from tasks.llm.client import OpenAICompatibleClient  # noqa: E402
+from tasks.llm.client.openai_client import OpenAICompatibleClient  # noqa: E402
 from tasks.tables.io import Workspace, read_frame  # noqa: E402
+from tasks.text import count_tokens  # noqa: E402
 from tests.fixtures.openai_server import FakeOpenAIServer  # noqa: E402
 from tests.fixtures.pipeline_llm import pipeline_responder  # noqa: E402
 from tests.fixtures.server_process import ServerProcess  # noqa: E402
-from tasks.text import count_tokens  # noqa: E402
-from machine_cpu import CpuSampler, cpu_by_server_load  # noqa: E402
 
 STAGE_DEV = REPO.parent / "shared" / "data" / "stage" / "documents.jsonl"
 SAMPLE = REPO / "data" / "samples" / "the_lighthouse_key.txt"

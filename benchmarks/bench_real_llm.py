@@ -36,8 +36,8 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from schemas.config import load_settings  # noqa: E402
-from tasks.llm.local_model import default_cache_dir, resolve_model  # noqa: E402
-from tasks.llm.local_server import LocalServer, ServerOptions, free_port  # noqa: E402
+from tasks.llm.local.model_files import default_cache_dir, resolve_model  # noqa: E402
+from tasks.llm.local.server import LocalServer, ServerOptions, free_port  # noqa: E402
 from tasks.tables.io import Workspace, read_frame  # noqa: E402
 
 FIXTURE = REPO / "tests" / "fixtures" / "real_llm" / "the_ferry_ticket.txt"

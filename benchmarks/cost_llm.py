@@ -14,12 +14,12 @@ sys.path.insert(0, str(REPO))
 
 import pandas as pd  # noqa: E402
 
-from flows.build_corpus import build_with_prefect as build  # noqa: E402  (documents as Prefect task runs)
 from flows.build.corpus import make_resources  # noqa: E402
 from flows.build.dry_run import dry_run  # noqa: E402
+from flows.build_corpus import build_with_prefect as build  # noqa: E402  (documents as Prefect task runs)
 from flows.stages import select_stages  # noqa: E402
 from schemas.config import load_settings  # noqa: E402
-from tasks.llm.client import OpenAICompatibleClient  # noqa: E402
+from tasks.llm.client.openai_client import OpenAICompatibleClient  # noqa: E402
 from tasks.tables.io import Workspace, read_frame  # noqa: E402
 from tasks.tables.manifest import list_manifests  # noqa: E402
 from tasks.text import count_tokens  # noqa: E402

@@ -21,6 +21,8 @@ from prefect import flow, task
 from prefect.cache_policies import NO_CACHE
 from prefect.task_runners import ThreadPoolTaskRunner
 
+from flows.answer_questions import QueryEngine
+from flows.build.sessions import api_key, settings_payload
 from flows.evaluation.ablation import (
     ABLATIONS,
     AblationError,
@@ -32,17 +34,15 @@ from flows.evaluation.ablation import (
     shared_embedder_factory,
     variant_settings,
 )
-from flows.answer_questions import QueryEngine
-from tasks.evaluate.ablation_scenes import format_scene_intervals, scene_intervals
 from flows.evaluation.evaluate import evaluate, load_questions
-from flows.evaluation.question_budget import question_budget
 from flows.evaluation.judging import judge_client
+from flows.evaluation.question_budget import question_budget
 from flows.prefect_server import without_heartbeats
-from flows.build.sessions import api_key, settings_payload
 from schemas.config import Settings
 from schemas.ids import sha256_bytes, stable_hash
 from tasks.embeddings import build_embedder
-from tasks.llm.client import build_llm_client
+from tasks.evaluate.ablation_scenes import format_scene_intervals, scene_intervals
+from tasks.llm.client.openai_client import build_llm_client
 from tasks.tables.io import Workspace, write_table
 
 _EMBEDDERS: dict[str, Callable] = {}

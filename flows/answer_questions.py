@@ -7,28 +7,27 @@ from __future__ import annotations
 import time
 from typing import Any, Callable
 
-
 from schemas.config import Settings
+from tasks.embeddings import Embedder, embedder_for_identity
+from tasks.llm.client.recorder import RecordingClient
+from tasks.query.agent_loop import make_llm_planner, request_factory_for
+from tasks.query.answer_nkw import answer_nkw, offline_planner
+from tasks.query.answer_types import Answer
+from tasks.query.decompose_llm import make_llm_decomposer
+from tasks.query.finalize_llm import make_llm_finalizer
 from tasks.query.hybrid.answer import answer_hybrid
-from tasks.query.hybrid.answer_llm import answer_hybrid_llm
 from tasks.query.hybrid.answer_fine import answer_hybrid_fine
 from tasks.query.hybrid.answer_fine_llm import answer_hybrid_fine_llm
+from tasks.query.hybrid.answer_llm import answer_hybrid_llm
 from tasks.query.hybrid.fine_windows import FineWindows, build_windows
 from tasks.query.options.audit_llm import make_option_audit
-from tasks.query.agent_loop import make_llm_planner, request_factory_for
-from tasks.query.finalize_llm import make_llm_finalizer
-from tasks.query.answer_nkw import answer_nkw, offline_planner
-from tasks.query.decompose_llm import make_llm_decomposer
-from tasks.query.answer_types import Answer
-from tasks.query.store.doc_index import DocumentIndex
-from tasks.embeddings import Embedder, embedder_for_identity
-from tasks.vector_store import caching
-from tasks.llm.recorder import RecordingClient
-from tasks.query.store.document_store import NarrativeStore
 from tasks.query.plan import decompose
 from tasks.query.skills.cards import select_skills_llm
-from tasks.tables.io import Workspace
+from tasks.query.store.doc_index import DocumentIndex
+from tasks.query.store.document_store import NarrativeStore
 from tasks.query.tools.env import ToolEnv
+from tasks.tables.io import Workspace
+from tasks.vector_store import caching
 
 SYSTEMS = ("nkw", "hybrid", "hybrid_fine")
 

@@ -30,25 +30,25 @@ from prefect.utilities.annotations import quote
 
 from flows.build.corpus import DEPLOYMENT_FALLBACK_ADVICE, BuildReport, build
 from flows.build.progress import Progress
-from flows.prefect_server import reap_with_this_process, shared_with_workers, without_heartbeats
-from flows.runtime import THREAD_VARIABLES
 from flows.build.runner import DocumentReport, Resources, StageOutcome, run_document, run_stage
 from flows.build.sessions import (
     Session,
+    api_key,
     close_session,
     make_resources,
     open_session,
     registered_session,
     session_for,
     worker_settings,
-    api_key,
 )
+from flows.prefect_server import reap_with_this_process, shared_with_workers, without_heartbeats
+from flows.runtime import THREAD_VARIABLES
 from flows.stages import Stage, select_stages
 from schemas.config import Settings, load_settings
 from schemas.ids import sha256_bytes
 from tasks.ingest.scan import DocumentRef
-from tasks.llm.client import build_llm_client
-from tasks.llm.pool import SharedPool, adopt_pools, sharing
+from tasks.llm.client.openai_client import build_llm_client
+from tasks.llm.client.pool import SharedPool, adopt_pools, sharing
 from tasks.long_lived import freeze_long_lived
 from tasks.tables.io import Workspace, atomic_write_text
 

@@ -22,13 +22,13 @@ from prefect.cache_policies import NO_CACHE
 from prefect.task_runners import ThreadPoolTaskRunner
 
 from flows.answer_questions import QueryEngine
-from flows.prefect_server import reap_with_this_process, without_heartbeats
+from flows.build.sessions import api_key, settings_payload
 from flows.evaluation.evaluate import EvalJob, EvalReport, answer_document, document_questions, evaluate
 from flows.evaluation.judging import judge_client
-from flows.build.sessions import api_key, settings_payload
+from flows.prefect_server import reap_with_this_process, without_heartbeats
 from schemas.config import Settings, load_settings
 from schemas.ids import stable_hash
-from tasks.llm.client import build_llm_client
+from tasks.llm.client.openai_client import build_llm_client
 from tasks.tables.io import Workspace
 
 _ENGINES: dict[str, QueryEngine] = {}

@@ -194,7 +194,7 @@ def _first_answer(api_url: str) -> None:
     """One API request, so the server's first-request set-up is done before a flow needs it."""
     import httpx
 
-    from tasks.llm.bounded_reply import bounded_http_client
+    from tasks.llm.client.bounded_reply import bounded_http_client
 
     try:
         with bounded_http_client(1024 * 1024, timeout=30) as client:  # bounded as every server reply

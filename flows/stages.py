@@ -19,6 +19,7 @@ from tasks.ingest import ingest_documents, segment_sections, split_chunks, split
 from tasks.narrative import extract_narrative
 from tasks.character_states import track_character_states
 from tasks.continuity import chain_continuity, judge_continuity, propose_continuity
+from tasks.llm.requests.shapes import COMBINED_PROMPT_ID, grouped_prompts
 from tasks.stage import StageContext, StageOutput
 
 
@@ -104,7 +105,7 @@ STAGES: tuple[Stage, ...] = (
         version="2",
         config="extract_graph",
         uses_llm=True,
-        prompts=("extract_graph/v1", "extract_graph/v3"),
+        prompts=(extract_graph.PROMPT_ID, COMBINED_PROMPT_ID),
     ),
     Stage(
         "canonicalize_entities",
@@ -114,7 +115,7 @@ STAGES: tuple[Stage, ...] = (
         version="2",
         config="canonicalize_entities",
         uses_llm=True,
-        prompts=("canonicalize_entities/v3",),
+        prompts=grouped_prompts("canonicalize_entities"),
     ),
     Stage(
         "extract_narrative",
@@ -145,7 +146,7 @@ STAGES: tuple[Stage, ...] = (
         config="extract_facts",
         reads_settings=("extract_graph.combined",),  # combined: resolved from raw_units, no request
         uses_llm=True,
-        prompts=("extract_facts/v2",),
+        prompts=grouped_prompts("extract_facts"),
     ),
     # Narrative hierarchy (paper §3.2, appendix A.1).
     Stage(
@@ -167,7 +168,7 @@ STAGES: tuple[Stage, ...] = (
         config="assemble_episodes",
         needs_embedder=True,
         uses_llm=True,
-        prompts=("assemble_episodes/v3",),
+        prompts=grouped_prompts("assemble_episodes"),
     ),
     Stage(
         "relate_episodes",
@@ -191,7 +192,7 @@ STAGES: tuple[Stage, ...] = (
         reads_settings=("assemble_episodes.unit_vectors",),
         needs_embedder=True,
         uses_llm=True,
-        prompts=("relate_episodes/v4",),
+        prompts=grouped_prompts("relate_episodes"),
     ),
     Stage(
         "break_cycles",
@@ -201,7 +202,7 @@ STAGES: tuple[Stage, ...] = (
         version="2",
         config="break_cycles",
         uses_llm=True,
-        prompts=("break_cycles/v3",),
+        prompts=grouped_prompts("break_cycles"),
     ),
     Stage(
         "induce_storylines",
@@ -211,7 +212,7 @@ STAGES: tuple[Stage, ...] = (
         version="2",
         config="induce_storylines",
         uses_llm=True,
-        prompts=("induce_storylines/v2",),
+        prompts=grouped_prompts("induce_storylines"),
     ),
     # Vectors of every asset, for semantic search at query time.
     Stage(
@@ -264,7 +265,7 @@ STAGES: tuple[Stage, ...] = (
         version="2",
         config="continuity",
         uses_llm=True,
-        prompts=("judge_continuity/v2",),
+        prompts=grouped_prompts("judge_continuity"),
     ),
     Stage(
         "chain_continuity",
@@ -294,7 +295,7 @@ STAGES: tuple[Stage, ...] = (
         version="2",
         config="character_states",
         uses_llm=True,
-        prompts=("extract_states/v2", "critique_states/v2"),
+        prompts=grouped_prompts("track_character_states"),
     ),
 )
 

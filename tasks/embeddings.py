@@ -17,7 +17,7 @@ import numpy as np
 from schemas.config import EmbedTextsSettings
 from tasks.encoders import minilm
 from tasks.encoders.sentence_transformer import SentenceTransformerEncoder, is_model_path
-from tasks.llm.http import api_base
+from tasks.llm.client.http import api_base
 from tasks.long_lived import collection_paused, freeze_long_lived
 from tasks.text import index_terms
 
@@ -118,7 +118,7 @@ class HttpEmbedder:
     ) -> None:
         import httpx
 
-        from tasks.llm.deadline import deadline_http_client
+        from tasks.llm.client.deadline import deadline_http_client
 
         self.name = f"http:{model}"
         self.model = model
@@ -146,7 +146,7 @@ class HttpEmbedder:
     def _post(self, batch: list[str]) -> dict:
         import httpx
 
-        from tasks.llm.deadline import total_deadline
+        from tasks.llm.client.deadline import total_deadline
 
         try:
             with total_deadline(self.timeout_s):

@@ -8,7 +8,6 @@ import threading
 from contextlib import contextmanager
 from typing import Iterator
 
-
 _frozen_before = False
 _lock = threading.Lock()
 

@@ -19,7 +19,7 @@ from tasks.text import count_words
 
 if TYPE_CHECKING:
     from tasks.embeddings import Embedder
-    from tasks.llm.client import LLMClient
+    from tasks.llm.client.protocol import LLMClient
 
 
 @dataclass(frozen=True)

@@ -20,12 +20,12 @@ from flows.stages import Stage, select_stages
 from schemas.config import Settings
 from tasks.ingest.ingest_documents import IngestFailure
 from tasks.ingest.scan import DocumentRef, scan_inputs
+from tasks.llm.client.preflight import LLMUnavailable, server_problem
 from tasks.long_lived import freeze_long_lived
-from tasks.llm.preflight import LLMUnavailable, server_problem
 from tasks.tables.io import Workspace, write_table
 from tasks.tables.lock import WriterLock
-from tasks.tables.partitions import write_listing
 from tasks.tables.manifest import StageRecord, list_manifests, load_manifest, now_iso, save_manifest
+from tasks.tables.partitions import write_listing
 
 
 @dataclass

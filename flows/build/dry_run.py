@@ -18,13 +18,13 @@ from flows.build.dry_run_built import built_estimate
 from flows.build.dry_run_downstream import STATE_ROUNDS_PER_SCENE
 from flows.stages import Stage
 from schemas.config import Settings
-from tasks.graph.combined import PROMPT_ID as COMBINED_PROMPT_ID
 from tasks.graph.extract_graph import PROMPT_ID as GRAPH_PROMPT_ID
-from tasks.graph.packing import ends_pack
 from tasks.ingest.scan import scan_inputs
-from tasks.llm.prompts import PROMPTS_DIR
 from tasks.ingest.segment_sections import segment
 from tasks.ingest.split_chunks import chunks_for_document
+from tasks.llm.requests.chunk_packs import ends_pack
+from tasks.llm.requests.prompts import PROMPTS_DIR
+from tasks.llm.requests.shapes import COMBINED_PROMPT_ID
 from tasks.tables.io import Workspace, read_frame
 from tasks.text import count_tokens
 

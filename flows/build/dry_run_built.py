@@ -16,9 +16,9 @@ import pandas as pd
 from flows.build import dry_run_downstream as downstream
 from flows.build import dry_run_rendered as rendered
 from schemas.config import Settings
-from tasks.graph.packing import pack_chunks
 from tasks.continuity.inputs import SCENE_TABLES
-from tasks.llm.grouped import group_by_shared
+from tasks.llm.requests.chunk_packs import pack_chunks
+from tasks.llm.requests.grouped import group_by_shared
 from tasks.tables.io import Workspace, as_list, read_frame
 from tasks.tables.manifest import load_manifest
 from tasks.text import count_tokens

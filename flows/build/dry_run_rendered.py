@@ -10,21 +10,17 @@ from typing import Any
 import pandas as pd
 
 from schemas.config import Settings
-from tasks.canonicalize.canonicalize_entities import PROMPT_ID as MERGE_PROMPT
 from tasks.canonicalize.records import merge_requests
-from tasks.hierarchy.break_cycles import PROMPT_ID as BREAK_PROMPT
-from tasks.hierarchy.episode_llm import PROMPT_ID as ASSEMBLE_PROMPT
 from tasks.hierarchy.episode_llm import episode_block, group_blocks, renumbered
-from tasks.hierarchy.induce_storylines import PROMPT_ID as INDUCE_PROMPT
 from tasks.hierarchy.induce_storylines import document_inputs
-from tasks.hierarchy.relate_llm import PROMPT_ID as RELATE_PROMPT
 from tasks.hierarchy.relate_llm import relate_requests
 from tasks.hierarchy.saber_model import EpisodeEdge, ShortcutQuestion
 from tasks.hierarchy.shortcut_requests import shortcut_requests
 from tasks.hierarchy.storyline_relations import StorylineInfo
 from tasks.hierarchy.storyline_requests import storyline_requests
 from tasks.hierarchy.units import entity_names, load_units
-from tasks.llm.prompts import load_prompt, render_messages
+from tasks.llm.requests.prompts import load_prompt, render_messages
+from tasks.llm.requests.shapes import SHAPES
 from tasks.tables.io import as_list
 from tasks.text import count_tokens
 
@@ -53,8 +49,9 @@ def canonicalize(f: dict[str, pd.DataFrame], s: Settings, template: int) -> tupl
         plan = merge_requests(undecided, *raw, s.canonicalize_entities)
         title, language = titles.get(str(doc_id), ("", "en"))
         calls += len(plan.groups)
+        prompt_id = SHAPES["canonicalize_entities"].prompt_id
         prompt += sum(
-            rendered_tokens(MERGE_PROMPT, language, plan.values(ids, title, language)) for ids in plan.groups
+            rendered_tokens(prompt_id, language, plan.values(ids, title, language)) for ids in plan.groups
         )
     return calls, prompt
 
@@ -90,7 +87,7 @@ def assemble(f: dict[str, pd.DataFrame], s: Settings, template: int) -> tuple[in
                 "episodes": "\n\n".join(renumbered(blocks[e], n) for n, e in enumerate(group, 1)),
             }
             calls += 1
-            prompt += rendered_tokens(ASSEMBLE_PROMPT, language, values)
+            prompt += rendered_tokens(SHAPES["assemble_episodes"].prompt_id, language, values)
     return calls, prompt
 
 
@@ -134,8 +131,9 @@ def relate(
         rows = {str(row.episode_id): row for row in episodes.itertuples()}
         plan = relate_requests(rows, pairs, entity_names(_in_doc(f, doc_id)["entities"]), language, r)
         calls += len(plan.groups)
+        prompt_id = SHAPES["relate_episodes"].prompt_id
         prompt += sum(
-            rendered_tokens(RELATE_PROMPT, language, plan.values(g, title, language)) for g in plan.groups
+            rendered_tokens(prompt_id, language, plan.values(g, title, language)) for g in plan.groups
         )
     return calls, prompt
 
@@ -172,7 +170,8 @@ def break_cycles(f: dict[str, pd.DataFrame], s: Settings, template: int) -> tupl
         episodes = {str(r.episode_id): r for r in _in_doc(f, doc_id)["episodes"].itertuples()}
         plan = shortcut_requests(chosen, episodes, language, b)
         calls += len(plan.groups)
-        prompt += sum(rendered_tokens(BREAK_PROMPT, language, plan.values(g, title)) for g in plan.groups)
+        prompt_id = SHAPES["break_cycles"].prompt_id
+        prompt += sum(rendered_tokens(prompt_id, language, plan.values(g, title)) for g in plan.groups)
     return calls, prompt
 
 
@@ -210,7 +209,8 @@ def induce(f: dict[str, pd.DataFrame], s: Settings, template: int) -> tuple[int,
             s.induce_storylines,
         )
         calls += len(plan.groups)
+        prompt_id = SHAPES["induce_storylines"].prompt_id
         prompt += sum(
-            rendered_tokens(INDUCE_PROMPT, language, plan.values(g, title, language)) for g in plan.groups
+            rendered_tokens(prompt_id, language, plan.values(g, title, language)) for g in plan.groups
         )
     return calls, prompt

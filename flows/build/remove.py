@@ -10,10 +10,10 @@ from __future__ import annotations
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from tasks.tables.manifest import list_manifests, manifest_path
 from schemas.tables import TABLES
-from tasks.llm.cache import LLMCache
+from tasks.llm.client.cache import LLMCache
 from tasks.tables.io import Workspace, partition_owner, read_table, write_table
+from tasks.tables.manifest import list_manifests, manifest_path
 
 LLM_CACHE_DIR = "llm"
 

@@ -17,6 +17,17 @@ from typing import Any, Callable
 
 import pyarrow as pa
 
+from flows.build.invalidate import invalidate_after_failure
+from flows.build.schedule import requests_first, run_graph, upstream
+from flows.stages import SIDE_TABLES, Stage, blocked_by
+from schemas.config import Settings
+from schemas.ids import stable_hash
+from tasks.embeddings import Embedder, embedder_identity
+from tasks.ingest.scan import DocumentRef, read_document
+from tasks.llm.requests.prompts import prompts_hash
+from tasks.stage import RawDocument, StageContext
+from tasks.tables.contracts import ContractError, check_outputs
+from tasks.tables.io import SchemaError, Workspace, read_frame, to_arrow, write_table
 from tasks.tables.manifest import (
     DocumentManifest,
     StageRecord,
@@ -26,19 +37,7 @@ from tasks.tables.manifest import (
     save_manifest,
     stage_fingerprint,
 )
-from flows.build.invalidate import invalidate_after_failure
-from flows.build.schedule import requests_first, run_graph, upstream
-from flows.stages import SIDE_TABLES, Stage, blocked_by
-from schemas.config import Settings
-from tasks.stage import StageContext
-from tasks.tables.contracts import ContractError, check_outputs
-from tasks.embeddings import Embedder, embedder_identity
-from schemas.ids import stable_hash
-from tasks.ingest.scan import DocumentRef, read_document
-from tasks.stage import RawDocument
-from tasks.llm.prompts import prompts_hash
 from tasks.vector_store import caching
-from tasks.tables.io import SchemaError, Workspace, read_frame, to_arrow, write_table
 
 # Failures rows of items the LLM did not give a usable answer for: the server never answered
 # (connection, HTTP 5xx/429, timeouts), or its reply was unusable (not the schema, `content: null`,

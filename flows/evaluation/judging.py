@@ -10,8 +10,8 @@ import pandas as pd
 
 from schemas.config import EvaluateSettings, Settings
 from tasks.evaluate.judge import JudgeItem, judge_items
-from tasks.llm.client import build_llm_client
 from tasks.evaluate.protocol import language_of
+from tasks.llm.client.openai_client import build_llm_client
 from tasks.tables.io import Workspace, read_frame, write_table
 
 

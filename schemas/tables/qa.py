@@ -9,14 +9,13 @@ from schemas.tables.spec import (
     FLOAT,
     INT,
     JSON,
+    REQUIRED,
     STR,
     STR_LIST,
-    REQUIRED,
     TableSpec,
     columns,
     register,
 )
-
 
 register(
     TableSpec(

@@ -18,17 +18,15 @@ from typing import Any
 
 import pandas as pd
 
-from schemas.responses.graph import MergeJudgement
+from schemas.ids import make_id
 from tasks.canonicalize.merge import Decision, apply_merge_decisions, resolve_decisions
 from tasks.canonicalize.profiles import Profile, candidate_pairs, profile_entities
 from tasks.canonicalize.records import merge_requests
-from tasks.canonicalize.rules import rule_decisions
 from tasks.canonicalize.rows import canonical_rows
+from tasks.canonicalize.rules import rule_decisions
+from tasks.llm.requests.grouped import run_grouped
+from tasks.llm.requests.shapes import SHAPES
 from tasks.stage import StageContext, StageOutput
-from schemas.ids import make_id
-from tasks.llm.grouped import run_grouped
-
-PROMPT_ID = "canonicalize_entities/v3"
 
 
 def decision_rows(doc_id: str, decisions: list[Decision]) -> list[dict[str, Any]]:
@@ -86,11 +84,9 @@ def adjudicate(
     plan = merge_requests(undecided, raw_entities, raw_mentions, chunks, ctx.settings.canonicalize_entities)
     batch = run_grouped(
         ctx,
-        PROMPT_ID,
+        SHAPES["canonicalize_entities"],
         plan.groups,
         lambda ids: plan.values(ids, document.title, document.language),
-        MergeJudgement,
-        tokens_per_item=120,
     )
     decisions = []
     for a, b, score in undecided:

@@ -11,9 +11,9 @@ from typing import Any
 import pandas as pd
 
 from schemas.config import CanonicalizeEntitiesSettings
-from tasks.llm.grouped import order_by_shared
-from tasks.request_groups import stable_groups
-from tasks.llm.records import distinct_names, first_sentences, merged_windows
+from tasks.llm.requests.grouped import order_by_shared
+from tasks.llm.requests.records import distinct_names, first_sentences, merged_windows
+from tasks.llm.requests.request_groups import stable_groups
 from tasks.tables.io import as_list
 from tasks.text import count_tokens
 
@@ -107,7 +107,7 @@ def merge_requests(
     pairs = {f"{a}|{b}": (a, b) for a, b, _ in undecided}
     cost = {raw_id: count_tokens(text) + 2 for raw_id, text in described.items()}  # + its label
     # Keyed by the pair (its ids hash the names), so the content-defined boundaries
-    # (tasks.request_groups) stay put when another scene is edited.
+    # (tasks.llm.requests.request_groups) stay put when another scene is edited.
     items = [(key, key, pair) for key, pair in order_by_shared(list(pairs.items()))]
     groups = stable_groups(items, cost, settings.pack_tokens, settings.max_pairs_per_request)
     return MergeRequests(pairs, described, groups)

@@ -12,8 +12,8 @@ from typing import Any
 
 import pandas as pd
 
-from tasks.graph.names import ZH_FAMILIAR_PREFIXES, compact_description, is_cjk, name_parts
 from schemas.ids import make_id
+from tasks.graph.names import ZH_FAMILIAR_PREFIXES, compact_description, is_cjk, name_parts
 from tasks.tables.io import as_list
 
 MAX_KEYWORDS = 8

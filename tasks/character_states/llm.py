@@ -10,18 +10,17 @@ from __future__ import annotations
 from typing import Any
 
 from schemas.ids import make_id
-from schemas.responses.continuity import StatesCritique, StatesReply
+from schemas.responses.continuity import StatesReply
 from tasks.character_states.offline import Character
 from tasks.character_states.requests import (
-    CRITIC_PROMPT,
-    EXTRACT_PROMPT,
     SceneAsk,
     round_values,
     scene_groups,
     scene_key,
 )
 from tasks.continuity.scenes import Scene, SceneGraph
-from tasks.llm.grouped import GroupedBatch, run_grouped
+from tasks.llm.requests.grouped import GroupedBatch, run_grouped
+from tasks.llm.requests.shapes import SHAPES
 from tasks.narrative.inputs import locate_quote
 from tasks.stage import StageContext
 
@@ -89,11 +88,9 @@ def _ask(ctx: StageContext, asks: dict[str, SceneAsk], critic: bool) -> GroupedB
     groups = scene_groups(list(asks.values()), critic, language, ctx.settings.character_states)
     return run_grouped(
         ctx,
-        CRITIC_PROMPT if critic else EXTRACT_PROMPT,
+        SHAPES["character_states_critic" if critic else "character_states"],
         groups,
         lambda ids: round_values(asks, ids, critic, language, title),
-        StatesCritique if critic else StatesReply,
-        tokens_per_item=60 if critic else 400,
     )
 
 

@@ -1,7 +1,7 @@
 """track_character_states' extract and critic rounds as grouped requests (prompts v2): the scenes
 still open in a round are grouped, in script order, while their blocks fit a token budget (at most
 `max_scenes_per_request`), with content-defined boundaries keyed by the scene's number in the script
-(tasks.request_groups), so an edited scene re-asks its own group and not every later one; each
+(tasks.llm.requests.request_groups), so an edited scene re-asks its own group and not every later one; each
 scene is one numbered block with its heading, its candidate characters, the reviewer's notes
 (extract) or the extracted states (critic) and its text."""
 
@@ -10,11 +10,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from schemas.config import CharacterStatesSettings
-from tasks.request_groups import stable_groups
+from tasks.llm.requests.request_groups import stable_groups
+from tasks.llm.requests.shapes import SHAPES
 from tasks.text import count_tokens
 
-EXTRACT_PROMPT = "extract_states/v2"
-CRITIC_PROMPT = "critique_states/v2"
+EXTRACT_PROMPT = SHAPES["character_states"].prompt_id
+CRITIC_PROMPT = SHAPES["character_states_critic"].prompt_id
 MAX_SCENE_CHARS = 6000
 LABELS = {
     "en": ("Scene", ": ", "Characters", "Reviewer notes", "Scene text", "Extracted states"),

@@ -8,7 +8,7 @@ from typing import Any
 
 from schemas.responses.continuity import ChainCritique
 from tasks.continuity.scenes import SceneGraph, packet
-from tasks.llm.items import LLMBatch, run_structured
+from tasks.llm.requests.items import LLMBatch, run_structured
 from tasks.stage import StageContext
 
 PROMPT_ID = "critique_chain/v1"

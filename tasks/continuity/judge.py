@@ -11,10 +11,11 @@ from typing import Any
 
 from schemas.ids import make_id
 from schemas.responses.continuity import ContinuityJudgment
-from tasks.continuity.judge_requests import PROMPT_ID, judge_requests
+from tasks.continuity.judge_requests import judge_requests
 from tasks.continuity.scenes import Scene, SceneGraph
-from tasks.llm.grouped import run_grouped
-from tasks.llm.items import LLMBatch
+from tasks.llm.requests.grouped import run_grouped
+from tasks.llm.requests.items import LLMBatch
+from tasks.llm.requests.shapes import SHAPES
 from tasks.stage import StageContext
 
 LIGHT = {
@@ -118,11 +119,9 @@ def llm_judgments(
     plan = judge_requests(graph, candidates, doc.language, ctx.settings.continuity)
     batch = run_grouped(
         ctx,
-        PROMPT_ID,
+        SHAPES["judge_continuity"],
         plan.iter_groups(),
         lambda ids: plan.values(ids, doc.title),
-        ContinuityJudgment,
-        tokens_per_item=120,
     )
     rows = []
     for candidate in candidates:

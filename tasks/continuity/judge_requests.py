@@ -1,7 +1,7 @@
 """judge_continuity's candidate pairs as grouped requests (prompt v2): pairs in script order of
 their first scene, then of their second (so the pairs of a scene are neighbours), grouped while
 the scene packets they name (and their own shared-evidence lines) fit a token budget, with
-content-defined boundaries (tasks.request_groups: a group also ends after a pair whose two scene
+content-defined boundaries (tasks.llm.requests.request_groups: a group also ends after a pair whose two scene
 numbers hash under a threshold), so an edited scene re-asks the requests that show it and no
 others; each scene's packet is written once per request, headed by its number in the script
 ("[scene 12]"), and each pair is a numbered block "n. scene 3 and scene 12" followed by the
@@ -17,11 +17,12 @@ from typing import Any, Iterator
 
 from schemas.config import ContinuitySettings
 from tasks.continuity.scenes import SceneGraph, packet
-from tasks.request_groups import iter_stable_groups
+from tasks.llm.requests.request_groups import iter_stable_groups
+from tasks.llm.requests.shapes import SHAPES
 from tasks.tables.io import as_list
 from tasks.text import count_tokens
 
-PROMPT_ID = "judge_continuity/v2"
+PROMPT_ID = SHAPES["judge_continuity"].prompt_id
 LABELS = {
     "en": (
         "and",

@@ -11,7 +11,7 @@ from typing import Any
 
 import pandas as pd
 
-from tasks.llm.records import first_words
+from tasks.llm.requests.records import first_words
 from tasks.tables.io import as_list
 
 SETUP_TYPES = ("character", "location", "object")

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 from schemas.responses.judge import JudgeReply
-from tasks.llm.client import LLMRequest, LLMResult
-from tasks.llm.prompts import load_prompt, render_messages
+from tasks.llm.client.protocol import LLMRequest, LLMResult
+from tasks.llm.requests.prompts import load_prompt, render_messages
 
 JUDGE_PROMPT = "judge_answer/v1"
 JUDGE_STAGE = "judge_answer"

@@ -13,7 +13,6 @@ import pandas as pd
 from schemas.ids import safe_doc_id
 from tasks.evaluate.gold_mapping import SectionLookup, map_gold
 
-
 METRICS = ("evidence_recall", "mcq_accuracy", "rouge_l_f1", "latency_ms_p50", "latency_ms_p95")
 
 

@@ -18,9 +18,9 @@ from pydantic import ValidationError
 from schemas.config import ExtractFactsSettings
 from schemas.responses.combined import PassageFact
 from tasks.facts.attributes import add_entity_rows, derive_attributes
+from tasks.facts.heuristics import normal_key
 from tasks.facts.located import located_fact_row
 from tasks.facts.relation_index import RelationIndex
-from tasks.facts.heuristics import normal_key
 from tasks.narrative.combined import failure_row
 from tasks.narrative.inputs import NarrativeInputs
 from tasks.tables.io import as_list

@@ -16,13 +16,13 @@ from typing import Any
 import pandas as pd
 
 from schemas.config import ExtractFactsSettings
-from tasks.stage import StageContext, StageOutput
 from tasks.facts.attributes import add_entity_rows, derive_attributes
-from tasks.facts.relation_index import RelationIndex
-from tasks.facts.heuristics import METHOD, fact_rows
 from tasks.facts.combined import combined_profiles, stored_facts
+from tasks.facts.heuristics import METHOD, fact_rows
 from tasks.facts.llm import llm_profiles
+from tasks.facts.relation_index import RelationIndex
 from tasks.narrative.inputs import NarrativeInputs
+from tasks.stage import StageContext, StageOutput
 from tasks.tables.io import as_list
 
 TABLES = ("atomic_facts", "entity_attributes", "entity_profiles")

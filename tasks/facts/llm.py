@@ -9,15 +9,14 @@ from __future__ import annotations
 from typing import Any
 
 from schemas.responses.narrative import FactsReply
-from tasks.llm.grouped import run_grouped
-from tasks.request_groups import stable_groups
-from tasks.stage import StageContext
 from tasks.facts.heuristics import normal_key
 from tasks.facts.located import located_fact_row
+from tasks.llm.requests.grouped import run_grouped
+from tasks.llm.requests.request_groups import stable_groups
+from tasks.llm.requests.shapes import SHAPES
 from tasks.narrative.inputs import NarrativeInputs
+from tasks.stage import StageContext
 
-PROMPT_ID = "extract_facts/v2"
-TOKENS_PER_ENTITY = 700  # reply budget per entity of a group
 METHOD = "llm"
 
 
@@ -94,11 +93,9 @@ def llm_profiles(
     groups = entity_groups(plan, budget, max_items)
     batch = run_grouped(
         ctx,
-        PROMPT_ID,
+        SHAPES["extract_facts"],
         groups,
         lambda ids: group_values(inputs, [by_id[i] for i in ids]),
-        FactsReply,
-        tokens_per_item=TOKENS_PER_ENTITY,
     )
     facts: list[dict[str, Any]] = []
     attributes: list[dict[str, Any]] = []

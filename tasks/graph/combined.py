@@ -21,18 +21,20 @@ from schemas.responses.combined import ITEM_REPLY_TOKENS, CombinedExtraction, Pa
 from schemas.responses.graph import GraphExtraction
 from schemas.responses.narrative import NarrativeReply
 from tasks.graph.llm import graph_output, known_characters, named_in
-from tasks.graph.packing import Member, Pack, pack_chunks
-from tasks.llm.items import LLMBatch, run_structured
+from tasks.llm.requests.chunk_packs import Member, Pack, pack_chunks
+from tasks.llm.requests.items import LLMBatch, run_structured
+from tasks.llm.requests.shapes import (
+    COMBINED_PROMPT_ID,
+    COMBINED_REPLY_FRAME_TOKENS,
+    COMBINED_REPLY_TOKENS_PER_SOURCE_TOKEN,
+)
 from tasks.narrative.inputs import locate_quote
 from tasks.narrative.llm import member_failures
 from tasks.narrative.packing import split_narrative
 from tasks.stage import StageContext, StageOutput
 
-PROMPT_ID = "extract_graph/v3"
 GLEAN_PROMPT_ID = "extract_graph/v1"  # gleaning asks for missed entities and relations only
 METHOD = "llm"
-REPLY_TOKENS_PER_SOURCE_TOKEN = 2  # a combined reply lists entities, relations, units and facts
-REPLY_FRAME_TOKENS = 256  # the reply's keys and brackets, whatever the passage's length
 
 
 def pack_values(title: str, language: str, known: str, headings: str, pack: Pack) -> dict[str, str]:
@@ -173,7 +175,7 @@ def extract_combined(ctx: StageContext, offline_entities: list[dict[str, Any]]) 
     # proportion to the source, not floored by [llm] max_tokens: a model looping in a list stops early.
     longest = max(longest, settings.combined_pack_tokens or ctx.settings.split_chunks.chunk_tokens)
     reply_model, limit = reply_model_and_limit(settings.max_items, longest)
-    batch = run_structured(ctx, PROMPT_ID, items, reply_model, max_tokens=limit)
+    batch = run_structured(ctx, COMBINED_PROMPT_ID, items, reply_model, max_tokens=limit)
     packs, batch = _split_truncated_packs(ctx, packs, values_of, batch, limit, reply_model)
     batch.failures = member_failures(batch.failures, packs)  # every lost chunk listed
     answered: list[tuple[Pack, GraphExtraction]] = []
@@ -196,11 +198,11 @@ def reply_model_and_limit(
     """The reply schema and its token limit for packs of up to `pack_tokens` source tokens. With
     list caps the limit also holds every capped list filled: a model that fills each list to its cap
     (as a 0.5B model does) ends its reply instead of being cut in the first lists."""
-    limit = REPLY_FRAME_TOKENS + REPLY_TOKENS_PER_SOURCE_TOKEN * pack_tokens
+    limit = COMBINED_REPLY_FRAME_TOKENS + COMBINED_REPLY_TOKENS_PER_SOURCE_TOKEN * pack_tokens
     if not max_items:
         return CombinedExtraction, limit
     filled = sum(ITEM_REPLY_TOKENS[name] * cap for name, cap in max_items.items())
-    return capped_extraction(max_items), max(limit, REPLY_FRAME_TOKENS + filled)
+    return capped_extraction(max_items), max(limit, COMBINED_REPLY_FRAME_TOKENS + filled)
 
 
 def _split_truncated_packs(
@@ -225,7 +227,7 @@ def _split_truncated_packs(
         p.item_id: [Pack(f"{m.chunk_id}#alone", m.start, m.text, (m,)) for m in p.members] for p in split
     }
     items = [(one.item_id, values_of(one)) for p in split for one in singles[p.item_id]]
-    again = run_structured(ctx, PROMPT_ID, items, reply_model, max_tokens=limit)
+    again = run_structured(ctx, COMBINED_PROMPT_ID, items, reply_model, max_tokens=limit)
     kept = LLMBatch(
         values={k: v for k, v in batch.values.items() if k not in singles},
         calls=batch.calls + again.calls,

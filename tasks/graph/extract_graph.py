@@ -10,10 +10,10 @@ in raw_units for extract_narrative and extract_facts (empty offline and with `co
 
 from __future__ import annotations
 
-from tasks.stage import StageContext, StageOutput
-from tasks.graph.heuristics import extract_heuristic, offline_characters
 from tasks.graph.combined import extract_combined
+from tasks.graph.heuristics import extract_heuristic, offline_characters
 from tasks.graph.llm import extract_with_llm
+from tasks.stage import StageContext, StageOutput
 
 PROMPT_ID = "extract_graph/v1"
 

@@ -11,19 +11,19 @@ request fails is a `failures` row (for its first chunk); the other chunks carry 
 from __future__ import annotations
 
 import re
-
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 from typing import Any
 
-from schemas.tables.graph import ENTITY_TYPES
 from schemas.responses.graph import GraphExtraction
-from tasks.stage import StageContext, StageOutput
+from schemas.tables.graph import ENTITY_TYPES
 from tasks.graph.name_lexicon import ANY, Lexicon
 from tasks.graph.names import normalize_name
-from tasks.graph.packing import Pack, pack_chunks, split_reply
+from tasks.graph.packing import split_reply
 from tasks.graph.upsert import ChunkIndex, EntityKey, GraphDraft
-from tasks.llm.items import LLMBatch, run_structured
+from tasks.llm.requests.chunk_packs import Pack, pack_chunks
+from tasks.llm.requests.items import LLMBatch, run_structured
+from tasks.stage import StageContext, StageOutput
 
 GLEAN_SUFFIX = "#glean"
 MAX_KNOWN_NAMES = 40

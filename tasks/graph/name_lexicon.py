@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import re
 import sys
-from functools import lru_cache
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from tasks.graph.upsert import EntityKey, claim_spans
 

@@ -8,9 +8,9 @@ The lexicon is then grounded over the chunks by `graph_heuristics`; nothing here
 from __future__ import annotations
 
 import re
-from functools import lru_cache
 from collections import Counter
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from tasks.graph.names import display_name, is_cjk, normalize_name
 from tasks.graph.upsert import EntityKey, GraphDraft

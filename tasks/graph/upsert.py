@@ -15,8 +15,8 @@ from typing import Any, Iterable
 
 import pandas as pd
 
-from tasks.graph.names import compact_description, display_name, normalize_name, raw_entity_id
 from schemas.ids import make_id
+from tasks.graph.names import compact_description, display_name, normalize_name, raw_entity_id
 
 EntityKey = tuple[str, str]  # (entity type, normalized name)
 MAX_KEYWORDS = 8

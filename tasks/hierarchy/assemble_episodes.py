@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from schemas.config import AssembleEpisodesSettings
-from tasks.stage import StageContext, StageOutput
+from schemas.ids import make_id
 from tasks.hierarchy.episode_llm import describe_episodes
 from tasks.hierarchy.episode_text import compose_text
 from tasks.hierarchy.unit_vectors import unit_vectors
@@ -36,8 +36,8 @@ from tasks.hierarchy.units import (
     has_cue,
     load_units,
 )
-from schemas.ids import make_id
 from tasks.index.grounded_vectors import SentenceVectors
+from tasks.stage import StageContext, StageOutput
 
 WEIGHTS = {
     "participants": 0.30,

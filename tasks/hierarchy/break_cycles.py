@@ -19,14 +19,10 @@ import networkx as nx
 import pandas as pd
 
 from schemas.config import BreakCyclesSettings
-from schemas.responses.hierarchy import ShortcutJudgment
-from tasks.stage import StageContext, StageOutput
-from tasks.hierarchy.shortcut_requests import shortcut_requests
 from schemas.ids import make_id
-from tasks.llm.grouped import run_grouped
-from tasks.llm.items import LLMBatch
-from tasks.hierarchy.saber_aliases import aliased, restored
+from schemas.responses.hierarchy import ShortcutJudgment
 from tasks.hierarchy.saber import clean_episode_graph
+from tasks.hierarchy.saber_aliases import aliased, restored
 from tasks.hierarchy.saber_model import (
     Adjudicator,
     EpisodeEdge,
@@ -37,8 +33,11 @@ from tasks.hierarchy.saber_model import (
     effective_weight,
     heuristic_adjudicator,
 )
-
-PROMPT_ID = "break_cycles/v3"
+from tasks.hierarchy.shortcut_requests import shortcut_requests
+from tasks.llm.requests.grouped import run_grouped
+from tasks.llm.requests.items import LLMBatch
+from tasks.llm.requests.shapes import SHAPES
+from tasks.stage import StageContext, StageOutput
 
 
 class CyclicGraphError(RuntimeError):
@@ -174,11 +173,9 @@ def llm_adjudicator(
         plan = shortcut_requests(questions, by_id, doc.language, settings)
         batch = run_grouped(
             ctx,
-            PROMPT_ID,
+            SHAPES["break_cycles"],
             plan.groups,
             lambda ids: plan.values(ids, doc.title),
-            ShortcutJudgment,
-            tokens_per_item=80,
         )
         collected.extend(batch)
         verdicts = []

@@ -10,17 +10,16 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from schemas.responses.hierarchy import EpisodeDescription
-from tasks.hierarchy.text import shorten, span_label
 from tasks.hierarchy.episode_text import salience
+from tasks.hierarchy.text import shorten, span_label
 from tasks.hierarchy.units import Unit, has_cue
-from tasks.llm.grouped import run_grouped
-from tasks.request_groups import stable_groups
-from tasks.llm.records import first_sentences
+from tasks.llm.requests.grouped import run_grouped
+from tasks.llm.requests.records import first_sentences
+from tasks.llm.requests.request_groups import stable_groups
+from tasks.llm.requests.shapes import SHAPES
 from tasks.stage import StageContext, StageOutput
 from tasks.text import count_tokens
 
-PROMPT_ID = "assemble_episodes/v3"
 UNIT_WORDS = {"en": 25, "zh": 50}  # a unit's description: its first sentence(s) up to this many words
 MAX_PARTICIPANTS = 8
 EPISODE_TOKENS = 300  # an episode's unit lines: its most telling units up to about this many tokens
@@ -87,7 +86,7 @@ def episode_block(number: int, units: Sequence[Unit], people: Sequence[str], lan
 
 def group_blocks(blocks: dict[str, str], pack_tokens: int, max_per_request: int) -> list[list[str]]:
     """Consecutive episodes grouped while their blocks fit `pack_tokens`, with content-defined
-    boundaries keyed by each episode's section span (tasks.request_groups): an edited episode
+    boundaries keyed by each episode's section span (tasks.llm.requests.request_groups): an edited episode
     re-asks its own group, not every later one."""
     costs = {e: count_tokens(b) for e, b in blocks.items()}
     items = ((e, span_key(b), (e,)) for e, b in blocks.items())
@@ -122,14 +121,12 @@ def describe_episodes(
     groups = group_blocks(blocks, settings.pack_tokens, settings.max_per_request)
     batch = run_grouped(
         ctx,
-        PROMPT_ID,
+        SHAPES["assemble_episodes"],
         groups,
         lambda group: {
             "document_title": doc.title,
             "episodes": "\n\n".join(renumbered(blocks[e], n) for n, e in enumerate(group, 1)),
         },
-        EpisodeDescription,
-        tokens_per_item=300,
     )
     for eid, reply in batch.values.items():
         if reply.title.strip() and reply.summary.strip():  # blank text keeps the composed one

@@ -10,7 +10,7 @@ from typing import Any
 
 from tasks.hierarchy.text import span_label
 from tasks.hierarchy.units import as_text, string_list
-from tasks.llm.records import first_sentences
+from tasks.llm.requests.records import first_sentences
 
 SUMMARY_WORDS = {"en": 40, "zh": 80}
 GOAL_WORDS = {"en": 16, "zh": 32}

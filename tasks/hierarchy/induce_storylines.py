@@ -19,22 +19,21 @@ from typing import Any
 import pandas as pd
 
 from schemas.config import InduceStorylinesSettings
-from schemas.responses.hierarchy import StorylineDescription
-from tasks.stage import StageContext, StageOutput
-from tasks.hierarchy.text import join_names, join_sentences, shorten, span_label
-from tasks.hierarchy.units import CHARACTER_TYPES, as_text, entity_names, entity_types, string_list
 from schemas.ids import make_id
-from tasks.llm.grouped import run_grouped
-from tasks.hierarchy.storyline_requests import storyline_requests
 from tasks.hierarchy.storyline_relations import (
     EpisodeGraph,
     StorylineInfo,
     offline_relations,
     relation_row,
 )
+from tasks.hierarchy.storyline_requests import storyline_requests
+from tasks.hierarchy.text import join_names, join_sentences, shorten, span_label
 from tasks.hierarchy.trunk_branch import Chain, StorylineSettings, select_storylines
+from tasks.hierarchy.units import CHARACTER_TYPES, as_text, entity_names, entity_types, string_list
+from tasks.llm.requests.grouped import run_grouped
+from tasks.llm.requests.shapes import SHAPES
+from tasks.stage import StageContext, StageOutput
 
-PROMPT_ID = "induce_storylines/v2"
 MAX_KEY_CHARACTERS = 5
 
 
@@ -255,11 +254,9 @@ def llm_storylines(
     )
     batch = run_grouped(
         ctx,
-        PROMPT_ID,
+        SHAPES["induce_storylines"],
         plan.groups,
         lambda ids: plan.values(ids, doc.title, doc.language),
-        StorylineDescription,
-        tokens_per_item=400,
     )
     label_to_id = {i.label: i.storyline_id for i in infos}
     name_to_id = {

@@ -16,7 +16,8 @@ import numpy as np
 import pandas as pd
 
 from schemas.config import RelateEpisodesSettings
-from tasks.stage import StageContext, StageOutput
+from schemas.ids import make_id
+from tasks.embeddings import Embedder
 from tasks.hierarchy.episode_candidates import (
     Candidate,
     EpisodeInfo,
@@ -29,19 +30,17 @@ from tasks.hierarchy.unit_vectors import episode_vectors, unit_vectors, unit_wei
 from tasks.hierarchy.units import (
     CHARACTER_TYPES,
     STAKE_TYPES,
+    Unit,
     as_text,
     entity_names,
     entity_types,
-    Unit,
     has_cue,
     load_units,
     string_list,
 )
-from schemas.ids import make_id
-from tasks.embeddings import Embedder
 from tasks.index.grounded_vectors import SentenceVectors
+from tasks.stage import StageContext, StageOutput
 from tasks.text import index_terms
-
 
 
 def episode_infos(episodes: pd.DataFrame, types: dict[str, str], language: str) -> list[EpisodeInfo]:

@@ -1,7 +1,7 @@
 """LLM episode relations, several candidate pairs per request: pairs in source order (an
 episode's pairs are neighbours: candidates come from a window of later episodes), grouped while
 the episodes they name fit a token budget, with content-defined boundaries
-(tasks.request_groups); each episode of a request is one line (labelled E1, E2, ... in telling
+(tasks.llm.requests.request_groups); each episode of a request is one line (labelled E1, E2, ... in telling
 order, see episode_records.episode_line) and each pair is a numbered line "E3 and E5", answered by number.
 A pair a reply leaves out is asked again once; still unanswered, it is a failures row."""
 
@@ -12,16 +12,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from schemas.config import RelateEpisodesSettings
-from schemas.responses.hierarchy import EpisodeRelationJudgment
 from tasks.hierarchy.episode_candidates import Candidate, EpisodeInfo
 from tasks.hierarchy.episode_records import episode_line
 from tasks.hierarchy.text import shorten
-from tasks.llm.grouped import run_grouped
-from tasks.request_groups import stable_groups
+from tasks.llm.requests.grouped import run_grouped
+from tasks.llm.requests.request_groups import stable_groups
+from tasks.llm.requests.shapes import SHAPES
 from tasks.stage import StageContext, StageOutput
 from tasks.text import count_tokens
-
-PROMPT_ID = "relate_episodes/v4"
 
 
 @dataclass(frozen=True)
@@ -83,11 +81,9 @@ def grouped_links(
     plan = relate_requests(episodes, pairs, names, doc.language, settings)
     batch = run_grouped(
         ctx,
-        PROMPT_ID,
+        SHAPES["relate_episodes"],
         plan.groups,
         lambda ids: plan.values(ids, doc.title, doc.language),
-        EpisodeRelationJudgment,
-        tokens_per_item=80,
     )
     rows = []
     for pair_id, (a_id, b_id) in plan.pairs.items():

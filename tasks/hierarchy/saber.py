@@ -30,6 +30,7 @@ from tasks.hierarchy.saber_model import (
     heuristic_adjudicator,
 )
 
+
 def clean_episode_graph(
     edges: Sequence[EpisodeEdge],
     mode: str = "saber",

@@ -1,6 +1,6 @@
 """break_cycles' shortcut questions as grouped requests: questions in story order of the episodes
 they name, grouped while those episodes fit a token budget, with content-defined boundaries keyed
-by what each question shows (tasks.request_groups), so a question that changes re-asks its own
+by what each question shows (tasks.llm.requests.request_groups), so a question that changes re-asks its own
 group, not every later one;
 each episode of a request is one line (labelled E1, E2, ... in first-named order, see
 episode_records.episode_line; its span, summary and goal: whether a path carries an edge is told
@@ -16,7 +16,7 @@ from typing import Any
 from schemas.config import BreakCyclesSettings
 from tasks.hierarchy.episode_records import episode_line
 from tasks.hierarchy.saber_model import ShortcutQuestion
-from tasks.request_groups import stable_groups
+from tasks.llm.requests.request_groups import stable_groups
 from tasks.text import count_tokens
 
 SUMMARY_WORDS = {"en": 30, "zh": 60}

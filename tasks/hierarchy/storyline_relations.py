@@ -22,8 +22,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from tasks.hierarchy.units import has_cue
 from schemas.ids import make_id
+from tasks.hierarchy.units import has_cue
 
 MAX_HOPS = 2  # A's ending feeds B's start directly or through one intermediate episode
 MIN_CAST_SHARE = 0.34  # Jaccard of the character sets: a protagonist in every arc is not enough

@@ -4,7 +4,7 @@ each, labelled E1, E2, ... in story order (see episode_records.episode_line); ea
 numbered item naming its episodes by label, its characters, and the other storylines to judge
 with the structural signals that make them worth asking. Storylines, in the order
 induce_storylines gives them, are grouped while their episodes fit a token budget, with
-content-defined boundaries (tasks.request_groups)."""
+content-defined boundaries (tasks.llm.requests.request_groups)."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from schemas.config import InduceStorylinesSettings
 from tasks.hierarchy.episode_records import episode_line
 from tasks.hierarchy.storyline_relations import EpisodeGraph, StorylineInfo, ordered_pairs, pair_hints
 from tasks.hierarchy.units import CHARACTER_TYPES
-from tasks.request_groups import stable_groups
+from tasks.llm.requests.request_groups import stable_groups
 from tasks.text import count_tokens
 
 MAX_CHARACTERS = 20

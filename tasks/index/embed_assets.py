@@ -9,11 +9,11 @@ from typing import Any, Callable
 import pandas as pd
 import pyarrow as pa
 
-from tasks.stage import StageContext, StageOutput
 from tasks.embeddings import Embedder
 from tasks.index.asset_vectors import asset_vectors
 from tasks.index.grounded_vectors import SentenceVectors
 from tasks.index.vector_table import vector_table
+from tasks.stage import StageContext, StageOutput
 
 
 def _join(*parts: Any) -> str:

@@ -14,12 +14,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
-from tasks.stage import RawDocument, StageContext, StageOutput
 from schemas.ids import safe_doc_id, stable_hash
 from tasks.ingest.read_input import path_problem
+from tasks.ingest.segment_sections import detect_kind
+from tasks.stage import RawDocument, StageContext, StageOutput
 from tasks.tables.lock import LOCK_NAME
 from tasks.tables.partitions import LISTING_NAME
-from tasks.ingest.segment_sections import detect_kind
 from tasks.text import detect_language, normalize_text
 
 TEXT_SUFFIXES = {".txt", ".md", ".markdown", ".fountain", ".spmd", ".text", ".jsonl", ".fdx", ".pdf", ""}

@@ -8,8 +8,8 @@ the same refusal through expat's own hooks otherwise).
 from __future__ import annotations
 
 import xml.etree.ElementTree as ElementTree
-from xml.parsers import expat
 from typing import Any
+from xml.parsers import expat
 
 from tasks.ingest.read_input import InputRefused
 from tasks.ingest.render_screenplay import Paragraph, render

@@ -13,19 +13,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
+from schemas.ids import safe_doc_id
 from tasks.ingest.ingest_documents import (
     IngestFailure,
     IngestResult,
     RawDocument,
     _claim_id,
-    _owned_id,
     _expand,
+    _owned_id,
     document_from_text,
     parse_jsonl_line,
 )
-from tasks.ingest.read_formats import DECODED, file_text
 from tasks.ingest.jsonl_lines import WHOLE_FILE, byte_lines, jsonl_lines
-from schemas.ids import safe_doc_id
+from tasks.ingest.read_formats import DECODED, file_text
 from tasks.ingest.read_input import InputRefused, open_regular, read_bounded
 
 

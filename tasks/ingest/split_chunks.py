@@ -7,10 +7,10 @@ from typing import Any
 
 import pandas as pd
 
-from tasks.stage import StageContext, StageOutput
 from schemas.ids import make_id
 from tasks.ingest.screenplay import parse_blocks
 from tasks.ingest.split_sentences import split_range
+from tasks.stage import StageContext, StageOutput
 from tasks.text import count_tokens
 
 

@@ -8,9 +8,9 @@ from typing import Any
 
 import pandas as pd
 
-from tasks.stage import StageContext, StageOutput
 from schemas.ids import make_id
 from tasks.ingest.screenplay import parse_blocks
+from tasks.stage import StageContext, StageOutput
 from tasks.text import count_tokens, normalize_space
 
 ABBREVIATIONS = frozenset(

@@ -12,12 +12,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from tasks.stage import StageContext, StageOutput
-from tasks.narrative.screenplay_units import screenplay_units
 from tasks.narrative.combined import stored_replies, unresolved_names
+from tasks.narrative.inputs import NarrativeInputs, sort_units
 from tasks.narrative.llm import llm_units, units_from_replies
 from tasks.narrative.prose_units import prose_units
-from tasks.narrative.inputs import NarrativeInputs, sort_units
+from tasks.narrative.screenplay_units import screenplay_units
+from tasks.stage import StageContext, StageOutput
 
 TABLES = ("events", "interactions", "occasions")
 KEYS = {"events": "event_id", "interactions": "interaction_id", "occasions": "occasion_id"}

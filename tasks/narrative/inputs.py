@@ -12,8 +12,8 @@ from typing import Any
 
 import pandas as pd
 
-from tasks.entity_lexicon import EntityLexicon
 from schemas.ids import make_id
+from tasks.entity_lexicon import EntityLexicon
 from tasks.text import normalize_space
 
 AGENT_TYPES = frozenset({"character", "group", "institution", "role"})

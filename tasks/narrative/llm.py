@@ -9,9 +9,8 @@ import re
 from typing import Any
 
 from schemas.responses.narrative import NarrativeReply
-from tasks.stage import StageContext
-from tasks.graph.packing import Pack, pack_chunks
-from tasks.llm.items import run_structured
+from tasks.llm.requests.chunk_packs import Pack, pack_chunks
+from tasks.llm.requests.items import run_structured
 from tasks.narrative.inputs import (
     AGENT_TYPES,
     NON_PARTICIPANT_TYPES,
@@ -22,6 +21,7 @@ from tasks.narrative.inputs import (
     occasion_row,
 )
 from tasks.narrative.packing import split_narrative
+from tasks.stage import StageContext
 
 PROMPT_ID = "extract_narrative/v2"
 METHOD = "llm"

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 
 from schemas.responses.narrative import NarrativeReply
-from tasks.graph.packing import Member
+from tasks.llm.requests.chunk_packs import Member
 from tasks.narrative.inputs import locate_quote
 
 

@@ -17,8 +17,8 @@ from tasks.narrative.dialogue import (
     ZH_VOCATIVE_BEFORE,
     interaction_description,
 )
-from tasks.narrative.screenplay_units import METHOD, sentence_units, situation_occasions
 from tasks.narrative.inputs import AGENT_TYPES, NarrativeInputs, interaction_row, join_names, occasion_row
+from tasks.narrative.screenplay_units import METHOD, sentence_units, situation_occasions
 
 QUOTE = re.compile(r"\"[^\"]{1,3000}\"|“[^”]{1,3000}”|「[^」]{1,3000}」")
 PARAGRAPH = re.compile(r"\S(?:.*\S)?(?:\n(?![ \t]*\n).*)*")

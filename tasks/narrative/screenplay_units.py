@@ -9,6 +9,7 @@ import re
 from collections import Counter
 from typing import Any
 
+from tasks.ingest.screenplay import Block, parse_blocks
 from tasks.narrative.cues import event_type, line_type, time_cue, transitive_type
 from tasks.narrative.dialogue import (
     SceneState,
@@ -27,7 +28,6 @@ from tasks.narrative.inputs import (
     join_names,
     occasion_row,
 )
-from tasks.ingest.screenplay import Block, parse_blocks
 from tasks.tables.io import as_list
 
 METHOD = "heuristic"

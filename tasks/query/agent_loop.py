@@ -14,15 +14,15 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from tasks.query.evidence_board import EvidenceBoard
 from schemas.ids import stable_hash
-from tasks.llm.client import LLMClient, LLMRequest
-from tasks.llm.prompts import load_prompt, render_messages
-from tasks.llm.replies import looks_like_tool_call
+from tasks.llm.client.protocol import LLMClient, LLMRequest
+from tasks.llm.client.replies import looks_like_tool_call
+from tasks.llm.requests.prompts import load_prompt, render_messages
+from tasks.query.evidence_board import EvidenceBoard
 from tasks.query.plan import QueryIntents
-from tasks.text import TOKEN, count_tokens
 from tasks.query.tools.env import ToolEnv
 from tasks.query.tools.registry import ToolCall, function_schemas
+from tasks.text import TOKEN, count_tokens
 
 PLAN_PROMPT = "plan_tools/v1"
 PACKET_TOKENS = 1500  # the planner needs to see what is there, not read it

@@ -12,8 +12,6 @@ from typing import Any, Callable
 
 from schemas.config import AnswerSettings, RetrievalSettings
 from tasks.query.answer_types import Answer, Citation, EvidenceText
-from tasks.query.finalize import FinalAnswer, Finalizer
-from tasks.query.finalize_offline import offline_finalizer
 from tasks.query.evidence_board import (
     TEXT_KINDS,
     BoardBudget,
@@ -23,9 +21,11 @@ from tasks.query.evidence_board import (
     chunk_support,
     score_items,
 )
+from tasks.query.finalize import FinalAnswer, Finalizer
+from tasks.query.finalize_offline import offline_finalizer
 from tasks.query.plan import QueryIntents, decompose, follow_up_plan, is_answerable
-from tasks.query.skills.cards import select_skills_offline
 from tasks.query.scene_reference import named_sections
+from tasks.query.skills.cards import select_skills_offline
 from tasks.query.source_passages import add_adjacent_scenes, lift_walked, pin_sections, select_passages
 from tasks.query.tools.env import ToolEnv
 from tasks.query.tools.registry import GRAPH_TOOLS, TOOLS, ToolCall, call_tool

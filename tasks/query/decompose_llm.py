@@ -6,9 +6,9 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from schemas.responses.agent import QueryDecomposition
-from tasks.query.tools.graph import find_entities_in_text
 from tasks.query.plan import QueryIntents, decompose
 from tasks.query.tools.env import ToolEnv
+from tasks.query.tools.graph import find_entities_in_text
 
 PROMPT_ID = "decompose_query/v1"
 

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from tasks.text import content_words, count_tokens
 from tasks.query.tools.types import ToolRow
+from tasks.text import content_words, count_tokens
 
 CHANNEL_OF_KIND = {
     "entity": "entity",

@@ -10,8 +10,8 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from tasks.query.store.doc_index import DocumentIndex
 from tasks.query.question_form import QuestionForm, answer_cue_bonus
+from tasks.query.store.doc_index import DocumentIndex
 from tasks.text import content_words, index_terms
 
 EmbedFn = Callable[[Sequence[str]], np.ndarray]

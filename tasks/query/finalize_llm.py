@@ -18,15 +18,15 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from schemas.responses.agent import FinalAnswerReply
+from tasks.llm.client.protocol import LLMClient
 from tasks.query.agent_loop import RequestFactory, clip
+from tasks.query.evidence_board import BoardItem, EvidenceBoard, Passage
 from tasks.query.finalize import FinalAnswer, Finalizer
 from tasks.query.finalize_offline import offline_finalizer
-from tasks.query.evidence_board import BoardItem, EvidenceBoard, Passage
-from tasks.llm.client import LLMClient
 from tasks.query.plan import QueryIntents
 from tasks.query.skills.cards import render_operators
-from tasks.text import count_tokens
 from tasks.query.tools.env import ToolEnv
+from tasks.text import count_tokens
 
 FINAL_PROMPT = "final_answer/v1"
 MIN_QUOTE_TOKENS = 3  # shorter "quotes" match almost anywhere and prove nothing

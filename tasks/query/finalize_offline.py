@@ -15,16 +15,16 @@ import re
 
 import numpy as np
 
-from tasks.query.finalize import FinalAnswer
 from tasks.query.evidence_board import EvidenceBoard
-from tasks.query.plan import QueryIntents
-from tasks.query.question_form import answer_cue_bonus
+from tasks.query.finalize import FinalAnswer
 from tasks.query.options.option_evidence import SentenceTerms, choose, score_options
 from tasks.query.options.rules import asks_for_exception
+from tasks.query.plan import QueryIntents
+from tasks.query.question_form import answer_cue_bonus
 from tasks.query.short_answer import Candidate, EntityFinder, short_answer
 from tasks.query.store.document_store import NarrativeStore
-from tasks.text import content_words
 from tasks.query.tools.env import ToolEnv
+from tasks.text import content_words
 
 
 def passage_sentences(env: ToolEnv, board: EvidenceBoard) -> list[tuple[int, str]]:

@@ -8,10 +8,10 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from tasks.query.tools.graph import find_entities_in_text
 from tasks.query.question_clauses import QuestionShape, read_shape
 from tasks.query.question_form import QuestionForm, read_question
 from tasks.query.tools.env import ToolEnv
+from tasks.query.tools.graph import find_entities_in_text
 from tasks.query.tools.registry import ToolCall
 
 SPEECH = (

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from typing import Any, Iterable
+
 from tasks.text import zh_number
 
 MAX_NAMED = 3

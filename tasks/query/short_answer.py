@@ -18,9 +18,9 @@ from typing import Sequence
 from tasks.query.options.rules import term_key
 from tasks.query.question_form import QuestionForm
 from tasks.query.short_causes import cause_answer
+from tasks.query.short_clauses import anchor_sentence, event_answer, predicate_keys, read_event_question
 from tasks.query.short_feelings import feeling_answer
 from tasks.query.short_objects import object_answer, place_answer, subject_answer
-from tasks.query.short_clauses import anchor_sentence, event_answer, predicate_keys, read_event_question
 from tasks.query.short_spans import Candidate, EntityFinder, question_keys, typed_span
 from tasks.text import CJK_CHAR, content_words
 

@@ -13,9 +13,9 @@ import re
 
 from tasks.query.short_clauses import (
     MAX_WORDS,
-    gather,
     anchor_sentence,
     clauses,
+    gather,
     gather_back,
     keys_of,
     predicate_keys,

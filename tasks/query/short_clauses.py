@@ -13,8 +13,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from tasks.query.options.verbs import BASE_VERBS, IRREGULAR_PAST
 from tasks.query.options.rules import term_key
+from tasks.query.options.verbs import BASE_VERBS, IRREGULAR_PAST
 from tasks.text import STOPWORDS_EN
 
 MAX_WORDS = 16

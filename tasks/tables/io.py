@@ -24,8 +24,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from schemas.tables import TableSpec, spec
 from schemas.ids import sha256_bytes
+from schemas.tables import TableSpec, spec
 from tasks.files import NotRegularFile, open_regular
 from tasks.tables import ledger
 from tasks.tables.confine import check_path

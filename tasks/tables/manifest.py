@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from schemas.ids import stable_hash
-from tasks.tables import ledger
 from tasks.files import read_text
+from tasks.tables import ledger
 from tasks.tables.io import Workspace, atomic_write_text, file_sha256
 
 

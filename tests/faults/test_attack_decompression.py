@@ -2,7 +2,7 @@
 gzip, deflate (zlib-wrapped or raw) or stacked gzip bomb of 4 GiB, a plain body declared 4 GiB, a
 chunked or unlabelled body without end, an encoding never asked for. On the LLM reply path, the
 embeddings path, the local server probe and `nkw llm check`, each ends in one line within seconds,
-with Python's allocations staying far below the bomb (tasks.llm.bounded_reply)."""
+with Python's allocations staying far below the bomb (tasks.llm.client.bounded_reply)."""
 
 from __future__ import annotations
 
@@ -18,9 +18,10 @@ import pytest
 from schemas.config import LLMSettings
 from schemas.responses.base import LLMCheckReply
 from tasks.embeddings import EmbeddingServerError, HttpEmbedder
-from tasks.llm.bounded_reply import BoundedTransport, ReplyTooLarge, UnsupportedEncoding
-from tasks.llm.client import LLMRequest, OpenAICompatibleClient
-from tasks.llm.local_server import models_reply
+from tasks.llm.client.bounded_reply import BoundedTransport, ReplyTooLarge, UnsupportedEncoding
+from tasks.llm.client.openai_client import OpenAICompatibleClient
+from tasks.llm.client.protocol import LLMRequest
+from tasks.llm.local.server import models_reply
 from tests.faults.attack_kit import nkw_in_process
 from tests.fixtures.llm_fixtures import TEST_MODEL
 from tests.fixtures.openai_server import FakeOpenAIServer

@@ -87,7 +87,7 @@ http.server.HTTPServer(("127.0.0.1", int(sys.argv[1])), Handler).serve_forever()
 
 def test_local_llm_serves_for_one_command_and_stops_after_it(capsys, tmp_path, monkeypatch):
     from flows.cli.commands import llm_local
-    from tasks.llm import local_server
+    from tasks.llm.local import server as local_server
 
     pid_file = tmp_path / "server.pid"
     monkeypatch.setattr(llm_local, "xllamacpp_installed", lambda: True)

@@ -8,7 +8,7 @@ import socket
 import pytest
 
 from flows.build_corpus import build_corpus
-from tasks.llm.preflight import LLMUnavailable
+from tasks.llm.client.preflight import LLMUnavailable
 from tasks.tables.io import Workspace, read_frame
 from tasks.tables.manifest import load_manifest
 from tests.conftest import SCREENPLAY

@@ -17,7 +17,7 @@ from schemas.config import load_settings
 from tasks.character_states.offline import candidates as state_candidates
 from tasks.continuity.chains import continuity_graph, preliminary_groups
 from tasks.continuity.scenes import scene_graph
-from tasks.llm.client import OpenAICompatibleClient
+from tasks.llm.client.openai_client import OpenAICompatibleClient
 from tasks.tables.io import Workspace, read_frame
 from tests.conftest import SCREENPLAY
 from tests.fixtures.llm_fixtures import TEST_MODEL, fast_llm_settings

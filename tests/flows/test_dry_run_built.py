@@ -7,8 +7,8 @@ from flows.build.corpus import build, make_resources
 from flows.build.dry_run import dry_run, format_dry_run
 from flows.stages import select_stages
 from schemas.config import load_settings
-from tasks.graph.packing import pack_chunks
-from tasks.llm.grouped import group_by_shared
+from tasks.llm.requests.chunk_packs import pack_chunks
+from tasks.llm.requests.grouped import group_by_shared
 from tasks.tables.io import Workspace, as_list, read_frame
 from tests.conftest import SCREENPLAY
 

@@ -12,9 +12,9 @@ from flows.build.corpus import build, make_resources
 from flows.build.dry_run import dry_run
 from flows.stages import STAGES, select_stages
 from schemas.config import Settings, load_settings
-from tasks.graph.packing import pack_chunks
-from tasks.llm.client import OpenAICompatibleClient
-from tasks.llm.cache import LLMCache
+from tasks.llm.client.cache import LLMCache
+from tasks.llm.client.openai_client import OpenAICompatibleClient
+from tasks.llm.requests.chunk_packs import pack_chunks
 from tasks.tables.io import Workspace, read_frame
 from tasks.text import count_tokens
 from tests.conftest import SCREENPLAY

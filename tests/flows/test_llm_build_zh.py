@@ -10,7 +10,7 @@ import pytest
 
 from flows.build.corpus import build, make_resources
 from schemas.config import load_settings
-from tasks.llm.client import OpenAICompatibleClient
+from tasks.llm.client.openai_client import OpenAICompatibleClient
 from tasks.tables.io import Workspace, read_frame
 from tests.fixtures.llm_fixtures import TEST_MODEL, fast_llm_settings
 from tests.fixtures.openai_server import FakeOpenAIServer

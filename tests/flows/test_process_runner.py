@@ -8,12 +8,12 @@ from dataclasses import replace
 
 import pandas as pd
 
-from flows.build_corpus import build_with_prefect
 from flows.build.corpus import build, make_resources
 from flows.build.sessions import worker_settings
+from flows.build_corpus import build_with_prefect
 from flows.stages import STAGES
 from schemas.config import Settings, load_settings
-from tasks.llm.client import OpenAICompatibleClient
+from tasks.llm.client.openai_client import OpenAICompatibleClient
 from tasks.tables.io import Workspace, file_sha256, read_frame
 from tests.conftest import SCREENPLAY, STORY
 from tests.fixtures.llm_fixtures import TEST_MODEL, fast_llm_settings

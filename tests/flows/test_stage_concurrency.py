@@ -9,13 +9,13 @@ import pandas as pd
 from prefect import flow
 from prefect.context import TaskRunContext
 
-from flows.build_corpus import _stage_as_task, build_with_prefect
 from flows.build.corpus import build, make_resources
 from flows.build.runner import Resources
+from flows.build_corpus import _stage_as_task, build_with_prefect
 from flows.stages import STAGES
 from schemas.config import Settings, load_settings
 from tasks.embeddings import HashingEmbedder
-from tasks.llm.client import OpenAICompatibleClient
+from tasks.llm.client.openai_client import OpenAICompatibleClient
 from tasks.stage import RawDocument
 from tasks.tables.io import Workspace, file_sha256, read_frame
 from tasks.tables.manifest import DocumentManifest, load_manifest

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from schemas.config import load_settings
-from tasks.llm.local_model import resolve_model
-from tasks.llm.local_server import LocalServer, ServerOptions, free_port
+from tasks.llm.local.model_files import resolve_model
+from tasks.llm.local.server import LocalServer, ServerOptions, free_port
 from tests.real_llm.timing import TIMINGS
 
 REPO = Path(__file__).resolve().parents[2]

@@ -10,10 +10,10 @@ import pandas as pd
 from tasks.canonicalize import canonicalize_entities
 from tasks.canonicalize.merge import apply_merge_decisions, resolve_decisions
 from tasks.canonicalize.profiles import candidate_pairs, profile_entities
-from tasks.canonicalize.rules import rule_decisions
 from tasks.canonicalize.rows import canonical_rows
+from tasks.canonicalize.rules import rule_decisions
+from tasks.llm.client.openai_client import OpenAICompatibleClient
 from tasks.stage import StageContext
-from tasks.llm.client import OpenAICompatibleClient
 from tests.conftest import SCREENPLAY
 from tests.fixtures.graph.helpers import (
     TWO_SMITHS,

@@ -14,7 +14,7 @@ from flows.build.corpus import build, make_resources
 from flows.stages import STAGES_BY_NAME
 from schemas.config import load_settings
 from tasks.character_states.offline import state_kind
-from tasks.llm.client import OpenAICompatibleClient
+from tasks.llm.client.openai_client import OpenAICompatibleClient
 from tasks.tables.io import Workspace, read_frame
 from tests.conftest import SCREENPLAY
 from tests.fixtures.llm_fixtures import TEST_MODEL, fast_llm_settings

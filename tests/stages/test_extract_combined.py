@@ -18,8 +18,8 @@ from flows.stages import select_stages
 from schemas.config import Settings, load_settings
 from schemas.responses.combined import ITEM_REPLY_TOKENS, CombinedExtraction, PassageFact
 from tasks.graph.combined import split_combined, split_facts, unit_rows, without_repeats
-from tasks.graph.packing import Member, pack_chunks
-from tasks.llm.client import OpenAICompatibleClient
+from tasks.llm.client.openai_client import OpenAICompatibleClient
+from tasks.llm.requests.chunk_packs import Member, pack_chunks
 from tasks.narrative.combined import stored_replies
 from tasks.tables.io import Workspace, read_frame
 from tests.conftest import SCREENPLAY

@@ -14,7 +14,7 @@ import pytest
 
 from schemas.config import ExtractFactsSettings, ExtractGraphSettings, load_settings
 from tasks.facts.heuristics import fact_type
-from tasks.llm.client import OpenAICompatibleClient
+from tasks.llm.client.openai_client import OpenAICompatibleClient
 from tests.fixtures.llm_fixtures import fast_llm_settings
 from tests.fixtures.narrative.builders import FISHERMAN, HARBOUR, SHOP_ZH, build_one, frames
 from tests.fixtures.openai_server import FakeOpenAIServer, last_user_text

@@ -16,7 +16,7 @@ from tasks.graph.names import display_name, normalize_name, raw_entity_id
 from tasks.graph.screenplay import normalize_cue
 from tasks.graph.upsert import ChunkIndex, GraphDraft
 from tasks.graph.zh import resolve_speakers
-from tasks.llm.client import OpenAICompatibleClient
+from tasks.llm.client.openai_client import OpenAICompatibleClient
 from tasks.tables.io import read_frame
 from tests.fixtures.graph.helpers import (
     TWO_SMITHS,
@@ -101,7 +101,7 @@ def test_zh_speakers_strip_manner_and_voice_but_keep_kin():
 
 
 def test_prompts_render_in_both_languages():
-    from tasks.llm.prompts import load_prompt, render_messages
+    from tasks.llm.requests.prompts import load_prompt, render_messages
 
     values = {
         "title": "T",

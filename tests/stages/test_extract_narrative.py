@@ -14,9 +14,9 @@ import pytest
 
 from schemas.config import ExtractGraphSettings, ExtractNarrativeSettings, SplitChunksSettings
 from tasks.entity_lexicon import EntityLexicon, resolve_names
-from tasks.llm.client import OpenAICompatibleClient
+from tasks.llm.client.openai_client import OpenAICompatibleClient
+from tasks.llm.requests.prompts import load_prompt, render_messages
 from tasks.narrative.cues import event_type, line_type
-from tasks.llm.prompts import load_prompt, render_messages
 from tests.fixtures.llm_fixtures import fast_llm_settings
 from tests.fixtures.narrative.builders import FISHERMAN, HARBOUR, SHOP_ZH, build_one, frames
 from tests.fixtures.openai_server import FakeOpenAIServer, last_user_text

@@ -9,10 +9,10 @@ import pandas as pd
 
 from schemas.config import BreakCyclesSettings
 from tasks.graph.llm import named_in
-from tasks.graph.packing import ends_pack, pack_chunks
 from tasks.hierarchy.break_cycles import clean_links
 from tasks.hierarchy.saber_aliases import aliased, restored
-from tasks.request_groups import is_cut, stable_groups
+from tasks.llm.requests.chunk_packs import ends_pack, pack_chunks
+from tasks.llm.requests.request_groups import is_cut, stable_groups
 
 BUDGET, LIMIT = 200, 16
 

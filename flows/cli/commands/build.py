@@ -9,8 +9,11 @@ import sys
 from dataclasses import replace
 from functools import partial
 
-from flows.cli import output as cli_output
+from flows.build.corpus import build, make_resources
+from flows.build.dry_run import dry_run, format_dry_run
+from flows.build.retry import paths_to_retry
 from flows.build_corpus import build_documents
+from flows.cli import output as cli_output
 from flows.cli.commands.common import (
     EXIT_FAILED,
     UserError,
@@ -20,11 +23,8 @@ from flows.cli.commands.common import (
     settings_from,
     workspace_from,
 )
-from flows.build.corpus import build, make_resources
-from flows.build.dry_run import dry_run, format_dry_run
-from flows.build.retry import paths_to_retry
 from flows.stages import STAGES_BY_NAME, select_stages
-from tasks.llm.preflight import LLMUnavailable
+from tasks.llm.client.preflight import LLMUnavailable
 from tasks.tables.lock import UnsafeWorkspace, WorkspaceLocked
 from tasks.terminal import say
 

@@ -14,7 +14,7 @@ from pydantic import ValidationError
 from flows.cli.errors import EXIT_FAILED, EXIT_USAGE, UserError
 from schemas.config import load_settings
 from tasks.files import is_regular, kind
-from tasks.llm.client import build_llm_client
+from tasks.llm.client.openai_client import build_llm_client
 from tasks.tables.io import Workspace
 
 __all__ = ["EXIT_FAILED", "EXIT_USAGE", "UserError"]  # declared in flows.cli.errors, used from here too

@@ -7,7 +7,7 @@ import json
 import sys
 
 from flows.cli.commands.common import EXIT_FAILED, UserError, api_key, settings_from
-from tasks.llm.server_check import check_server
+from tasks.llm.client.server_check import check_server
 
 
 def run(args: argparse.Namespace) -> int:

@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Callable
 
 from flows.cli.commands.common import EXIT_FAILED, UserError, settings_from
-from tasks.llm.local_model import ModelError, ResolvedModel, default_cache_dir, resolve_model
-from tasks.llm.local_server import LocalServer, LocalServerError, ServerOptions, free_port
+from tasks.llm.local.model_files import ModelError, ResolvedModel, default_cache_dir, resolve_model
+from tasks.llm.local.server import LocalServer, LocalServerError, ServerOptions, free_port
 
 
 def cache_dir_from(args: argparse.Namespace) -> Path:

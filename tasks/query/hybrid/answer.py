@@ -8,11 +8,11 @@ import time
 import numpy as np
 
 from schemas.config import RetrievalSettings
-from tasks.query.extractive import EmbedFn, answer_extractively
 from tasks.query.answer_types import Answer, Citation, EvidenceText
-from tasks.query.store.doc_index import DocumentIndex
-from tasks.query.question_form import read_question
+from tasks.query.extractive import EmbedFn, answer_extractively
 from tasks.query.hybrid.retrieve import hybrid_top_chunks
+from tasks.query.question_form import read_question
+from tasks.query.store.doc_index import DocumentIndex
 
 MAX_CITATIONS = 3
 

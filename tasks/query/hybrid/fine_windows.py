@@ -11,7 +11,8 @@ import numpy as np
 import pandas as pd
 
 from schemas.ids import make_id
-from tasks.query.hybrid.retrieve import reciprocal_rank_fusion, top_positions
+from tasks.query.hybrid.retrieve import reciprocal_rank_fusion
+from tasks.query.store.ranking import top_positions
 from tasks.query.store.bm25 import Bm25Index
 from tasks.text import count_tokens, count_words
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from schemas.config import RetrievalSettings
+from tasks.query.store.ranking import top_positions
 from tasks.query.store.doc_index import DocumentIndex
 
 
@@ -17,14 +18,6 @@ class RankedChunk:
     score: float
     bm25_rank: int | None
     dense_rank: int | None
-
-
-def top_positions(scores: np.ndarray, k: int) -> list[int]:
-    """Positions of the k highest scores, ties broken by position (stable, deterministic)."""
-    if scores.size == 0:
-        return []
-    order = np.lexsort((np.arange(scores.size), -scores))
-    return [int(i) for i in order[:k]]
 
 
 def reciprocal_rank_fusion(rankings: list[list[int]], rrf_k: int) -> dict[int, float]:

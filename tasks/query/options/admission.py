@@ -19,7 +19,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from schemas.responses.query import OptionAdmissionReply
-from tasks.llm.client import LLMClient, LLMRequest
+from tasks.llm.client.protocol import LLMClient, LLMRequest
 from tasks.query.options.claims import option_claim
 from tasks.query.options.rules import (
     Sentence,

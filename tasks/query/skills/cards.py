@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from schemas.responses.query import SkillChoice
-from tasks.llm.client import LLMClient, LLMRequest
+from tasks.llm.client.protocol import LLMClient, LLMRequest
 from tasks.query.evidence_board import EvidenceBoard
 from tasks.query.plan import QueryIntents, decompose
 

@@ -8,8 +8,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from tasks.query.store.ranking import top_positions
 from tasks.query.store.bm25 import Bm25Index
-from tasks.query.hybrid.retrieve import top_positions
 
 DENSE_WEIGHT = 0.6  # dense carries paraphrase; lexical keeps names and rare words decisive
 

@@ -3,14 +3,13 @@ salient entities by centrality."""
 
 from __future__ import annotations
 
-
 import networkx as nx
 import numpy as np
 
 from tasks.query.tools.env import ToolEnv
 from tasks.query.tools.text import atomic_fact_search  # reused for the per-entity fact budget
-from tasks.tables.io import as_list
 from tasks.query.tools.types import ToolRow, provenance
+from tasks.tables.io import as_list
 
 FACTS_PER_ENTITY = 5  # the paper's stable setting: top-5 facts per entity by question similarity
 

@@ -7,11 +7,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-
 import schemas
 from tasks.query.tools.env import ToolEnv
-from tasks.tables.io import as_list
 from tasks.query.tools.types import ToolRow, provenance
+from tasks.tables.io import as_list
 
 NARRATIVE_SQL = Path(schemas.__file__).resolve().parent / "sql" / "narrative"
 SQL_QUERIES = {path.stem: path.read_text(encoding="utf-8") for path in sorted(NARRATIVE_SQL.glob("*.sql"))}

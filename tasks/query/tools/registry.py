@@ -10,11 +10,9 @@ from typing import Any, Callable, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from tasks.query.tools import graph as graph_tools
-
 from tasks.query.tools import episode_walk
+from tasks.query.tools import graph as graph_tools
 from tasks.query.tools import narrative as narrative_tools
-
 from tasks.query.tools import text as text_tools
 from tasks.query.tools.env import ToolEnv
 from tasks.query.tools.types import ToolRow

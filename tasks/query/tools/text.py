@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-
-from tasks.query.hybrid.retrieve import hybrid_search, top_positions
+from tasks.query.hybrid.retrieve import hybrid_search
+from tasks.query.store.ranking import top_positions
 from tasks.query.tools.env import ToolEnv
-from tasks.tables.io import as_list
 from tasks.query.tools.types import ToolRow, provenance
+from tasks.tables.io import as_list
 
 
 def _chunk_row(env: ToolEnv, position: int, score: float, channel: str = "text") -> ToolRow:

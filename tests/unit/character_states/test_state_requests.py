@@ -13,7 +13,7 @@ from tasks.character_states.requests import (
     round_values,
     scene_groups,
 )
-from tasks.llm.prompts import load_prompt, render_messages
+from tasks.llm.requests.prompts import load_prompt, render_messages
 
 
 def _asks(n: int, text: str = "TOM opens the door.\nANN waves.") -> dict[str, SceneAsk]:

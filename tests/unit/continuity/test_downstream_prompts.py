@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tasks.llm.prompts import PLACEHOLDER, load_prompt
+from tasks.llm.requests.prompts import PLACEHOLDER, load_prompt
 
 PROMPTS = (
     "judge_continuity/v1",

@@ -9,7 +9,7 @@ import pytest
 from schemas.config import ContinuitySettings
 from tasks.continuity.judge_requests import PROMPT_ID, judge_requests
 from tasks.continuity.scenes import scene_graph
-from tasks.llm.prompts import load_prompt, render_messages
+from tasks.llm.requests.prompts import load_prompt, render_messages
 from tasks.tables.io import read_frame
 
 DOC = "the_lighthouse_key"

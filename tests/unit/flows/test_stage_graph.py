@@ -8,6 +8,7 @@ from flows.build.runner import stage_config_hash
 from flows.stages import STAGES, blocked_by, select_stages
 from schemas.config import load_settings
 from schemas.tables import TABLES
+from tasks.llm.requests.shapes import COMBINED_PROMPT_ID, SHAPES
 
 
 def test_every_table_read_is_written_by_an_earlier_stage():
@@ -56,16 +57,21 @@ PROMPT_VALUE = re.compile(r"^[a-z_]+/v\d+$")
 def _prompt_ids_in_code() -> dict[str, str]:
     """Prompt ids the build code sends (module-level PROMPT_ID / *_PROMPT constants) -> package."""
     tasks_dir = Path(__file__).resolve().parents[3] / "tasks"
-    found = {}
+    stage_package = {stage.name: stage.run.__module__.split(".")[1] for stage in STAGES}
+    # grouped requests are declared in one place, each with the stage that sends it
+    found = {shape.prompt_id: stage_package[shape.build_stage] for shape in SHAPES.values()}
+    found[COMBINED_PROMPT_ID] = stage_package["extract_graph"]
     for path in tasks_dir.rglob("*.py"):
         package = path.relative_to(tasks_dir).parts[0]
-        if package in ("query", "evaluate"):
+        if package in ("query", "evaluate", "llm"):
             continue
         for node in ast.parse(path.read_text(encoding="utf-8")).body:
             if isinstance(node, ast.Assign) and any(
                 PROMPT_NAME.match(getattr(t, "id", "")) for t in node.targets
             ):
-                value = ast.literal_eval(node.value)
+                if not isinstance(node.value, ast.Constant):
+                    continue  # a name read from the request declaration, counted above
+                value = node.value.value
                 if isinstance(value, str) and PROMPT_VALUE.match(value):
                     found[value] = package
     return found

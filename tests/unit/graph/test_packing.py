@@ -4,7 +4,8 @@ from types import SimpleNamespace
 
 from flows.build.dry_run import packed_requests
 from schemas.responses.graph import ExtractedEntity, GraphExtraction
-from tasks.graph.packing import Member, ends_pack, pack_chunks, split_reply
+from tasks.graph.packing import split_reply
+from tasks.llm.requests.chunk_packs import Member, ends_pack, pack_chunks
 
 TEXT = "Anna meets Ben at the pier.\n\nLater Carl waits alone by the lighthouse."
 

@@ -97,3 +97,28 @@ def import_cycles(edges: dict[str, set[str]]) -> list[list[str]]:
                 if len(component) > 1:
                     cycles.append(sorted(component))
     return cycles
+
+
+def package_of(module: str, files: dict[str, Path]) -> str:
+    """The part a module belongs to: its own package when it is one, else the package holding it;
+    a loose module at the top of `tasks` or `flows` is a part of its own (those are not parts)."""
+    path = files[module]
+    if path.name == "__init__.py":
+        return module
+    parent = module.rpartition(".")[0]
+    return module if parent in PROJECT_PACKAGES else parent
+
+
+def package_edges(graph: ImportGraph) -> dict[str, set[str]]:
+    """Imports between parts (a package and the packages inside it are told apart, but an import
+    between a package and its own sub-package is not a dependency between parts)."""
+    edges: dict[str, set[str]] = {}
+    for module, targets in graph.edges.items():
+        source = package_of(module, graph.files)
+        edges.setdefault(source, set())
+        for target in targets:
+            part = package_of(target, graph.files)
+            nested = part.startswith(source + ".") or source.startswith(part + ".")
+            if part != source and not nested:
+                edges[source].add(part)
+    return edges

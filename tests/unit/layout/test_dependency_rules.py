@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.unit.layout.import_graph import import_cycles, read_import_graph
+from tests.unit.layout.import_graph import import_cycles, package_edges, read_import_graph
 
 ROOT = Path(__file__).resolve().parents[3]
 BUILD_PACKAGES = (
@@ -23,6 +23,13 @@ BUILD_PACKAGES = (
 RULES = [
     (BUILD_PACKAGES, ("tasks.query",), "build stages never depend on query-time code"),
     (("tasks.query",), BUILD_PACKAGES, "query time reads the tables, never the build stages"),
+    (
+        ("tasks.llm",),
+        BUILD_PACKAGES + ("tasks.query", "tasks.character_states", "tasks.continuity"),
+        "how the model is asked is the same for every stage: no stage's code inside it",
+    ),
+    (("tasks.llm.client",), ("tasks.llm.requests", "tasks.llm.local"), "the client knows no stage's request"),
+    (("tasks.llm.local",), ("tasks.llm.requests",), "serving a local model knows no stage's request"),
     (("schemas",), ("tasks", "flows"), "schemas are the bottom layer"),
     (("tasks",), ("flows",), "tasks never import the orchestration"),
     (
@@ -65,6 +72,12 @@ def test_no_part_imports_what_its_rules_forbid(graph):
 
 def test_no_import_cycles(graph):
     assert import_cycles(graph.edges) == []
+
+
+def test_no_import_cycles_between_packages(graph):
+    """A loop between two packages (each importing the other through different modules) is a cycle
+    of parts even when no module imports itself back."""
+    assert import_cycles(package_edges(graph)) == []
 
 
 def test_the_rules_catch_a_breach():

@@ -11,8 +11,9 @@ import numpy as np
 import pytest
 
 from schemas.responses.base import LLMCheckReply
-from tasks.llm.client import LLMRequest, OpenAICompatibleClient
-from tasks.llm.cache import LLMCache, cache_key
+from tasks.llm.client.cache import LLMCache, cache_key
+from tasks.llm.client.openai_client import OpenAICompatibleClient
+from tasks.llm.client.protocol import LLMRequest
 from tests.fixtures.llm_fixtures import fast_llm_settings
 from tests.fixtures.openai_server import FakeOpenAIServer
 

@@ -19,19 +19,18 @@ from pydantic import BaseModel, Field
 from schemas.config import LLMSettings
 from schemas.responses.base import LLMCheckReply, ResponseModel
 from schemas.tables import spec
-from tasks.tables.contracts import check_contracts
-from tasks.llm.client import (
-    LLMRequest,
-    LLMResult,
+from tasks.llm.client.cache import LLMCache
+from tasks.llm.client.fields import describe_fields
+from tasks.llm.client.openai_client import (
     OpenAICompatibleClient,
     build_llm_client,
     strip_fences,
     strip_thinking,
 )
-from tasks.llm.cache import LLMCache
-from tasks.llm.fields import describe_fields
-from tasks.llm.portable import portable_schema
-from tasks.llm.server_check import check_server
+from tasks.llm.client.portable import portable_schema
+from tasks.llm.client.protocol import LLMRequest, LLMResult
+from tasks.llm.client.server_check import check_server
+from tasks.tables.contracts import check_contracts
 from tasks.tables.io import to_arrow
 from tests.fixtures.llm_fixtures import TEST_MODEL, fast_llm_settings
 from tests.fixtures.openai_server import FakeOpenAIServer, schema_instance

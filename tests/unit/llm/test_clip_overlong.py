@@ -8,7 +8,7 @@ import json
 import pytest
 from pydantic import BaseModel, Field, ValidationError
 
-from tasks.llm.replies import clip_overlong
+from tasks.llm.client.replies import clip_overlong
 
 
 class State(BaseModel):

@@ -7,8 +7,9 @@ import time
 
 import pytest
 
-from tasks.llm.client import LLMRequest, OpenAICompatibleClient
 from schemas.responses.base import LLMCheckReply
+from tasks.llm.client.openai_client import OpenAICompatibleClient
+from tasks.llm.client.protocol import LLMRequest
 from tests.fixtures.llm_fixtures import fast_llm_settings
 from tests.fixtures.openai_server import FakeOpenAIServer
 

@@ -11,9 +11,9 @@ from concurrent.futures import ThreadPoolExecutor
 import httpx
 import pytest
 
-from tasks.llm.dispatch import DispatchClient
-from tasks.llm.http import HTTPCallError, api_base, post_chat
-from tasks.llm.pool import adopt_pools, server_pool, sharing
+from tasks.llm.client.dispatch import DispatchClient
+from tasks.llm.client.http import HTTPCallError, api_base, post_chat
+from tasks.llm.client.pool import adopt_pools, server_pool, sharing
 from tests.fixtures.openai_server import FakeOpenAIServer
 
 HEADERS = {"Authorization": "Bearer test"}

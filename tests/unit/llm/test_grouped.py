@@ -1,4 +1,4 @@
-"""Several items per request (tasks.llm.grouped): answers mapped back by number, left-out items
+"""Several items per request (tasks.llm.requests.grouped): answers mapped back by number, left-out items
 asked again once on their own, failed and truncated requests recorded for exactly their items."""
 
 from __future__ import annotations
@@ -7,14 +7,14 @@ import json
 import re
 from typing import Any
 
-from schemas.responses.graph import MergeJudgement
-from tasks.llm.client import OpenAICompatibleClient
-from tasks.llm.grouped import group_items, run_grouped
+from tasks.llm.client.openai_client import OpenAICompatibleClient
+from tasks.llm.requests.grouped import group_items, run_grouped
+from tests.fixtures.grouped_requests import grouped_ctx, merge_shape, render_pairs
 from tests.fixtures.llm_fixtures import fast_llm_settings
-from tests.fixtures.grouped_requests import grouped_ctx, render_pairs
 from tests.fixtures.openai_server import FakeOpenAIServer
 
 PROMPT = "canonicalize_entities/v2"
+SHAPE = merge_shape()
 
 
 _ctx, _render = grouped_ctx, render_pairs
@@ -42,7 +42,7 @@ def test_answers_map_back_by_number_and_left_out_items_are_asked_again() -> None
 
     with FakeOpenAIServer(model_names=("test-model",), responder=responder) as server:
         with OpenAICompatibleClient(fast_llm_settings(server.url), cache=None) as client:
-            batch = run_grouped(_ctx(client), PROMPT, [["a", "b", "c"], ["d"]], _render, MergeJudgement)
+            batch = run_grouped(_ctx(client), SHAPE, [["a", "b", "c"], ["d"]], _render)
     assert {k: v.reason for k, v in batch.values.items()} == {
         "a": "item 1",
         "c": "item 3",
@@ -68,7 +68,7 @@ def test_failed_truncated_and_missing_items_become_their_own_failures() -> None:
         settings = fast_llm_settings(server.url, concurrency=1, max_retries=0)
         with OpenAICompatibleClient(settings, cache=None) as client:
             groups = [["p"], ["x", "y"], ["m", "n"]]
-            batch = run_grouped(_ctx(client), PROMPT, groups, _render, MergeJudgement)
+            batch = run_grouped(_ctx(client), SHAPE, groups, _render)
     failures = {row["item_id"]: json.loads(row["payload"])["status"] for row in batch.failures}
     assert failures == {"p": "truncated", "x": "invalid", "y": "invalid", "m": "missing"}
     assert set(batch.values) == {"n"}
@@ -85,7 +85,7 @@ def test_a_reply_that_answers_none_is_asked_again_in_halves_not_the_same() -> No
 
     with FakeOpenAIServer(model_names=("test-model",), responder=responder) as server:
         with OpenAICompatibleClient(fast_llm_settings(server.url), cache=None) as client:
-            batch = run_grouped(_ctx(client), PROMPT, [["a", "b", "c", "d"], ["z"]], _render, MergeJudgement)
+            batch = run_grouped(_ctx(client), SHAPE, [["a", "b", "c", "d"], ["z"]], _render)
             asked = [listed(r.body) for r in server.chat_requests()]
     assert sorted(batch.values) == ["a", "b", "c", "d"]
     assert sorted(asked) == [["a", "b"], ["a", "b", "c", "d"], ["c", "d"], ["z"]]  # z: not the same again

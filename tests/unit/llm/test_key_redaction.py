@@ -11,9 +11,10 @@ from typing import Any
 import pytest
 
 from schemas.responses.base import LLMCheckReply
-from tasks.llm.cache import LLMCache
-from tasks.llm.client import LLMRequest, OpenAICompatibleClient
-from tasks.llm.replies import redact_text
+from tasks.llm.client.cache import LLMCache
+from tasks.llm.client.openai_client import OpenAICompatibleClient
+from tasks.llm.client.protocol import LLMRequest
+from tasks.llm.client.replies import redact_text
 from tests.fixtures.llm_fixtures import fast_llm_settings
 from tests.fixtures.openai_server import AUTH_ECHO, FakeOpenAIServer
 

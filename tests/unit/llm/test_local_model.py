@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tasks.llm.local_model import (
+from tasks.llm.local.model_files import (
     PINNED_MODELS,
     ModelError,
     PinnedModel,

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from tasks.llm import local_server
-from tasks.llm.local_server import LocalServer, LocalServerError, ServerOptions, free_port, wait_until_ready
+from tasks.llm.local import server as local_server
+from tasks.llm.local.server import LocalServer, LocalServerError, ServerOptions, free_port, wait_until_ready
 
 # A stand-in for llama.cpp's server: /v1/models as llama.cpp reports it, then serve until killed.
 ANSWERING = """

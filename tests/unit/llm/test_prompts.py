@@ -1,6 +1,6 @@
 import pytest
 
-from tasks.llm.prompts import Prompt, PromptError, prompts_hash, render, render_messages
+from tasks.llm.requests.prompts import Prompt, PromptError, prompts_hash, render, render_messages
 
 
 def test_render_requires_every_placeholder_and_value():

@@ -3,8 +3,8 @@ and the breadth-first order that puts items sharing parts side by side."""
 
 from __future__ import annotations
 
-from tasks.llm.grouped import group_by_shared, order_by_shared
-from tasks.llm.records import distinct_names, first_sentences, first_words, merged_windows
+from tasks.llm.requests.grouped import group_by_shared, order_by_shared
+from tasks.llm.requests.records import distinct_names, first_sentences, first_words, merged_windows
 
 
 def test_first_words_and_sentences_cut_at_word_and_sentence_ends() -> None:

@@ -15,11 +15,11 @@ from pydantic import BaseModel, Field, ValidationError
 import schemas.responses as responses_package
 from schemas.responses.batched import batch_model
 from schemas.responses.narrative import FactsReply
-from tasks.llm.fields import HEADER, describe_fields
-from tasks.llm.prompts import PROMPTS_DIR
-from tasks.llm.replies import response_schema
+from tasks.llm.client.fields import HEADER, describe_fields
+from tasks.llm.client.http import strict_tool
+from tasks.llm.client.replies import response_schema
+from tasks.llm.requests.prompts import PROMPTS_DIR
 from tasks.query.tools.registry import function_schemas
-from tasks.llm.http import strict_tool
 
 
 def _response_models() -> list[type[BaseModel]]:

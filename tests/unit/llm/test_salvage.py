@@ -7,7 +7,7 @@ import json
 from pydantic import BaseModel, Field
 
 from schemas.responses.combined import CombinedExtraction
-from tasks.llm.salvage import last_complete_item_prefix, salvage_cut_reply
+from tasks.llm.client.salvage import last_complete_item_prefix, salvage_cut_reply
 
 
 class Pair(BaseModel):

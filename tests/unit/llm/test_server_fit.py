@@ -12,16 +12,17 @@ from typing import Any
 import pytest
 
 from schemas.responses.base import LLMCheckReply
-from schemas.responses.graph import MergeJudgement
-from tasks.llm.client import LLMRequest, OpenAICompatibleClient
-from tasks.llm.grouped import reply_limit, run_grouped
-from tasks.llm.http import context_length
-from tasks.llm.pacing import Pacing
+from tasks.llm.client.http import context_length
+from tasks.llm.client.openai_client import OpenAICompatibleClient
+from tasks.llm.client.pacing import Pacing
+from tasks.llm.client.protocol import LLMRequest
+from tasks.llm.requests.grouped import reply_limit, run_grouped
+from tests.fixtures.grouped_requests import grouped_ctx, merge_shape, render_pairs
 from tests.fixtures.llm_fixtures import fast_llm_settings
-from tests.fixtures.grouped_requests import grouped_ctx, render_pairs
 from tests.fixtures.openai_server import FakeOpenAIServer
 
 PROMPT = "canonicalize_entities/v2"
+SHAPE = merge_shape(80)
 
 
 def _request(text: str = "hello", max_tokens: int | None = None) -> LLMRequest:
@@ -119,7 +120,7 @@ def test_a_cut_group_keeps_its_complete_items_and_asks_again_for_the_rest() -> N
         server.queue_faults("length")  # the fake cuts the reply in half: the first items are whole
         settings = fast_llm_settings(server.url, concurrency=1, max_tokens_retry=128)
         with OpenAICompatibleClient(settings) as client:
-            batch = run_grouped(_ctx(client), PROMPT, [["a", "b", "c", "d"]], _render, MergeJudgement, 80)
+            batch = run_grouped(_ctx(client), SHAPE, [["a", "b", "c", "d"]], _render)
     assert sorted(batch.values) == ["a", "b", "c", "d"] and batch.failures == []
     first, *rest = batch.calls
     assert (first["item_id"], first["status"]) == ("a+3", "salvaged") and "kept 1 complete" in first["error"]
@@ -131,7 +132,7 @@ def test_a_group_whose_reply_is_cut_is_split_not_lost() -> None:
         server.queue_faults("length")  # the four-item request; its limit is above max_tokens_retry
         settings = fast_llm_settings(server.url, concurrency=1, max_tokens_retry=128)
         with OpenAICompatibleClient(settings) as client:
-            batch = run_grouped(_ctx(client), PROMPT, [["a", "b", "c", "d"]], _render, MergeJudgement, 80)
+            batch = run_grouped(_ctx(client), SHAPE, [["a", "b", "c", "d"]], _render)
     assert sorted(batch.values) == ["a", "b", "c", "d"] and batch.failures == []
     assert [row["item_id"] for row in batch.calls] == ["a+3", "a#split+1", "c#split+1"]
     assert _limits(server) == [reply_limit(80, 4), reply_limit(80, 2), reply_limit(80, 2)]
@@ -142,7 +143,7 @@ def test_a_group_cut_again_after_a_larger_retry_is_split() -> None:
         server.queue_faults("length", "length")
         settings = fast_llm_settings(server.url, concurrency=1, max_tokens_retry=4096)
         with OpenAICompatibleClient(settings) as client:
-            batch = run_grouped(_ctx(client), PROMPT, [["a", "b"]], _render, MergeJudgement, 80)
+            batch = run_grouped(_ctx(client), SHAPE, [["a", "b"]], _render)
     assert sorted(batch.values) == ["a", "b"] and batch.failures == []
     assert [row["item_id"] for row in batch.calls] == ["a+1", "a+1", "a#split", "b#split"]
     pair, one = reply_limit(80, 2), reply_limit(80, 1)
@@ -153,7 +154,7 @@ def test_reply_limits_follow_the_items_asked_not_the_global_limit() -> None:
     with FakeOpenAIServer(responder=_answer_all) as server:
         settings = fast_llm_settings(server.url, max_tokens=4096, concurrency=1)
         with OpenAICompatibleClient(settings) as client:
-            run_grouped(_ctx(client), PROMPT, [["a"], ["b", "c", "d"]], _render, MergeJudgement, 80)
+            run_grouped(_ctx(client), SHAPE, [["a"], ["b", "c", "d"]], _render)
     assert _limits(server) == [reply_limit(80, 1), reply_limit(80, 3)] == [208, 368]
 
 
@@ -193,7 +194,7 @@ def test_a_looping_reply_is_kept_once_without_asking_for_more_tokens() -> None:
         server.queue_faults("length")
         settings = fast_llm_settings(server.url, concurrency=1, max_tokens_retry=4096)
         with OpenAICompatibleClient(settings) as client:
-            batch = run_grouped(_ctx(client), PROMPT, [["a"]], _render, MergeJudgement, 80)
+            batch = run_grouped(_ctx(client), SHAPE, [["a"]], _render)
     assert sorted(batch.values) == ["a"] and batch.failures == []
     [row] = batch.calls  # no second request: a larger limit would buy more repeats
     assert row["status"] == "salvaged"

@@ -10,8 +10,9 @@ from typing import Any
 import pytest
 
 from schemas.responses.agent import ToolStep
-from tasks.llm.client import REASK_TOOLS, LLMRequest, LLMResult, OpenAICompatibleClient
-from tasks.llm.replies import looks_like_tool_call
+from tasks.llm.client.openai_client import OpenAICompatibleClient
+from tasks.llm.client.protocol import LLMRequest, LLMResult
+from tasks.llm.client.replies import REASK_TOOLS, looks_like_tool_call
 from tasks.query.agent_loop import make_llm_planner
 from tasks.query.evidence_board import EvidenceBoard
 from tasks.query.plan import decompose

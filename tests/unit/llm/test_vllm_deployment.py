@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 from schemas.config import Settings
-from tasks.llm.budget import largest_requests
+from tasks.llm.requests.budget import largest_requests
 
 VLLM = Path(__file__).resolve().parents[3] / "deployments" / "vllm"
 REMOVED = {"--guided-decoding-backend"}  # gone since vLLM 0.12: the server refuses to start

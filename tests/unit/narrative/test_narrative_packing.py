@@ -1,7 +1,7 @@
 """Splitting a packed narrative reply back into one reply per chunk."""
 
 from schemas.responses.narrative import EventItem, NarrativeReply, OccasionItem
-from tasks.graph.packing import Member
+from tasks.llm.requests.chunk_packs import Member
 from tasks.narrative.packing import _named, split_narrative
 
 MEMBERS = (

@@ -13,6 +13,11 @@ import pytest
 
 from schemas.config import Settings
 from schemas.responses.agent import ToolCallRequest, ToolStep
+from tasks.llm.client.cache import LLMCache
+from tasks.llm.client.http import strict_tool
+from tasks.llm.client.openai_client import OpenAICompatibleClient
+from tasks.llm.client.protocol import LLMRequest, LLMResult
+from tasks.llm.client.replies import REASK_TOOLS
 from tasks.query.agent_loop import (
     LLMPlanner,
     history_summary,
@@ -20,23 +25,19 @@ from tasks.query.agent_loop import (
     packet_summary,
     request_factory_for,
 )
-from tasks.query.finalize_llm import LLMFinalizer, make_llm_finalizer
 from tasks.query.answer_nkw import answer_nkw
 from tasks.query.answer_types import Answer
 from tasks.query.evidence_board import BoardItem, EvidenceBoard, Passage
-from tasks.llm.client import REASK_TOOLS, LLMRequest, LLMResult, OpenAICompatibleClient
-from tasks.llm.cache import LLMCache
-from tasks.llm.http import strict_tool
+from tasks.query.finalize_llm import LLMFinalizer, make_llm_finalizer
 from tasks.query.plan import decompose
-from tasks.tables.contracts import check_contracts
-from tasks.tables.io import to_arrow
 from tasks.query.tools.env import ToolEnv
 from tasks.query.tools.registry import TOOLS, ToolCall, function_schemas
 from tasks.query.tools.types import ToolRow
+from tasks.tables.contracts import check_contracts
+from tasks.tables.io import to_arrow
 from tests.fixtures.agent_fixtures import QUESTION, calls, make_client, scripted
 from tests.fixtures.llm_fixtures import fast_llm_settings
 from tests.fixtures.openai_server import FakeOpenAIServer
-
 
 STOP = {"tool_calls": [], "content": "The passages already show where the key was."}
 

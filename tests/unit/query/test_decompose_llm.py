@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 
+from tasks.llm.client.openai_client import OpenAICompatibleClient
 from tasks.query.agent_loop import request_factory_for
 from tasks.query.decompose_llm import make_llm_decomposer
-from tasks.llm.client import OpenAICompatibleClient
 from tasks.query.plan import decompose
 from tests.fixtures.llm_fixtures import fast_llm_settings
 

@@ -10,19 +10,19 @@ import pytest
 
 from schemas.config import Settings
 from schemas.responses.agent import FinalAnswerReply
+from tasks.llm.requests.prompts import load_prompt, render_messages
 from tasks.query.agent_loop import request_factory_for
-from tasks.query.finalize_llm import FINAL_PROMPT, check_reply, final_values, make_llm_finalizer, quote_in
 from tasks.query.answer_nkw import answer_nkw
-from tasks.query.finalize import FinalAnswer
 from tasks.query.answer_types import Answer
-from tasks.tables.contracts import check_contracts
 from tasks.query.evidence_board import BoardItem, EvidenceBoard, Passage
-from tasks.llm.prompts import load_prompt, render_messages
-from tasks.tables.io import to_arrow
+from tasks.query.finalize import FinalAnswer
+from tasks.query.finalize_llm import FINAL_PROMPT, check_reply, final_values, make_llm_finalizer, quote_in
 from tasks.query.tools.env import ToolEnv
 from tasks.query.tools.types import ToolRow
-from tests.fixtures.openai_server import FakeOpenAIServer
+from tasks.tables.contracts import check_contracts
+from tasks.tables.io import to_arrow
 from tests.fixtures.agent_fixtures import final_reply, make_client
+from tests.fixtures.openai_server import FakeOpenAIServer
 
 QUESTION = "Where does Tom hide the brass key?"
 

@@ -4,9 +4,8 @@ fallback to the offline rules."""
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import json
+from dataclasses import replace
 from typing import Sequence
 
 import numpy as np
@@ -14,7 +13,7 @@ import pytest
 
 from schemas.responses.query import VERDICTS, OptionAdmissionReply
 from tasks.embeddings import HashingEmbedder
-from tasks.llm.client import OpenAICompatibleClient
+from tasks.llm.client.openai_client import OpenAICompatibleClient
 from tasks.query.options.admission import (
     DENSE_CANDIDATES,
     MAX_EMBEDDED,

@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from schemas.responses.query import SKILL_IDS, SkillChoice
-from tasks.llm.client import OpenAICompatibleClient
+from tasks.llm.client.openai_client import OpenAICompatibleClient
 from tasks.query.plan import decompose
 from tasks.query.skills.cards import (
     FALLBACK_SKILL,

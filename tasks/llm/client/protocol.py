@@ -17,7 +17,7 @@ from typing import Any, Generic, Iterable, Protocol, TypeVar
 from pydantic import BaseModel
 
 from schemas.responses.agent import ToolStep
-from tasks.llm.http import ChatReply, one_line
+from tasks.llm.client.http import ChatReply, one_line
 
 T = TypeVar("T")
 M = TypeVar("M", bound=BaseModel)

@@ -19,7 +19,7 @@ from typing import Any, Iterable, Iterator
 import httpcore
 import httpx
 
-from tasks.llm.bounded_reply import bounded_http_client
+from tasks.llm.client.bounded_reply import bounded_http_client
 
 # A chat reply of the largest completion we ask for, JSON-escaped (\uXXXX for every character),
 # is a few MB at most; a /models list is kilobytes.
@@ -107,7 +107,7 @@ def deadline_http_client(
     limits: httpx.Limits, timeout: float | None = None, max_reply_bytes: int = MAX_REPLY_BYTES, **options: Any
 ) -> httpx.Client:
     """An httpx.Client whose requests honour `total_deadline` on every read and write, and whose
-    replies are bounded by `max_reply_bytes` after decoding (tasks.llm.bounded_reply)."""
+    replies are bounded by `max_reply_bytes` after decoding (tasks.llm.client.bounded_reply)."""
     transport = httpx.HTTPTransport(limits=limits)
     pool = getattr(transport, "_pool", None)
     if pool is not None and hasattr(pool, "_network_backend"):

@@ -11,9 +11,9 @@ from typing import Any, Generic, Iterable, Iterator, Sequence, TypeVar
 
 from pydantic import BaseModel
 
+from tasks.llm.client.protocol import LLMRequest
+from tasks.llm.requests.prompts import load_prompt, render_messages
 from tasks.stage import StageContext
-from tasks.llm.client import LLMRequest
-from tasks.llm.prompts import load_prompt, render_messages
 
 M = TypeVar("M", bound=BaseModel)
 

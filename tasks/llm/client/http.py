@@ -17,8 +17,8 @@ from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 
-from tasks.llm.deadline import total_deadline
-from tasks.llm.portable import portable_schema
+from tasks.llm.client.deadline import total_deadline
+from tasks.llm.client.portable import portable_schema
 
 DUMMY_API_KEY = "EMPTY"  # what vLLM expects when it runs without --api-key
 RETRY_AFTER_CAP_S = 60.0  # a server asking for longer must not stall a build
@@ -112,8 +112,8 @@ def request_json(
     """One request; the decoded JSON object of a 2xx answer, anything else an HTTPCallError.
 
     `timeout` bounds the whole request (connect, headers and body together), not each read: a
-    server trickling its reply a byte at a time is cut at `timeout` (see tasks.llm.deadline). The
-    reply's size is bounded by the client's transport (see tasks.llm.bounded_reply)."""
+    server trickling its reply a byte at a time is cut at `timeout` (see tasks.llm.client.deadline). The
+    reply's size is bounded by the client's transport (see tasks.llm.client.bounded_reply)."""
     try:
         with total_deadline(timeout):
             response = client.request(method, url, headers=headers, json=body, timeout=timeout)

@@ -6,17 +6,16 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 from functools import lru_cache
+from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from dataclasses import replace
-from typing import Any
-
 from schemas.responses.agent import ToolStep
-from tasks.llm.fields import describe_fields
-from tasks.llm.http import ChatReply, scrub
-from tasks.llm.portable import portable_schema
+from tasks.llm.client.fields import describe_fields
+from tasks.llm.client.http import ChatReply, scrub
+from tasks.llm.client.portable import portable_schema
 
 _THINK_BLOCK = re.compile(r"<think>.*?</think>", re.DOTALL)
 _FENCE = re.compile(r"^```[A-Za-z0-9_-]*\s*\n?(.*?)\n?\s*```$", re.DOTALL)
@@ -165,7 +164,7 @@ CLIPPABLE = ("string_too_long", "too_long")  # a string or a list over its bound
 def clip_overlong(content: str, exc: ValidationError) -> str | None:
     """`content` with every string and list the response model found too long cut to its limit,
     when that is all that was wrong; else None. The schema sent to the server carries no string
-    `maxLength` (tasks.llm.portable), so a model cannot know that limit, and a list cap
+    `maxLength` (tasks.llm.client.portable), so a model cannot know that limit, and a list cap
     (`[extract_graph] max_items`) is a budget a server without a grammar may not hold: cutting keeps
     the first items instead of losing the reply."""
     errors = exc.errors()

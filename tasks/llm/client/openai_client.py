@@ -1,4 +1,4 @@
-"""The LLM client for OpenAI-compatible servers (vLLM), implementing `tasks.llm.protocol.LLMClient`.
+"""The LLM client for OpenAI-compatible servers (vLLM), implementing `tasks.llm.client.protocol.LLMClient`.
 
 Clients are built by `build_llm_client` and injected into stages, never created at import.
 Every attempt becomes one `llm_calls` row; a call that cannot produce a validated value ends
@@ -21,27 +21,10 @@ from pydantic import BaseModel, ValidationError
 
 from schemas.config import LLMSettings
 from schemas.responses.agent import ToolStep
-from tasks.llm.cache import LLMCache, cache_key
-from tasks.llm.deadline import deadline_http_client
-from tasks.llm.cached_replies import cached_result, store_reply
-from tasks.llm.pool import server_pool
-from tasks.llm.salvage import Salvage, salvage_cut_reply
-from tasks.llm.replies import (  # noqa: F401 - REASK_TOOLS is part of the client's interface
-    REASK,
-    REASK_TOOLS,
-    clip_overlong,
-    error_summary,
-    parse_tool_step,
-    prompt_chars,
-    llguidance_grammar,
-    parsed_or_none,
-    redact_reply,
-    response_schema,
-    strip_fences,
-    strip_thinking,
-    tool_step_text,
-)
-from tasks.llm.http import (
+from tasks.llm.client.cache import LLMCache, cache_key
+from tasks.llm.client.cached_replies import cached_result, store_reply
+from tasks.llm.client.deadline import deadline_http_client
+from tasks.llm.client.http import (
     DUMMY_API_KEY,
     HTTPCallError,
     api_base,
@@ -50,9 +33,26 @@ from tasks.llm.http import (
     get_models,
     scrub,
 )
+from tasks.llm.client.pool import server_pool
 
 # The protocol and its types are re-exported: stages, flows and tests import them from here.
-from tasks.llm.protocol import LLMClient, LLMRequest, LLMResult, call_row, with_fields  # noqa: F401
+from tasks.llm.client.protocol import LLMClient, LLMRequest, LLMResult, call_row, with_fields  # noqa: F401
+from tasks.llm.client.replies import (  # noqa: F401 - REASK_TOOLS is part of the client's interface
+    REASK,
+    REASK_TOOLS,
+    clip_overlong,
+    error_summary,
+    llguidance_grammar,
+    parse_tool_step,
+    parsed_or_none,
+    prompt_chars,
+    redact_reply,
+    response_schema,
+    strip_fences,
+    strip_thinking,
+    tool_step_text,
+)
+from tasks.llm.client.salvage import Salvage, salvage_cut_reply
 
 log = logging.getLogger(__name__)
 

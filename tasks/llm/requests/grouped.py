@@ -20,9 +20,10 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence, TypeVar
 from pydantic import BaseModel
 
 from schemas.responses.batched import MAX_ITEMS, batch_model
-from tasks.llm.client import LLMRequest, LLMResult
-from tasks.llm.items import LLMBatch
-from tasks.llm.prompts import load_prompt, render_messages
+from tasks.llm.client.protocol import LLMRequest, LLMResult
+from tasks.llm.requests.items import LLMBatch
+from tasks.llm.requests.prompts import load_prompt, render_messages
+from tasks.llm.requests.shapes import RequestShape
 from tasks.stage import StageContext
 
 M = TypeVar("M", bound=BaseModel)
@@ -158,14 +159,10 @@ def _failure(result: LLMResult, item_id: str, error: str | None = None) -> dict[
 
 
 def run_grouped(
-    ctx: StageContext,
-    prompt_id: str,
-    groups: Iterable[Sequence[str]],
-    render: Render,
-    response_model: type[M],
-    tokens_per_item: int | None = None,
-) -> GroupedBatch[M]:
-    """Ask once per group (all groups at once through the client's bounded pool) and map answers back.
+    ctx: StageContext, shape: RequestShape, groups: Iterable[Sequence[str]], render: Render
+) -> GroupedBatch[Any]:
+    """Ask once per group (all groups at once through the client's bounded pool) and map answers back;
+    `shape` (tasks.llm.requests.shapes) names the prompt, the answer model and the reply budget.
 
     `groups` may be lazy (a generator): each group's request is sent as soon as the group is formed
     and its prompt rendered, while the next groups are formed."""
@@ -175,7 +172,8 @@ def run_grouped(
         flat = [i for g in groups for i in g]
         if len(set(flat)) != len(flat):  # before any request is sent
             raise ValueError(f"stage {ctx.stage}: item ids must be unique per call")
-    batch: GroupedBatch[M] = GroupedBatch()
+    batch: GroupedBatch[Any] = GroupedBatch()
+    prompt_id, tokens_per_item = shape.prompt_id, shape.reply_tokens_per_item
     seen: set[str] = set()
 
     def first_round() -> Iterator[list[str]]:
@@ -203,7 +201,7 @@ def run_grouped(
                 group_tag = "#again" if ids and ids[0] in reasked else tag
                 yield _request(ctx, prompt_id, ids, render, group_tag, _max_tokens(tokens_per_item, len(ids)))
 
-        results = ctx.llm.map_structured(requests(pending), batch_model(response_model))
+        results = ctx.llm.map_structured(requests(pending), batch_model(shape.answer_model))
         next_round: list[list[str]] = []
         for ids, result in zip(asked, results):
             batch.calls.extend(result.calls)

@@ -51,9 +51,9 @@ def models_reply(base_url: str, timeout_s: float = 2.0) -> dict | None:
     """The JSON of GET {base_url}/models, or None while nothing (or a loading server) answers."""
     import httpx
 
-    from tasks.llm.deadline import deadline_http_client, total_deadline
+    from tasks.llm.client.deadline import deadline_http_client, total_deadline
 
-    # Bounded in time and in size once decoded, as every other reply (tasks.llm.bounded_reply).
+    # Bounded in time and in size once decoded, as every other reply (tasks.llm.client.bounded_reply).
     with deadline_http_client(httpx.Limits(max_connections=1), timeout_s, MODELS_REPLY_BYTES) as client:
         try:
             with total_deadline(timeout_s):
@@ -85,7 +85,7 @@ def wait_until_ready(
 
 
 def child_command(options: ServerOptions) -> list[str]:
-    return [sys.executable, "-m", "tasks.llm.local_server", json.dumps(asdict(options))]
+    return [sys.executable, "-m", "tasks.llm.local.server", json.dumps(asdict(options))]
 
 
 class LocalServer:
@@ -174,8 +174,8 @@ class LocalServer:
 
 
 def _project_root() -> str:
-    # The child runs `-m tasks.llm.local_server`: it must import this package, installed or not.
-    return str(Path(__file__).resolve().parents[2])
+    # The child runs `-m tasks.llm.local.server`: it must import this package, installed or not.
+    return str(Path(__file__).resolve().parents[3])
 
 
 def serve(options: ServerOptions) -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import threading
 from typing import Any, Iterable
 
-from tasks.llm.client import LLMClient, LLMRequest, LLMResult
+from tasks.llm.client.protocol import LLMClient, LLMRequest, LLMResult
 
 
 class RecordingClient:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tasks.llm.http import HTTPCallError, display_url, one_line
+from tasks.llm.client.http import HTTPCallError, display_url, one_line
 
 
 class LLMUnavailable(RuntimeError):

@@ -12,7 +12,7 @@ from typing import Any, Iterable
 
 from schemas.ids import sha256_text, stable_hash
 
-PROMPTS_DIR = Path(__file__).resolve().parents[1] / "prompts"
+PROMPTS_DIR = Path(__file__).resolve().parents[2] / "prompts"
 PLACEHOLDER = re.compile(r"\{\{\s*([a-z_][a-z0-9_]*)\s*\}\}")
 
 

@@ -8,7 +8,7 @@ measures itself (slot-seconds in use, first and last activity) so a run can repo
 concurrency from the client side.
 
 A build whose documents run in worker processes shares the bound with them: `sharing` starts a
-Dispatcher (tasks.llm.dispatch) on the pool in the build's process, and each worker's clients of
+Dispatcher (tasks.llm.client.dispatch) on the pool in the build's process, and each worker's clients of
 that server hand their requests to it (`adopt_pools`), so all processes together keep at most
 `limit` requests at the server, and the server's next request never waits for a busy worker.
 """
@@ -22,9 +22,9 @@ from typing import Any, Iterator
 
 import httpx
 
-from tasks.llm.dispatch import DispatchAddress, DispatchClient, Dispatcher
-from tasks.llm.http import ChatReply, post_chat
-from tasks.llm.pacing import Pacing
+from tasks.llm.client.dispatch import DispatchAddress, DispatchClient, Dispatcher
+from tasks.llm.client.http import ChatReply, post_chat
+from tasks.llm.client.pacing import Pacing
 
 _LOCK = threading.Lock()
 _POOLS: dict[tuple[str, int], "ServerPool"] = {}

@@ -23,16 +23,16 @@ import socket
 import threading
 import time
 from concurrent.futures import Future
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from multiprocessing import AuthenticationError
 from multiprocessing.connection import Client, Connection, Listener
-from contextlib import AbstractContextManager
 from typing import Any, Callable
 
 import httpx
 
-from tasks.llm.deadline import deadline_http_client
-from tasks.llm.http import ChatReply, HTTPCallError, post_chat
+from tasks.llm.client.deadline import deadline_http_client
+from tasks.llm.client.http import ChatReply, HTTPCallError, post_chat
 
 # (request id, base URL, headers, payload, timeout) one way; (request id, "ok", ChatReply) or
 # (request id, "error", (kind, message, http status, retry after)) back.
@@ -150,7 +150,7 @@ class DispatchClient:
     def post_chat(
         self, base: str, headers: dict[str, str], payload: dict[str, Any], timeout: float
     ) -> ChatReply:
-        """What `tasks.llm.http.post_chat` returns or raises, sent by the build's process."""
+        """What `tasks.llm.client.http.post_chat` returns or raises, sent by the build's process."""
         answer: Future = Future()
         with self._lock:
             connection = self._connected()

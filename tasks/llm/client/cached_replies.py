@@ -7,9 +7,9 @@ from typing import Callable, TypeVar
 
 from pydantic import ValidationError
 
-from tasks.llm.cache import LLMCache
-from tasks.llm.http import ChatReply
-from tasks.llm.protocol import LLMRequest, LLMResult, call_row
+from tasks.llm.client.cache import LLMCache
+from tasks.llm.client.http import ChatReply
+from tasks.llm.client.protocol import LLMRequest, LLMResult, call_row
 
 log = logging.getLogger(__name__)
 

@@ -8,8 +8,9 @@ import time
 
 from schemas.config import LLMSettings
 from schemas.responses.base import LLMCheckReply
-from tasks.llm.client import LLMRequest, OpenAICompatibleClient
-from tasks.llm.http import HTTPCallError, api_base, display_url, one_line
+from tasks.llm.client.http import HTTPCallError, api_base, display_url, one_line
+from tasks.llm.client.openai_client import OpenAICompatibleClient
+from tasks.llm.client.protocol import LLMRequest
 
 
 def check_server(settings: LLMSettings, api_key: str | None) -> tuple[bool, str]:
