@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from tasks.evaluate.metrics import Question, best_rouge, evidence_recall
+from tasks.evaluate.metrics import ROUGE_METRICS, Question, best_rouges, evidence_recall
 from tasks.query.answer_types import Answer
 
 
@@ -47,7 +47,7 @@ def answer_row(
             "is_offline": None,
             "chosen_option": None,
             "is_correct_option": None,
-            "rouge_l_f1": None,
+            **dict.fromkeys(ROUGE_METRICS),
             "evidence_section_ids": [],
             "evidence_recall": None,
             "evidence_tokens": None,
@@ -66,7 +66,7 @@ def answer_row(
         "is_offline": answer.is_offline,
         "chosen_option": answer.chosen_option,
         "is_correct_option": is_correct,
-        "rouge_l_f1": best_rouge(answer.answer, question.references),
+        **best_rouges(answer.answer, question.references),
         "evidence_section_ids": answer.evidence_section_ids,
         "evidence_recall": None if gold_unmapped else evidence_recall(gold, answer.evidence_section_ids),
         "evidence_tokens": answer.evidence_tokens,

@@ -39,6 +39,8 @@ register(
             ("gold_option", INT, "Correct option index, from 0"),
             ("is_correct_option", BOOL, "chosen_option equals gold_option"),
             ("rouge_l_f1", FLOAT, "ROUGE-L F1 against the best reference"),
+            ("rouge_1_f1", FLOAT, "ROUGE-1 F1 against the best reference"),
+            ("rouge_2_f1", FLOAT, "ROUGE-2 F1 against the best reference"),
             ("gold_section_ids", STR_LIST, "Sections holding the gold evidence"),
             ("evidence_section_ids", STR_LIST, "Sections cited as evidence"),
             ("evidence_recall", FLOAT, "Share of gold sections among the evidence"),
