@@ -6,12 +6,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pandas as pd
+import pyarrow as pa
 import pytest
 
 from flows.evaluation.evaluate import answering_identity
 from flows.evaluation.run_records import run_row, settings_summary
 from flows.inspection.report import number
-from flows.inspection.report_runs import in_run_order, label_runs, run_order
+from flows.inspection.report_runs import answer_models, in_run_order, label_runs, run_order
 from flows.inspection.report_charts import ablation_chart, bars
 from schemas.config import Settings
 
@@ -87,6 +88,21 @@ def test_labels_say_what_each_run_is_and_still_tell_twins_apart():
     assert labels["run_aaaaaa11"] == "nkw · b · defaults, limit 3 · offline · 2025-03-01 09:15:02"
     assert labels["run_dddddd44"] == "nkw · b · defaults, limit 3 · offline · 2025-03-01 09:15:40"
     assert len(set(labels.values())) == 4
+
+
+def test_the_answering_model_is_read_from_each_runs_llm_call_files():
+    calls = pa.table(
+        {
+            "model": ["qwen-7b", "qwen-7b", "judge-x", None],
+            "filename": [
+                "doc_a__answer-run_0a1b.parquet",
+                "doc_b__answer-run_0a1b.parquet",
+                "doc_a__answer-run_ffee.parquet",
+                "doc_a__answer-run_9999.parquet",
+            ],
+        }
+    )
+    assert answer_models(calls) == {"run_0a1b": "qwen-7b", "run_ffee": "judge-x"}
 
 
 def test_every_table_lists_runs_in_the_order_they_started():
