@@ -19,6 +19,7 @@ from tasks.ingest import ingest_documents, segment_sections, split_chunks, split
 from tasks.narrative import extract_narrative
 from tasks.character_states import track_character_states
 from tasks.continuity import chain_continuity, judge_continuity, propose_continuity
+from tasks.summaries import detect_communities, summarize_hierarchy
 from tasks.llm.requests.shapes import COMBINED_PROMPT_ID, grouped_prompts
 from tasks.stage import StageContext, StageOutput
 
@@ -213,6 +214,36 @@ STAGES: tuple[Stage, ...] = (
         config="induce_storylines",
         uses_llm=True,
         prompts=grouped_prompts("induce_storylines"),
+    ),
+    # Summary hierarchy (whole-story questions): communities of the entity graph, then extractive
+    # summaries of episodes, storylines, the whole work and the communities.
+    Stage(
+        "detect_communities",
+        detect_communities.run,
+        reads=("documents", "sections", "entities", "mentions", "relations"),
+        writes=("communities",),
+        version="1",
+        config="detect_communities",
+    ),
+    Stage(
+        "summarize_hierarchy",
+        summarize_hierarchy.run,
+        reads=(
+            "documents",
+            "sections",
+            "sentences",
+            "embeddings",
+            "entities",
+            "mentions",
+            "events",
+            "interactions",
+            "episodes",
+            "storylines",
+            "communities",
+        ),
+        writes=("sentence_salience", "summaries", "summary_quotes"),
+        version="1",
+        config="summarize_hierarchy",
     ),
     # Vectors of every asset, for semantic search at query time.
     Stage(

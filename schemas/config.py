@@ -217,6 +217,27 @@ class InduceStorylinesSettings(Section):
     max_per_request: int = Field(16, ge=1, description="LLM: storylines described in one request")
 
 
+class DetectCommunitiesSettings(Section):
+    """Communities of the entity graph (Louvain over the canonical relations)."""
+
+    seed: int = Field(7, description="Louvain's random seed: a rebuild gives the same communities")
+    resolution: float = Field(
+        1.0, gt=0, le=10, description="Louvain resolution (higher: smaller communities)"
+    )
+    max_communities: int = Field(12, ge=1, le=200, description="largest communities kept, by mentions")
+
+
+class SummarizeHierarchySettings(Section):
+    """Extractive summaries (offline): the words each level's quotes add up to, at least."""
+
+    episode_words: int = Field(60, ge=5, description="words quoted for each episode")
+    storyline_words: int = Field(150, ge=10, description="words quoted for each storyline")
+    work_words: int = Field(
+        600, ge=20, description="words quoted for the whole work (an answer takes its first quotes by rank)"
+    )
+    community_words: int = Field(120, ge=10, description="words quoted for each community report")
+
+
 class ContinuitySettings(Section):
     max_entity_share: float = Field(
         0.25,
@@ -344,6 +365,8 @@ class Settings(Section):
     relate_episodes: RelateEpisodesSettings = RelateEpisodesSettings()
     break_cycles: BreakCyclesSettings = BreakCyclesSettings()
     induce_storylines: InduceStorylinesSettings = InduceStorylinesSettings()
+    detect_communities: DetectCommunitiesSettings = DetectCommunitiesSettings()
+    summarize_hierarchy: SummarizeHierarchySettings = SummarizeHierarchySettings()
     continuity: ContinuitySettings = ContinuitySettings()
     character_states: CharacterStatesSettings = CharacterStatesSettings()
     retrieval: RetrievalSettings = RetrievalSettings()

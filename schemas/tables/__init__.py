@@ -10,6 +10,7 @@ evaluation-protocol (`evaluation`) tables register last: they refer to the table
 
 from schemas.tables import accounting, documents, graph, hierarchy, narrative, qa  # noqa: F401 (registration)
 from schemas.tables import extraction  # noqa: F401  (registration)
+from schemas.tables import summaries  # noqa: F401  (registration)
 from schemas.tables import continuity, evaluation  # noqa: F401  (registered last: they refer to the above)
 from schemas.tables.spec import TABLES, ForeignKey, TableSpec, spec
 

@@ -17,6 +17,7 @@ BUILD_PACKAGES = (
     "tasks.narrative",
     "tasks.facts",
     "tasks.hierarchy",
+    "tasks.summaries",
 )
 
 # (who, what it must never import, why)
