@@ -76,6 +76,7 @@ def stage_figures(
                 "truncated": int((group["finish_reason"] == "length").sum()),
                 "salvaged": int((group["status"] == "salvaged").sum()),
                 "prompt_per_source": round(group["prompt_tokens"].fillna(0).sum() / max(source_tokens, 1), 2),
+                "computed_per_source": round(computed_prompt_tokens(group) / max(source_tokens, 1), 2),
                 "completion_per_source": round(
                     group["completion_tokens"].fillna(0).sum() / max(source_tokens, 1), 2
                 ),
@@ -83,6 +84,14 @@ def stage_figures(
             }
         )
     return rows
+
+
+def computed_prompt_tokens(calls: pd.DataFrame) -> int:
+    """Prompt tokens the server computed: billed minus those it read from its prefix cache (a row
+    whose server did not say counts in full)."""
+    billed = calls["prompt_tokens"].fillna(0)
+    cached = calls["cached_prompt_tokens"].fillna(0) if "cached_prompt_tokens" in calls else 0
+    return int((billed - cached).clip(lower=0).sum())
 
 
 def stage_rows(report: dict[str, Any]) -> tuple[dict[str, int], dict[str, float], dict[str, str]]:
@@ -137,13 +146,14 @@ def source_tokens(workspace: Workspace) -> int:
 
 def print_build(figures: list[dict], llm_rows: dict, offline_rows: dict, status: dict, total: dict) -> None:
     head = ["stage", "requests", "answered", "repaired", "failed", "truncated", "salvaged",
-            "prompt_per_source", "completion_per_source", "seconds"]  # fmt: skip
+            "prompt_per_source", "computed_per_source", "completion_per_source", "seconds"]  # fmt: skip
     print(" ".join(f"{h:>12}" for h in head + ["rows", "rows_offline", "status"]))
     for row in figures:
         cells = [row[h] for h in head] + [llm_rows.get(row["stage"], 0), offline_rows.get(row["stage"], 0)]
         print(" ".join(f"{c!s:>12}" for c in cells + [status.get(row["stage"], "")]))
     print(
-        f"whole build: {total['source_tokens']} source tokens, {total['prompt_per_source']} prompt and "
+        f"whole build: {total['source_tokens']} source tokens, {total['prompt_per_source']} prompt "
+        f"({total['computed_per_source']} computed, the rest from the server's prefix cache) and "
         f"{total['completion_per_source']} completion tokens per source token, {total['requests']} requests, "
         f"wall {total['wall_s']} s (offline {total['offline_wall_s']} s), exit {total['exit']}"
     )
@@ -196,6 +206,7 @@ def main() -> int:
             "source_tokens": tokens,
             "requests": int((calls["status"] != "cached").sum()),
             "prompt_per_source": round(calls["prompt_tokens"].fillna(0).sum() / max(tokens, 1), 2),
+            "computed_per_source": round(computed_prompt_tokens(calls) / max(tokens, 1), 2),
             "completion_per_source": round(calls["completion_tokens"].fillna(0).sum() / max(tokens, 1), 2),
             "wall_s": real["wall_s"],
             "offline_wall_s": offline["wall_s"],

@@ -15,6 +15,7 @@ args=(
   --tensor-parallel-size "$NKW_VLLM_TENSOR_PARALLEL"
   --max-num-seqs "$NKW_VLLM_MAX_NUM_SEQS"
   --enable-prefix-caching
+  --enable-prompt-tokens-details
   --structured-outputs-config.backend "$NKW_VLLM_STRUCTURED_BACKEND"
   --enable-auto-tool-choice --tool-call-parser "$NKW_VLLM_TOOL_PARSER"
 )

@@ -42,6 +42,7 @@ register(
             ("model", STR, "Model name the server reported"),
             ("prompt_tokens", INT, "Prompt tokens billed"),
             ("completion_tokens", INT, "Completion tokens billed"),
+            ("cached_prompt_tokens", INT, "Prompt tokens read from the prefix cache (null: not said)"),
             ("latency_ms", FLOAT, "Wall time of the request in milliseconds"),
             ("finish_reason", STR, "Server's finish reason (stop, length, ...)"),
             (

@@ -20,6 +20,7 @@ from schemas.tables.graph import ENTITY_TYPES
 from tasks.graph.name_lexicon import ANY, Lexicon
 from tasks.graph.names import normalize_name
 from tasks.graph.packing import split_reply
+from tasks.graph.section_labels import is_section_label, label_keys
 from tasks.graph.upsert import ChunkIndex, EntityKey, GraphDraft
 from tasks.llm.requests.chunk_packs import Pack, pack_chunks
 from tasks.llm.requests.items import LLMBatch, run_structured
@@ -139,10 +140,14 @@ def graph_output(
         ]
         replies.extend(_chunk_replies(extra, document.language, "llm:gleaning"))
     draft = GraphDraft(document.doc_id, document.text, ChunkIndex(chunks))
-    dropped = ground_replies(draft, replies, document.language)
+    headings = label_keys(ctx.table("sections")["heading"])
+    dropped = ground_replies(draft, replies, document.language, headings)
     rows = draft.to_rows(settings.max_description_chars)
     warnings = (
-        [f"{dropped} extracted entit(ies) not found in their chunk and needed by no relation were dropped"]
+        [
+            f"{dropped} extracted entit(ies) dropped: not found in their chunk and needed by no relation, "
+            "or a label of the text (a scene heading, a section title)"
+        ]
         if dropped
         else []
     )
@@ -175,9 +180,19 @@ def _majority_types(replies: list[ChunkReply]) -> dict[str, str]:
     }
 
 
-def ground_replies(draft: GraphDraft, replies: list[ChunkReply], language: str) -> int:
+def ground_replies(
+    draft: GraphDraft, replies: list[ChunkReply], language: str, headings: set[str] | None = None
+) -> int:
     """Add grounded entities, mentions and relations of every reply; returns the number of
-    distinct entities dropped (never grounded and never needed by a relation)."""
+    distinct entities dropped (never grounded and never needed by a relation, or a label of the
+    text's structure: a scene heading, a section's heading in `headings`, "Scene 3")."""
+    headings = headings or set()
+    labels = {
+        normalize_name(e.name)
+        for r in replies
+        for e in r.reply.entities
+        if is_section_label(e.name, headings, language)
+    }
     types = _majority_types(replies)
     display = {normalize_name(e.name): e.name for r in replies for e in r.reply.entities}
     proposed: set[EntityKey] = set()
@@ -190,6 +205,9 @@ def ground_replies(draft: GraphDraft, replies: list[ChunkReply], language: str) 
             if not name:
                 continue
             key = (types[name], name)
+            if name in labels:
+                proposed.add(key)  # counted as dropped; a relation naming it is dropped too
+                continue
             pending.append((key, entity.name, entity.description))
             for surface in [entity.name, *entity.aliases]:
                 if normalize_name(surface):
@@ -206,6 +224,8 @@ def ground_replies(draft: GraphDraft, replies: list[ChunkReply], language: str) 
         grounded = {key for _, _, key in spans}
         needed: set[EntityKey] = set()
         for relation in reply.reply.relations:
+            if {normalize_name(relation.source), normalize_name(relation.target)} & labels:
+                continue
             a = _endpoint(draft, keys, types, display, relation.source, reply, language)
             b = _endpoint(draft, keys, types, display, relation.target, reply, language)
             if a is None or b is None or a == b:

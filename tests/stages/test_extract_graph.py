@@ -13,6 +13,7 @@ from schemas.responses.graph import GraphExtraction
 from tasks.graph.heuristics import extract_heuristic, offline_characters
 from tasks.graph.llm import ChunkReply, ground_replies
 from tasks.graph.names import display_name, normalize_name, raw_entity_id
+from tasks.graph.section_labels import label_keys
 from tasks.graph.screenplay import normalize_cue
 from tasks.graph.upsert import ChunkIndex, GraphDraft
 from tasks.graph.zh import resolve_speakers
@@ -394,3 +395,34 @@ def test_ground_replies_keeps_unfound_entities_only_when_a_relation_needs_them()
     assert entities["Trust"]["n_mentions"] == 0 and not entities["Trust"]["is_proxy"]  # kept for its relation
     assert entities["key"]["is_proxy"] and entities["key"]["n_mentions"] == 1
     assert len(rows["raw_relations"]) == 3
+
+
+def test_scene_headings_and_section_labels_are_never_entities():
+    """A small model copies the text's structure out as entities; those names are dropped, with the
+    relations that name them, and a place named inside a heading stays an entity."""
+    text = "12 INT. FERRY - NIGHT\nTom shows Nia the ticket on the ferry."
+    chunk = {"chunk_id": "c1", "section_id": "s1", "ordinal": 1, "char_start": 0, "char_end": len(text)}
+    chunks = pd.DataFrame([{**chunk, "text": text}])
+    entity = lambda name, kind="concept": {"name": name, "type": kind, "description": "", "aliases": []}  # noqa: E731
+    reply = GraphExtraction.model_validate(
+        {
+            "entities": [
+                entity("12 INT. FERRY - NIGHT"),
+                entity("Scene 12"),
+                entity("Preamble"),
+                entity("Tom", "character"),
+                entity("Nia", "character"),
+                entity("ferry", "location"),
+            ],
+            "relations": [
+                {"source": "Tom", "target": "Scene 12", "description": "", "keywords": [], "strength": 3},
+                {"source": "Tom", "target": "Nia", "description": "shows", "keywords": [], "strength": 5},
+            ],
+        }
+    )
+    draft = GraphDraft("d", text, ChunkIndex(chunks))
+    headings = label_keys(["12 INT. FERRY - NIGHT", "PREAMBLE"])
+    dropped = ground_replies(draft, [ChunkReply("c1", 0, text, reply, "llm")], "en", headings)
+    rows = draft.to_rows(600)
+    assert sorted(r["name"] for r in rows["raw_entities"]) == ["Nia", "Tom", "ferry"]
+    assert dropped == 3 and len(rows["raw_relations"]) == 1

@@ -235,16 +235,24 @@ def test_llm_judges_several_pairs_per_request_with_direction_and_failures() -> N
     assert contract_problems("episode_links", out["episode_links"], frames) == []
 
 
-def test_a_pair_left_out_twice_is_a_failure_not_a_link() -> None:
+def test_pairs_left_out_are_asked_again_down_to_one_and_a_pair_never_answered_is_a_failure() -> None:
     frames = with_episodes(tables())
 
-    def answer(prompt: str) -> object:
+    def first_only(prompt: str) -> object:
         return {"items": [_judgment(1, "precedes", "A_to_B", 0.9, "next")]}  # only the first pair
 
-    with llm_client(answer) as (client, _):
+    with llm_client(first_only) as (client, _):
         out = relate_episodes.run(context("relate_episodes", frames, llm=client))
-    assert len(out["episode_links"]) == 2  # asked with 3 pairs, then the two left out: one each time
-    assert len(out["failures"]) == 1 and out["failures"][0]["error"].startswith("llm missing")
+    assert len(out["episode_links"]) == 3 and out["failures"] == []  # asked in smaller groups: none lost
+
+    def never_alone(prompt: str) -> object:
+        alone = len(_asked(prompt)) == 1
+        return {"items": [] if alone else [_judgment(1, "precedes", "A_to_B", 0.9, "next")]}
+
+    with llm_client(never_alone) as (client, _):
+        out = relate_episodes.run(context("relate_episodes", frames, llm=client))
+    assert len(out["episode_links"]) == 1  # the first of three; the other two asked alone, unanswered
+    assert len(out["failures"]) == 2 and all(f["error"].startswith("llm missing") for f in out["failures"])
 
 
 def test_none_and_low_confidence_judgments_are_not_links() -> None:

@@ -29,7 +29,8 @@ def cached_result(
         return None  # a stored reply the current model class rejects is a miss, not a failure
     row = call_row(request, key, model, 0, "cached", None, None, None)
     finish = payload.get("finish_reason")
-    row.update(prompt_tokens=0, completion_tokens=0, latency_ms=0.0, finish_reason=finish)
+    row.update(prompt_tokens=0, completion_tokens=0, cached_prompt_tokens=0, latency_ms=0.0)
+    row.update(finish_reason=finish)
     return LLMResult(request, value, "cached", None, [row], payload["content"])
 
 

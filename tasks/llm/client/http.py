@@ -19,6 +19,7 @@ import httpx
 
 from tasks.llm.client.deadline import total_deadline
 from tasks.llm.client.portable import portable_schema
+from tasks.llm.client.retry import is_retryable
 
 DUMMY_API_KEY = "EMPTY"  # what vLLM expects when it runs without --api-key
 RETRY_AFTER_CAP_S = 60.0  # a server asking for longer must not stall a build
@@ -85,10 +86,7 @@ class HTTPCallError(Exception):
 
     @property
     def retryable(self) -> bool:
-        """Timeouts, dropped connections, 429 and 5xx may pass on retry; other answers will not."""
-        if self.kind in ("timeout", "connect"):
-            return True
-        return self.kind == "http" and (self.http_status == 429 or (self.http_status or 0) >= 500)
+        return is_retryable(self.kind, self.http_status)
 
 
 @dataclass(frozen=True)
@@ -99,6 +97,7 @@ class ChatReply:
     prompt_tokens: int | None
     completion_tokens: int | None
     tool_calls: tuple[dict[str, Any], ...] = ()  # {"id", "name", "arguments"} per OpenAI `message.tool_calls`
+    cached_prompt_tokens: int | None = None  # read from the server's prefix cache; None: not said
 
 
 def request_json(
@@ -170,6 +169,9 @@ def chat_payload(
         payload["tools"], payload["tool_choice"] = [strict_tool(tool) for tool in tools], "auto"
     # vLLM reads these "extra_body" fields at the top level of the request body.
     payload["chat_template_kwargs"] = {"enable_thinking": enable_thinking}
+    # llama.cpp keeps a slot's prompt for the next request only when asked (older builds); vLLM
+    # caches prefixes by itself and ignores the field.
+    payload["cache_prompt"] = True
     return payload
 
 
@@ -201,7 +203,21 @@ def post_chat(
         prompt_tokens=usage.get("prompt_tokens"),
         completion_tokens=usage.get("completion_tokens"),
         tool_calls=_tool_calls(message.get("tool_calls")),
+        cached_prompt_tokens=cached_prompt_tokens(data, usage),
     )
+
+
+def cached_prompt_tokens(data: dict[str, Any], usage: dict[str, Any]) -> int | None:
+    """Prompt tokens the server took from its prefix cache instead of computing them: vLLM (with
+    `--enable-prompt-tokens-details`) and OpenAI say `usage.prompt_tokens_details.cached_tokens`;
+    llama.cpp's server says `timings.cache_n`. None when the server says neither."""
+    details = usage.get("prompt_tokens_details")
+    if isinstance(details, dict) and isinstance(details.get("cached_tokens"), int):
+        return details["cached_tokens"]
+    timings = data.get("timings")
+    if isinstance(timings, dict) and isinstance(timings.get("cache_n"), int):
+        return timings["cache_n"]
+    return None
 
 
 def _tool_calls(raw: Any) -> tuple[dict[str, Any], ...]:

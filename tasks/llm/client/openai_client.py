@@ -21,6 +21,7 @@ from pydantic import BaseModel, ValidationError
 
 from schemas.config import LLMSettings
 from schemas.responses.agent import ToolStep
+from schemas.responses.batched import fixed_count_schema
 from tasks.llm.client.cache import LLMCache, cache_key
 from tasks.llm.client.cached_replies import cached_result, store_reply
 from tasks.llm.client.deadline import deadline_http_client
@@ -34,6 +35,7 @@ from tasks.llm.client.http import (
     scrub,
 )
 from tasks.llm.client.pool import server_pool
+from tasks.llm.client.retry import attempt_timeout, backoff_delay, larger_reply_limit
 
 # The protocol and its types are re-exported: stages, flows and tests import them from here.
 from tasks.llm.client.protocol import LLMClient, LLMRequest, LLMResult, call_row, with_fields  # noqa: F401
@@ -128,6 +130,8 @@ class OpenAICompatibleClient:
         """One validated `response_model` instance for `request`, or a failure result."""
         name, schema_json, fields = response_schema(response_model)
         schema = json.loads(schema_json)
+        if request.answer_count:  # a grouped reply: exactly n answers, numbered 1..n
+            schema = fixed_count_schema(schema, request.answer_count)
 
         def parse(content: str) -> M:
             return response_model.model_validate_json(strip_fences(strip_thinking(content)))
@@ -135,7 +139,7 @@ class OpenAICompatibleClient:
         # The server enforces the schema but does not show it to the model: the fields go in the prompt.
         request = with_fields(request, fields)
         if self.settings.grammar == "llguidance":
-            structure: dict[str, Any] = {"grammar": llguidance_grammar(response_model)}
+            structure: dict[str, Any] = {"grammar": llguidance_grammar(response_model, request.answer_count)}
             shape: dict[str, Any] = structure  # the cache key: what the server was asked for
         else:
             shape = schema  # keys of the schema alone, as before the grammar setting existed
@@ -255,9 +259,8 @@ class OpenAICompatibleClient:
             )
             if request.seed is not None:
                 payload["seed"] = request.seed
-            # Each timeout of this call doubles the next attempt's allowance: a slow server's work is
-            # not cancelled again at the same point.
-            timeout = min(self.pool.pacing.timeout_for(max_tokens, s.timeout_s) * 2**timeouts, remaining)
+            paced = self.pool.pacing.timeout_for(max_tokens, s.timeout_s)
+            timeout = attempt_timeout(paced, timeouts, remaining)
             started = time.perf_counter()
             try:
                 reply = self.pool.post_chat(self._http, self.base_url, self._headers, payload, timeout)
@@ -291,10 +294,7 @@ class OpenAICompatibleClient:
                 calls.append(call_row(request, key, self.model, len(calls), "refused", started, reply, error))
                 return fail("refused", error)
             if reply.finish_reason == "length":
-                # Twice the cut limit, within max_tokens_retry (a looping model is not given thousands
-                # of tokens more; a big group is split instead) and within what the context leaves.
-                larger = min(2 * max_tokens, max(s.max_tokens_retry, max_tokens))
-                larger = larger if room is None else min(larger, room)
+                larger = larger_reply_limit(max_tokens, s.max_tokens_retry, room)
                 error = f"finish_reason=length at max_completion_tokens={max_tokens}"
                 calls.append(
                     call_row(request, key, self.model, len(calls), "truncated", started, reply, error)
@@ -373,9 +373,7 @@ class OpenAICompatibleClient:
     def _backoff(self, retry: int, retry_after: float | None) -> float:
         with self._rng_lock:
             jitter = self._rng.uniform(0.5, 1.5)
-        delay = self.settings.backoff_s * (2**retry) * jitter
-        # Never retry sooner than the server asked, but keep our own backoff when it says 0.
-        return max(delay, retry_after or 0.0)
+        return backoff_delay(self.settings.backoff_s, retry, retry_after, jitter)
 
     def _clean(self, text: str) -> str:
         return scrub(text, self._secret)

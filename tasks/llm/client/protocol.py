@@ -36,6 +36,9 @@ class LLMRequest:
     seed: int | None = (
         None  # sent to the server and part of the cache key: sample n is never sample m's reply
     )
+    # A grouped request's number of numbered answers: the schema sent asks for exactly this many,
+    # numbered 1..n (schemas.responses.batched.fixed_count_schema). None: the model's own schema.
+    answer_count: int | None = None
 
     @property
     def prompt_version(self) -> str:
@@ -117,6 +120,7 @@ def call_row(
         "model": model,
         "prompt_tokens": reply.prompt_tokens if reply else None,
         "completion_tokens": reply.completion_tokens if reply else None,
+        "cached_prompt_tokens": reply.cached_prompt_tokens if reply else None,
         "latency_ms": latency,
         "finish_reason": reply.finish_reason if reply else None,
         "status": status,

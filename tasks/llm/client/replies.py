@@ -13,6 +13,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from schemas.responses.agent import ToolStep
+from schemas.responses.batched import fixed_count_schema
 from tasks.llm.client.fields import describe_fields
 from tasks.llm.client.http import ChatReply, scrub
 from tasks.llm.client.portable import portable_schema
@@ -65,13 +66,16 @@ def response_schema(response_model: type[BaseModel]) -> tuple[str, str, str]:
 
 
 @lru_cache(maxsize=128)
-def llguidance_grammar(response_model: type[BaseModel]) -> str:
+def llguidance_grammar(response_model: type[BaseModel], answer_count: int | None = None) -> str:
     """The grammar field for a llama.cpp server built with llguidance: the model's whole JSON schema
     (llguidance takes string patterns and lengths, which stop a looping model's strings too).
     Whitespace stays free: held to one space, Qwen2.5-Coder-0.5B closed every list at once
     ('{"entities": [], ...}'), while pretty-printed it extracts (at about a third more tokens)."""
     # Keys in the model's order: llguidance writes properties in the order the schema lists them.
-    return "%llguidance {}\nstart: %json " + json.dumps(response_model.model_json_schema())
+    schema = response_model.model_json_schema()
+    if answer_count:  # a grouped reply: exactly n answers, numbered 1..n
+        schema = fixed_count_schema(schema, answer_count)
+    return "%llguidance {}\nstart: %json " + json.dumps(schema)
 
 
 def prompt_chars(messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None) -> int:

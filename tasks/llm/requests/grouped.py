@@ -1,13 +1,12 @@
 """Several items of a stage in one request: the instructions are sent once per group, the items
 are numbered 1..n in the user message, and the reply (`batch_model(M)`) answers each by number.
 
-Every item ends as a validated value or a `failures` row: a failed request is a failures row for
-each of its items, except a reply cut at its limit (or a prompt too long for the server's
-context), whose group is split in two and asked again; items a reply leaves out (or numbers it
-invents) are asked again once in a group of their own (two halves when the reply answered none:
-the same prompt would get the same reply; an item asked alone is not asked the same again), and
-still-missing items become failures rows of their own. Reply limits follow the number of items
-asked (`reply_limit`).
+The schema sent asks for exactly n answers numbered 1..n, so a server that enforces it answers
+every item. Every item ends as a validated value or a `failures` row: a failed request is a
+failures row for each of its items, except a reply cut at its limit (or a prompt too long for the
+server's context), whose group is split in two and asked again; items a reply leaves out (a server
+that does not enforce the schema) are asked again in smaller groups down to one item each
+(`tasks.llm.client.retry`). Reply limits follow the number of items asked (`reply_limit`).
 """
 
 from __future__ import annotations
@@ -21,6 +20,7 @@ from pydantic import BaseModel
 
 from schemas.responses.batched import MAX_ITEMS, batch_model
 from tasks.llm.client.protocol import LLMRequest, LLMResult
+from tasks.llm.client.retry import SPLIT_STATUSES, regroup_missing, split_cut
 from tasks.llm.requests.items import LLMBatch
 from tasks.llm.requests.prompts import load_prompt, render_messages
 from tasks.llm.requests.shapes import RequestShape
@@ -30,7 +30,6 @@ M = TypeVar("M", bound=BaseModel)
 Render = Callable[[list[str]], dict[str, Any]]  # item ids (numbered 1..n in this order) -> prompt values
 REPLY_FRAME_TOKENS = 128  # `{"items": [...]}`, numbers and whitespace around the answers
 REPLY_SLACK = 1.0  # the stages' per-item figures are budgets already; a cut reply is retried larger
-SPLIT_STATUSES = ("truncated",)  # the reply (or the prompt) did not fit: fewer items per request will
 
 
 @dataclass
@@ -130,6 +129,7 @@ def _request(
         prompt_hash=prompt.sha256,
         messages=render_messages(prompt, render(ids)),
         max_tokens=max_tokens,
+        answer_count=len(ids),
     )
 
 
@@ -185,10 +185,8 @@ def run_grouped(
             seen.update(group)
             yield list(group)
 
-    # Each round sends its groups at once. A group whose reply was cut (or whose prompt left no room
-    # for one) is split in two for the next round; items a reply left out are asked again once, in
-    # a group of their own (in two halves when it left out all of them). Groups only shrink and each
-    # item is re-asked once, so rounds end.
+    # Each round sends its groups at once; what a reply leads to (a split, a smaller group for the
+    # items it left out, failures) is tasks.llm.client.retry's rule. Groups only shrink, so rounds end.
     pending: Iterable[list[str]] = first_round()
     tag = ""
     reasked: set[str] = set()
@@ -206,10 +204,9 @@ def run_grouped(
         for ids, result in zip(asked, results):
             batch.calls.extend(result.calls)
             if result.value is None:
-                if result.status in SPLIT_STATUSES and len(ids) > 1:
-                    half = (len(ids) + 1) // 2
-                    next_round += [ids[:half], ids[half:]]
-                else:
+                halves = split_cut(ids) if result.status in SPLIT_STATUSES else []
+                next_round += halves
+                if not halves:
                     batch.failures.extend(_failure(result, i) for i in ids)
                 continue
             group_ids = tuple(ids)
@@ -217,20 +214,10 @@ def run_grouped(
                 if 1 <= answer.number <= len(ids) and ids[answer.number - 1] not in batch.values:
                     batch.values[ids[answer.number - 1]] = answer
                     batch.asked_with[ids[answer.number - 1]] = group_ids
-            left = [i for i in ids if i not in batch.values]
-            again = [i for i in left if i not in reasked]
-            error = "llm missing: the batched reply left this item out, also when asked again"
-            if len(ids) == 1:
-                # Asked alone: asking again is the same prompt, and a stored (or deterministic)
-                # reply would leave the item out again.
-                again, error = [], "llm missing: the reply left this item out (asked alone)"
-            elif again == ids:  # nothing answered: halves are new prompts, the whole group is not
-                half = (len(ids) + 1) // 2
-                next_round += [again[:half], again[half:]]
-            elif again:
-                next_round.append(again)
-            reasked.update(again)
-            batch.failures.extend(_failure(result, i, error) for i in left if i not in again)
+            regrouped = regroup_missing(ids, [i for i in ids if i not in batch.values])
+            next_round += regrouped.again
+            reasked.update(i for group in regrouped.again for i in group)
+            batch.failures.extend(_failure(result, i, regrouped.why_lost) for i in regrouped.lost)
         if not next_round:
             break
         pending, tag = next_round, "#split"

@@ -92,3 +92,30 @@ def test_a_reply_that_answers_none_is_asked_again_in_halves_not_the_same() -> No
     assert [(row["item_id"], row["error"]) for row in batch.failures] == [
         ("z", "llm missing: the reply left this item out (asked alone)")
     ]
+
+
+def test_a_server_that_answers_only_the_first_item_loses_none() -> None:
+    """A server that does not enforce the schema and answers one item per reply: the items left out
+    are asked again in smaller groups, down to one each, until every item has its answer."""
+
+    def responder(body: dict[str, Any]) -> dict[str, Any]:
+        return answer([1])
+
+    ids = [f"i{k}" for k in range(8)]
+    with FakeOpenAIServer(model_names=("test-model",), responder=responder) as server:
+        with OpenAICompatibleClient(fast_llm_settings(server.url), cache=None) as client:
+            batch = run_grouped(_ctx(client), SHAPE, [ids], _render)
+            sizes = sorted(len(listed(r.body)) for r in server.chat_requests())
+    assert sorted(batch.values) == ids and batch.failures == []
+    assert sizes[-1] == 8 and sizes.count(1) >= 1 and len(sizes) == 8  # one answer a request, none lost
+
+
+def test_the_schema_sent_fixes_the_number_of_answers_and_each_number() -> None:
+    with FakeOpenAIServer(model_names=("test-model",)) as server:  # answers from the schema it is sent
+        with OpenAICompatibleClient(fast_llm_settings(server.url), cache=None) as client:
+            batch = run_grouped(_ctx(client), SHAPE, [["a", "b", "c"]], _render)
+            [request] = server.chat_requests()
+    items = request.body["response_format"]["json_schema"]["schema"]["properties"]["items"]
+    assert (items["minItems"], items["maxItems"], items["items"]) == (3, 3, False)
+    assert [p["properties"]["number"]["const"] for p in items["prefixItems"]] == [1, 2, 3]
+    assert sorted(batch.values) == ["a", "b", "c"] and batch.failures == []
