@@ -46,6 +46,8 @@ def environment(scratch: Path) -> dict[str, str]:
         PREFECT_LOGGING_LEVEL="WARNING",
         PREFECT_SERVER_ANALYTICS_ENABLED="false",
         PREFECT_UI_ENABLED="false",
+        # The Prefect cases start (and kill) a temporary server: never a server running on the host.
+        NKW_PREFECT_LOCAL_URL="",
     )
     return env
 

@@ -37,7 +37,7 @@ from flows.evaluation.ablation import (
 from flows.evaluation.evaluate import evaluate, load_questions
 from flows.evaluation.judging import judge_client
 from flows.evaluation.question_budget import question_budget
-from flows.prefect_server import without_heartbeats
+from flows.prefect_server import reporting_to_server
 from schemas.config import Settings
 from schemas.ids import sha256_bytes, stable_hash
 from tasks.embeddings import build_embedder
@@ -202,7 +202,7 @@ def run_ablation(
     try:
         if use_prefect:
             runner = ablate_flow.with_options(task_runner=ThreadPoolTaskRunner(max_workers=parallel))
-            with without_heartbeats():
+            with reporting_to_server(progress):
                 return runner(*arguments, fresh, key)
         return _run(*arguments, fresh, key, prefect=False)
     finally:

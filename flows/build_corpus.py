@@ -17,7 +17,6 @@ import json
 import os
 import threading
 import time
-from contextlib import nullcontext
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -41,7 +40,8 @@ from flows.build.sessions import (
     session_for,
     worker_settings,
 )
-from flows.prefect_server import reap_with_this_process, shared_with_workers, without_heartbeats
+from flows.prefect_artifacts import build_subject, publish_build, record_flow_run
+from flows.prefect_server import reporting_to_server
 from flows.runtime import THREAD_VARIABLES
 from flows.stages import Stage, select_stages
 from schemas.config import Settings, load_settings
@@ -124,6 +124,7 @@ def build_documents_flow(
         )
         for ref in read_plan(plan, plan_sha256)
     ]
+    record_flow_run(build_subject(workspace))  # the build's artifact is attached to this run
     # Document lines are printed here, in the process that started the run, as documents finish
     # (wherever they were built), so they are counted once.
     started = registered_session(session)
@@ -209,9 +210,9 @@ def build_documents(
     runner: str = "thread",
     dask_address: str | None = None,
 ) -> list[DocumentReport]:
-    """Run the document flow over `refs` with `build.concurrency` documents in flight."""
+    """Run the document flow over `refs` with `build.concurrency` documents in flight, reporting to
+    the Prefect server flows.prefect_server picks (a temporary one starts while the model loads)."""
     _load_model_meanwhile(resources, stages, runner)
-    reap_with_this_process()  # a killed build leaves no Prefect server behind
     settings = resources.settings
     session = open_session(Session(resources=resources, stages=stages, progress=progress))
     # Longest first: the longest document's chain of stages decides when the build ends, so it
@@ -224,7 +225,7 @@ def build_documents(
             flow_ = build_documents_flow.with_options(
                 task_runner=task_runner_for(runner, settings.build.concurrency, dask_address, shared)
             )
-            with shared_with_workers() if runner == "process" else nullcontext(), without_heartbeats():
+            with reporting_to_server(progress.meter, workers=runner == "process"):
                 return flow_(
                     str(workspace.root),
                     str(plan),
@@ -298,6 +299,12 @@ def build_with_prefect(
     dask_address: str | None = None,
     **options: Any,
 ) -> BuildReport:
-    """`build` with the documents that need work mapped as Prefect task runs (threads or Dask)."""
+    """`build` with the documents that need work mapped as Prefect task runs (threads or Dask), and
+    its artifact published on the flow run: the deployment's own, else the document flow's (a build
+    with nothing to do runs no flow, starts no server, and has none)."""
     mapper = partial(build_documents, runner=runner, dask_address=dask_address)
-    return build(paths, workspace, settings, map_documents=mapper, **options)
+    report = build(paths, workspace, settings, map_documents=mapper, **options)
+    problem = publish_build(report, workspace.root)
+    if problem:
+        report.notices.append(problem)
+    return report

@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 import threading
 import uuid
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -21,11 +22,21 @@ from prefect import flow, task
 from prefect.cache_policies import NO_CACHE
 from prefect.task_runners import ThreadPoolTaskRunner
 
-from flows.answer_questions import QueryEngine
+from flows.answer_questions import QueryEngine, warm_up
 from flows.build.sessions import api_key, settings_payload
-from flows.evaluation.evaluate import EvalJob, EvalReport, answer_document, document_questions, evaluate
+from flows.evaluation.evaluate import (
+    EvalJob,
+    EvalReport,
+    answer_document,
+    answering_identity,
+    document_questions,
+    evaluate,
+)
 from flows.evaluation.judging import judge_client
-from flows.prefect_server import reap_with_this_process, without_heartbeats
+from flows.evaluation.run_records import settings_summary
+from flows.prefect_artifacts import eval_subject, publish_eval, record_flow_run
+from flows.prefect_server import reporting_to_server
+from flows.runtime import Meter
 from schemas.config import Settings, load_settings
 from schemas.ids import stable_hash
 from tasks.llm.client.openai_client import build_llm_client
@@ -63,6 +74,7 @@ def answer_document_task(
 def answer_documents_flow(
     job: dict[str, Any], doc_ids: list[str], settings: dict[str, Any], session: str
 ) -> list[dict[str, list[dict]]]:
+    record_flow_run(eval_subject(job["run_id"]))  # the evaluation's artifact is attached to this run
     futures = [
         answer_document_task.with_options(task_run_name=f"answer[{doc_id}]").submit(
             job, doc_id, settings, session
@@ -73,27 +85,55 @@ def answer_documents_flow(
 
 
 def map_documents_with_prefect(
-    job: EvalJob, doc_ids: list[str], engine: QueryEngine, settings: Settings
+    job: EvalJob, doc_ids: list[str], engine: QueryEngine, settings: Settings, progress: Meter | None = None
 ) -> list[dict[str, list[dict]]]:
-    reap_with_this_process()  # a killed evaluation leaves no Prefect server behind
+    """Answer each document's questions as a task run, reporting to the server flows.prefect_server
+    picks; `progress` (a flows.runtime.Meter) shows a temporary server's start-up."""
     session = uuid.uuid4().hex  # tasks in this process answer with `engine` (its documents stay loaded)
     with _LOCK:
         _REGISTERED[session] = engine
     workers = settings.evaluate.document_concurrency
     runner = answer_documents_flow.with_options(task_runner=ThreadPoolTaskRunner(max_workers=workers))
+    loading = _load_meanwhile(engine, doc_ids[:1])
     try:
-        with without_heartbeats():
+        with reporting_to_server(progress):
+            loading.join()  # the first document's bundle and model, loaded while the server started
             return runner(dataclasses.asdict(job), doc_ids, settings_payload(settings), session)
     finally:
         with _LOCK:
             _REGISTERED.pop(session, None)
 
 
+def _load_meanwhile(engine: QueryEngine, doc_ids: list[str]) -> threading.Thread:
+    """Load the documents and the embedding model in a thread, while this process only waits for
+    Prefect's server; the first task would load them otherwise, after the wait."""
+
+    def load() -> None:
+        for doc_id in doc_ids:
+            try:
+                warm_up(engine, doc_id)
+            except Exception:  # noqa: BLE001 - the task loads again and reports it for its document
+                pass
+
+    thread = threading.Thread(target=load, name="load-engine", daemon=True)
+    thread.start()
+    return thread
+
+
 def evaluate_with_prefect(
     workspace: Workspace, questions_path: Path, settings: Settings, **options: Any
 ) -> EvalReport:
-    """`evaluate` with documents mapped as Prefect task runs (batch and scheduled runs)."""
-    return evaluate(workspace, questions_path, settings, map_documents=map_documents_with_prefect, **options)
+    """`evaluate` with documents mapped as Prefect task runs (batch and scheduled runs), and its
+    scores published as an artifact on the flow run: the deployment's own, else the answering
+    flow's (a run whose every document came from its checkpoints ran no flow, and has none)."""
+    mapper = partial(map_documents_with_prefect, progress=options.get("progress"))
+    report = evaluate(workspace, questions_path, settings, map_documents=mapper, **options)
+    model = settings.llm.model if settings.llm.url else None
+    changed = settings_summary(answering_identity(settings), answering_identity(Settings()))
+    problem = publish_eval(report, workspace.root, model, changed)
+    if problem:
+        report.warnings.append(problem)
+    return report
 
 
 @flow(name="evaluate_benchmark", persist_result=False)
@@ -116,7 +156,7 @@ def evaluate_benchmark(
     llm = build_llm_client(settings.llm, api_key(), target.cache_dir / "llm")
     judge = judge_client(settings, api_key(), target) or llm
     try:
-        report = evaluate(
+        report = evaluate_with_prefect(
             target,
             Path(questions),
             settings,
@@ -124,7 +164,6 @@ def evaluate_benchmark(
             limit=limit,
             samples=samples,
             engine=QueryEngine(target, settings, llm=llm),
-            map_documents=map_documents_with_prefect,
             judge=judge,
             fresh=fresh,
         )

@@ -12,9 +12,11 @@ import os
 import sys
 import threading
 import time
-from typing import Any, Callable, TextIO
+from contextlib import contextmanager
+from typing import Any, Callable, Iterator, TextIO
 
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS")
+WAIT_LINE_EVERY_S = 10.0  # a wait's elapsed time in plain-line mode (CI logs, pipes)
 
 
 def configure_process(environ: dict[str, str] | None = None, cores: int | None = None) -> dict[str, str]:
@@ -131,6 +133,40 @@ class Meter:
         else:
             with self._lock:
                 print(line, file=self.stream, flush=True)
+
+    @contextmanager
+    def waiting(self, label: str, every: float = WAIT_LINE_EVERY_S) -> Iterator[None]:
+        """A wait with nothing to count (a server starting), labelled, with its elapsed time: a row
+        of its own with a running clock on a terminal; elsewhere a line when it starts and one every
+        `every` seconds while it lasts. The caller says how it ended."""
+        if self.mode == "off":
+            yield
+            return
+        if self._bar is not None:
+            with self._lock:
+                task = self._bar.add_task(label, total=None)
+            try:
+                yield
+            finally:
+                with self._lock:
+                    if self._bar is not None:
+                        self._bar.remove_task(task)
+            return
+        started = self._clock()
+        done = threading.Event()
+
+        def tick() -> None:
+            while not done.wait(every):
+                self.log(f"[{label}] ({_duration(self._clock() - started)})")
+
+        self.log(f"[{label}]")
+        ticker = threading.Thread(target=tick, name="wait-line", daemon=True)
+        ticker.start()
+        try:
+            yield
+        finally:
+            done.set()
+            ticker.join()
 
     def row(self, key: str, description: str, completed: int, total: int) -> None:
         """Show or update the bar of one item in flight (a terminal only)."""

@@ -39,6 +39,9 @@ def pytest_configure(config: pytest.Config) -> None:
     os.environ["PREFECT_UI_ENABLED"] = "false"
     os.environ["PREFECT_LOGGING_LEVEL"] = "WARNING"
     os.environ["PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS"] = "180"
+    # Nor report to a server someone left running at Prefect's default local address: a test that
+    # wants a running server names its own (flows.prefect_server).
+    os.environ["NKW_PREFECT_LOCAL_URL"] = ""
 
 
 @pytest.fixture(scope="session")

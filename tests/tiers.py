@@ -25,6 +25,8 @@ SLOW_MODULES = (
     "tests/flows/test_deployments.py",
     "tests/flows/test_deployments_run.py",
     "tests/flows/test_deployment_fallback.py",
+    "tests/flows/test_prefect_artifacts.py",  # artifacts read back from a Prefect test server
+    "tests/flows/test_prefect_modes.py",  # a running server reused; a temporary one's labelled wait
 )
 SLOW_TESTS = (
     # two fresh processes importing Prefect (13 s)

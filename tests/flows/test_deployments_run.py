@@ -102,6 +102,7 @@ def test_deployments_run_with_the_llm_against_a_local_server(tmp_path):
                 env,
             )
             asked_requests = len(llm.chat_requests()) - built_requests
+        published = _published(api)
     finally:
         server.terminate()
         server.wait(timeout=60)
@@ -112,3 +113,41 @@ def test_deployments_run_with_the_llm_against_a_local_server(tmp_path):
     assert len(read_frame(workspace, "episodes")) > 0 and len(read_frame(workspace, "entities")) > 0
     answers = read_frame(workspace, "qa_answers")
     assert len(answers) == 2 and not answers["is_offline"].any()
+    # Each deployment run left what a user opens in the UI: its artifact and its summary line.
+    (rebuild,) = published["nightly-corpus-rebuild"]
+    assert rebuild["key"].startswith("nkw-build-ws-") and "| the_lighthouse_key |" in rebuild["data"]
+    assert rebuild["logs"] and rebuild["logs"][0].startswith("nkw build complete:")
+    (scores,) = published["benchmark-evaluation"]
+    assert scores["data"].startswith("# Evaluation: nkw on the_lighthouse_key · ")
+    run_id = answers["run_id"].iloc[0]
+    assert run_id in scores["data"].splitlines()[0] and "| ALL |" in scores["data"]
+    assert scores["logs"] and run_id in scores["logs"][0]
+
+
+def _published(api: str) -> dict[str, list[dict]]:
+    """Per deployment, the markdown artifacts on its flow runs and the runs' `nkw` log lines, read
+    through Prefect's client as the UI reads them."""
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.filters import (
+        ArtifactFilter,
+        ArtifactFilterFlowRunId,
+        DeploymentFilter,
+        DeploymentFilterName,
+        LogFilter,
+        LogFilterFlowRunId,
+    )
+    from prefect.settings import PREFECT_API_URL, temporary_settings
+
+    published: dict[str, list[dict]] = {}
+    with temporary_settings(updates={PREFECT_API_URL: api}), get_client(sync_client=True) as client:
+        for name in ("nightly-corpus-rebuild", "benchmark-evaluation"):
+            deployment = DeploymentFilter(name=DeploymentFilterName(any_=[name]))
+            published[name] = []
+            for run in client.read_flow_runs(deployment_filter=deployment):
+                logs = client.read_logs(log_filter=LogFilter(flow_run_id=LogFilterFlowRunId(any_=[run.id])))
+                on_run = ArtifactFilter(flow_run_id=ArtifactFilterFlowRunId(any_=[run.id]))
+                for artifact in client.read_artifacts(artifact_filter=on_run):
+                    if artifact.type == "markdown":
+                        lines = [log.message for log in logs if log.name == "nkw"]
+                        published[name].append({"key": artifact.key, "data": artifact.data, "logs": lines})
+    return published

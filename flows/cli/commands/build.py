@@ -7,12 +7,11 @@ import json
 import math
 import sys
 from dataclasses import replace
-from functools import partial
 
 from flows.build.corpus import build, make_resources
 from flows.build.dry_run import dry_run, format_dry_run
 from flows.build.retry import paths_to_retry
-from flows.build_corpus import build_documents
+from flows.build_corpus import build_with_prefect
 from flows.cli import output as cli_output
 from flows.cli.commands.common import (
     EXIT_FAILED,
@@ -72,22 +71,19 @@ def run(args: argparse.Namespace) -> int:
     llm = llm_client(settings, workspace)
     try:
         resources = replace(make_resources(settings, llm=llm), force=force)
-        mapper = (
-            None
-            if args.no_prefect
-            else partial(build_documents, runner=args.runner, dask_address=args.dask_address)
-        )
-        report = build(
-            paths,
-            workspace,
-            settings,
+        options = dict(
             stages=stages,
             resources=resources,
-            map_documents=mapper,
             quiet=args.quiet or args.json,
             prune=args.prune,
             allow_offline_fallback=args.allow_offline_fallback,
         )
+        if args.no_prefect:
+            report = build(paths, workspace, settings, **options)
+        else:  # documents as Prefect task runs, and the build's artifact on their flow run
+            report = build_with_prefect(
+                paths, workspace, settings, runner=args.runner, dask_address=args.dask_address, **options
+            )
     except UnsafeWorkspace as exc:  # a planted link or a file in a folder's place: bad input, refused
         raise UserError(str(exc)) from None
     except (LLMUnavailable, WorkspaceLocked) as exc:  # not a usage mistake: it can succeed later

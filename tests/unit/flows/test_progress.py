@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from rich.console import Console
@@ -188,3 +189,37 @@ def test_the_cli_configures_prefect_before_importing_it(tmp_path):
     assert (
         _prefect_as_the_command_sees_it(tmp_path, "--verbose")["task_runs"] == 20
     )  # INFO: Prefect's logs are back
+
+
+def test_a_wait_off_a_terminal_is_labelled_and_tells_its_elapsed_time():
+    stream, console = plain()
+    meter = Meter("documents", 1, stream=stream, console=console)
+    with meter.waiting("prefect: starting a temporary server", every=0.05):
+        time.sleep(0.3)  # a few ticks of the wait's line
+    meter.close()
+    lines = stream.getvalue().splitlines()
+    assert lines[0] == "[prefect: starting a temporary server]"
+    assert len(lines) >= 2 and all(
+        line.startswith("[prefect: starting a temporary server] (") and line.endswith("s)")
+        for line in lines[1:]
+    )
+
+
+def test_a_wait_on_a_terminal_is_a_labelled_row_with_a_clock_that_goes_when_it_ends():
+    stream, console = terminal()
+    meter = Meter("documents", 2, stream=stream, console=console)
+    with meter.waiting("prefect: starting a temporary server"):
+        meter._bar.refresh()
+        during = stream.getvalue()
+        rows = len(meter._bar.tasks)
+    assert "prefect: starting a temporary server" in during and "0:00:0" in during  # elapsed, h:mm:ss
+    assert rows == 2 and len(meter._bar.tasks) == 1  # the row is gone once the wait is over
+    meter.close()
+
+
+def test_a_quiet_wait_prints_nothing():
+    stream, console = terminal()
+    meter = Meter("documents", 1, quiet=True, stream=stream, console=console)
+    with meter.waiting("prefect: starting a temporary server", every=0.01):
+        time.sleep(0.05)
+    assert stream.getvalue() == ""
