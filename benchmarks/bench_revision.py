@@ -30,7 +30,7 @@ from flows.build.corpus import build, make_resources  # noqa: E402
 from flows.build_corpus import build_with_prefect  # noqa: E402
 from flows.cli.main import prefect_environment  # noqa: E402
 from schemas.config import load_settings  # noqa: E402
-from tasks.llm.client.openai_client import build_llm_client  # noqa: E402
+from tasks.llm.client.factory import build_llm_client  # noqa: E402
 from tasks.tables.io import Workspace  # noqa: E402
 from tasks.text import count_tokens  # noqa: E402
 from tests.fixtures.openai_server import FakeOpenAIServer  # noqa: E402

@@ -42,7 +42,7 @@ from schemas.config import Settings
 from schemas.ids import sha256_bytes, stable_hash
 from tasks.embeddings import build_embedder
 from tasks.evaluate.ablation_scenes import format_scene_intervals, scene_intervals
-from tasks.llm.client.openai_client import build_llm_client
+from tasks.llm.client.factory import build_llm_client
 from tasks.tables.io import Workspace, write_table
 
 _EMBEDDERS: dict[str, Callable] = {}

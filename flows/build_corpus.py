@@ -47,8 +47,8 @@ from flows.stages import Stage, select_stages
 from schemas.config import Settings, load_settings
 from schemas.ids import sha256_bytes
 from tasks.ingest.scan import DocumentRef
-from tasks.llm.client.openai_client import build_llm_client
-from tasks.llm.client.pool import SharedPool, adopt_pools, sharing
+from tasks.llm.client.factory import build_llm_client
+from tasks.llm.client.pool import SharedPool, adopt_pools, sharing_all
 from tasks.long_lived import freeze_long_lived
 from tasks.tables.io import Workspace, atomic_write_text
 
@@ -219,9 +219,10 @@ def build_documents(
     # takes the first worker ready, and shorter ones fill the gaps (reports keep the input order).
     plan, digest = write_plan(workspace, sorted(refs, key=lambda ref: -ref.n_chars), session)
     # Worker processes send their LLM requests through this process, within its bound.
-    pool = getattr(resources.llm, "pool", None) if runner == "process" else None
+    llm = resources.llm
+    pools = (getattr(llm, "pools", None) or [getattr(llm, "pool", None)]) if runner == "process" else []
     try:
-        with sharing(pool) as shared:
+        with sharing_all([pool for pool in pools if pool is not None]) as shared:
             flow_ = build_documents_flow.with_options(
                 task_runner=task_runner_for(runner, settings.build.concurrency, dask_address, shared)
             )

@@ -39,7 +39,7 @@ from flows.prefect_server import reporting_to_server
 from flows.runtime import Meter
 from schemas.config import Settings, load_settings
 from schemas.ids import stable_hash
-from tasks.llm.client.openai_client import build_llm_client
+from tasks.llm.client.factory import build_llm_client
 from tasks.tables.io import Workspace
 
 _ENGINES: dict[str, QueryEngine] = {}

@@ -16,8 +16,25 @@ REMOVED_LLM_SETTINGS = {
 }
 
 
+class LLMEndpoint(Section):
+    """One more server of the same model (`[[llm.endpoints]]`)."""
+
+    url: str = Field(description="OpenAI-compatible base URL")
+    concurrency: int | None = Field(
+        None, ge=1, description="requests in flight at this server (its slots); default [llm] concurrency"
+    )
+
+    _url = field_validator("url")(classmethod(lambda cls, value: check_url(value)))
+
+
 class LLMSettings(Section):
     url: str | None = Field(None, description="OpenAI-compatible base URL; None selects the embedded default")
+    endpoints: list[LLMEndpoint] = Field(
+        default_factory=list,
+        description="more servers of the same model beside url, each with its own concurrency: each "
+        "document's requests go to one server (its prefix cache stays warm) and move to the next when "
+        "it stops answering (--llm-url given more than once fills this)",
+    )
     model: str = "Qwen/Qwen3-30B-A3B-Instruct-2507"
     temperature: float = Field(0.0, ge=0, le=2)
     max_tokens: int = Field(

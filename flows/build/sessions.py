@@ -22,7 +22,7 @@ from flows.stages import Stage, select_stages
 from schemas.config import Settings
 from schemas.ids import stable_hash
 from tasks.embeddings import build_embedder
-from tasks.llm.client.openai_client import build_llm_client
+from tasks.llm.client.factory import build_llm_client
 from tasks.tables.io import Workspace
 
 

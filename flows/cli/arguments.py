@@ -40,7 +40,10 @@ def _common(parser: argparse.ArgumentParser, workspace: bool = True) -> None:
         _workspace(parser)
     parser.add_argument("--config", help="TOML settings file (one section per stage)")
     parser.add_argument(
-        "--llm-url", help="OpenAI-compatible server, e.g. http://127.0.0.1:8000/v1 (default: no LLM)"
+        "--llm-url",
+        action="append",
+        help="OpenAI-compatible server, e.g. http://127.0.0.1:8000/v1 (default: no LLM); given again: more "
+        "servers of the same model, each document's requests on one, moved when it stops answering",
     )
     parser.add_argument("--model", help="model name served at --llm-url")
     parser.add_argument(

@@ -11,7 +11,7 @@ import pandas as pd
 from schemas.config import EvaluateSettings, Settings
 from tasks.evaluate.judge import JudgeItem, judge_items
 from tasks.evaluate.protocol import language_of
-from tasks.llm.client.openai_client import build_llm_client
+from tasks.llm.client.factory import build_llm_client
 from tasks.tables.io import Workspace, read_frame, write_table
 
 

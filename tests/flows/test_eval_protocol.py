@@ -14,7 +14,7 @@ import pytest
 from flows.answer_questions import QueryEngine
 from flows.evaluation.evaluate import evaluate, format_report
 from schemas.config import load_settings
-from tasks.llm.client.openai_client import build_llm_client
+from tasks.llm.client.factory import build_llm_client
 from tasks.tables.io import read_frame
 from tests.conftest import SAMPLES
 from tests.fixtures.llm_fixtures import TEST_MODEL

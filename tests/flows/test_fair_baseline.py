@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from flows.answer_questions import QueryEngine
 from schemas.config import load_settings
-from tasks.llm.client.openai_client import build_llm_client
+from tasks.llm.client.factory import build_llm_client
 from tests.fixtures.llm_fixtures import TEST_MODEL
 from tests.fixtures.openai_server import FakeOpenAIServer
 

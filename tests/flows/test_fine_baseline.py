@@ -11,7 +11,7 @@ from flows.answer_questions import SYSTEMS, QueryEngine
 from flows.cli.main import SYSTEMS as CLI_SYSTEMS
 from flows.cli.main import main
 from schemas.config import load_settings
-from tasks.llm.client.openai_client import build_llm_client
+from tasks.llm.client.factory import build_llm_client
 from tasks.query.hybrid.answer_fine import hybrid_budget
 from tasks.tables.io import Workspace, read_frame
 from tests.conftest import SAMPLES

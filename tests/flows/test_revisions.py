@@ -13,7 +13,7 @@ import pytest
 
 from flows.build.corpus import build, make_resources
 from schemas.config import load_settings
-from tasks.llm.client.openai_client import build_llm_client
+from tasks.llm.client.factory import build_llm_client
 from tasks.tables.io import Workspace
 from tests.fixtures.llm_fixtures import TEST_MODEL, fast_llm_settings
 from tests.fixtures.openai_server import FakeOpenAIServer

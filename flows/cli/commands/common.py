@@ -14,7 +14,7 @@ from pydantic import ValidationError
 from flows.cli.errors import EXIT_FAILED, EXIT_USAGE, UserError
 from schemas.config import load_settings
 from tasks.files import is_regular, kind
-from tasks.llm.client.openai_client import build_llm_client
+from tasks.llm.client.factory import build_llm_client
 from tasks.tables.io import Workspace
 
 __all__ = ["EXIT_FAILED", "EXIT_USAGE", "UserError"]  # declared in flows.cli.errors, used from here too
@@ -69,7 +69,7 @@ def settings_from(args: argparse.Namespace):
             "model": getattr(args, "embeddings_model", None),
         },
         "llm": {
-            "url": getattr(args, "llm_url", None),
+            **llm_urls(getattr(args, "llm_url", None)),
             "model": getattr(args, "model", None),
             "grammar": getattr(args, "llm_grammar", None),  # set by --local-llm, never by a flag
         },
@@ -95,6 +95,14 @@ def settings_from(args: argparse.Namespace):
         raise UserError(f"invalid configuration: {' '.join(reasons.split())[:300]}") from None
     except Exception as exc:  # tomllib errors
         raise UserError(f"invalid configuration: {' '.join(str(exc).split())[:300]}") from None
+
+
+def llm_urls(given: str | list[str] | None) -> dict[str, Any]:
+    """`[llm] url` (and `endpoints`) from --llm-url, given once or more (or set by --local-llm)."""
+    urls = [given] if isinstance(given, str) else list(given or [])
+    if not urls:
+        return {"url": None}
+    return {"url": urls[0], **({"endpoints": [{"url": url} for url in urls[1:]]} if urls[1:] else {})}
 
 
 def workspace_from(args: argparse.Namespace, must_exist: bool = True) -> Workspace:

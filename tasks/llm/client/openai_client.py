@@ -1,6 +1,7 @@
 """The LLM client for OpenAI-compatible servers (vLLM), implementing `tasks.llm.client.protocol.LLMClient`.
 
-Clients are built by `build_llm_client` and injected into stages, never created at import.
+Clients are built by `tasks.llm.client.factory.build_llm_client` and injected into stages, never
+created at import.
 Every attempt becomes one `llm_calls` row; a call that cannot produce a validated value ends
 with `value=None` and a `failures` row, never an empty or partial object.
 """
@@ -13,7 +14,6 @@ import random
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence, TypeVar
 
 import httpx
@@ -224,11 +224,14 @@ class OpenAICompatibleClient:
         retries = timeouts = 0
         content: str | None = None
 
+        unanswered = False  # the last attempt got no reply from the server at all
+
         def fail(status: str, error: str) -> LLMResult[T]:
             log.info(
                 "llm %s %s failed after %d attempt(s): %s", request.stage, request.item_id, len(calls), error
             )
-            return LLMResult(request, None, status, error, calls, self._clean(content or "") or None)
+            raw = self._clean(content or "") or None
+            return LLMResult(request, None, status, error, calls, raw, server_failed=unanswered)
 
         room = self._reply_room(messages, tools)
         if room is not None and room < MIN_REPLY_TOKENS:
@@ -268,6 +271,7 @@ class OpenAICompatibleClient:
                 error = self._clean(str(exc))
                 calls.append(call_row(request, key, self.model, len(calls), exc.status, started, None, error))
                 timeouts += exc.kind == "timeout"
+                unanswered = exc.retryable
                 if not exc.retryable or retries >= s.max_retries:
                     return fail(exc.status, error)
                 delay = self._backoff(retries, exc.retry_after)
@@ -279,6 +283,7 @@ class OpenAICompatibleClient:
                 )
                 self._sleep(delay)
                 continue
+            unanswered = False
             self.pool.pacing.observe(
                 reply.completion_tokens,
                 time.perf_counter() - started,
@@ -377,12 +382,3 @@ class OpenAICompatibleClient:
 
     def _clean(self, text: str) -> str:
         return scrub(text, self._secret)
-
-
-def build_llm_client(
-    settings: LLMSettings, api_key: str | None, cache_root: Path | None
-) -> OpenAICompatibleClient | None:
-    """The configured client, or None when `settings.url` is unset (the embedded heuristic default)."""
-    if not settings.url:
-        return None
-    return OpenAICompatibleClient(settings, api_key, LLMCache(cache_root) if cache_root is not None else None)

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import threading
 import time
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from typing import Any, Iterator
 
 import httpx
@@ -118,6 +118,13 @@ def sharing(pool: ServerPool | None) -> Iterator[list[SharedPool]]:
                 pool.dispatcher = None
         if closing is not None:
             closing.close()
+
+
+@contextmanager
+def sharing_all(pools: list[ServerPool]) -> Iterator[list[SharedPool]]:
+    """`sharing` for every server of a client (several with a routed client)."""
+    with ExitStack() as stack:
+        yield [entry for pool in pools for entry in stack.enter_context(sharing(pool))]
 
 
 def adopt_pools(shared: list[SharedPool]) -> None:

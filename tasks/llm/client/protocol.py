@@ -53,6 +53,9 @@ class LLMResult(Generic[T]):
     error: str | None
     calls: list[dict[str, Any]] = field(default_factory=list)
     raw: str | None = None  # the last reply content, for failure payloads
+    # The server did not answer (connection, timeout, 429 or 5xx after the retries): another server
+    # of the same model may (tasks.llm.client.routing).
+    server_failed: bool = False
 
     @property
     def ok(self) -> bool:

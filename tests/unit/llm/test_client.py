@@ -20,10 +20,10 @@ from schemas.config import LLMSettings
 from schemas.responses.base import LLMCheckReply, ResponseModel
 from schemas.tables import spec
 from tasks.llm.client.cache import LLMCache
+from tasks.llm.client.factory import build_llm_client
 from tasks.llm.client.fields import describe_fields
 from tasks.llm.client.openai_client import (
     OpenAICompatibleClient,
-    build_llm_client,
     strip_fences,
     strip_thinking,
 )
