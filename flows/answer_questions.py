@@ -22,6 +22,7 @@ from tasks.query.hybrid.answer_llm import answer_hybrid_llm
 from tasks.query.hybrid.fine_windows import FineWindows, build_windows
 from tasks.query.options.audit_llm import make_option_audit
 from tasks.query.plan import decompose
+from tasks.query.question_scope import answer_words
 from tasks.query.skills.cards import select_skills_llm
 from tasks.query.store.doc_index import DocumentIndex
 from tasks.query.store.document_store import NarrativeStore
@@ -190,7 +191,13 @@ class QueryEngine:
         else:
             query_vector = embedder.embed([question])[0] if embedder is not None else None
             answer = answer_hybrid(
-                index, question, options or None, query_vector, embed, self.settings.retrieval
+                index,
+                question,
+                options or None,
+                query_vector,
+                embed,
+                self.settings.retrieval,
+                answer_words(question, options or None, self.settings.answer),
             )
         answer.latency_ms = round((time.perf_counter() - started) * 1000, 2)
         return answer
@@ -211,7 +218,15 @@ class QueryEngine:
         budget = self.settings.answer.source_token_budget  # 0: the 450-word hybrid's, as for NKW
         if self.llm is None:
             return answer_hybrid_fine(
-                index, windows, question, options, query_vector, embed, self.settings.retrieval, budget
+                index,
+                windows,
+                question,
+                options,
+                query_vector,
+                embed,
+                self.settings.retrieval,
+                budget,
+                answer_words(question, options, self.settings.answer),
             )
         recorder = RecordingClient(self.llm)
         factory = request_factory_for(index.doc_id, index.language, question, options, **sampled)

@@ -312,6 +312,18 @@ class AnswerSettings(Section):
         description="False hides entity attributes and the attribute part of profiles "
         "(atomic facts stay): the paper's 'w/o attributes' ablation",
     )
+    work_answer_words: int = Field(
+        400,
+        ge=20,
+        description="a whole-work question (the plot) is answered in about this many words, by NKW "
+        "and the baselines alike",
+    )
+    aspect_answer_words: int = Field(
+        200,
+        ge=20,
+        description="a question about a character, relationship, setting or theme across the whole "
+        "story is answered in about this many words, by NKW and the baselines alike",
+    )
 
 
 class EvaluateSettings(Section):

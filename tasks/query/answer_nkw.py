@@ -11,6 +11,8 @@ import time
 from typing import Any, Callable
 
 from schemas.config import AnswerSettings, RetrievalSettings
+from tasks.query.answer_global import KIND as SUMMARY_KIND
+from tasks.query.answer_global import global_answer
 from tasks.query.answer_types import Answer, Citation, EvidenceText
 from tasks.query.evidence_board import (
     TEXT_KINDS,
@@ -24,6 +26,7 @@ from tasks.query.evidence_board import (
 from tasks.query.finalize import FinalAnswer, Finalizer
 from tasks.query.finalize_offline import offline_finalizer
 from tasks.query.plan import QueryIntents, decompose, follow_up_plan, is_answerable
+from tasks.query.question_scope import answer_words
 from tasks.query.scene_reference import named_sections
 from tasks.query.skills.cards import select_skills_offline
 from tasks.query.source_passages import add_adjacent_scenes, lift_walked, pin_sections, select_passages
@@ -186,7 +189,17 @@ def answer_nkw(
     named = named_sections(env.store.source.section_rows, question)
     board = build_board(env, question, intents, calls, settings, budget, reference.rows, named)
     stopped_early = False
-    for round_number in range(1, settings.follow_up_rounds + 1):
+    words = answer_words(question, options, settings)
+    summary_call: ToolCall | None = None
+    rounds = settings.follow_up_rounds
+    if words is not None and finalize is None and settings.hierarchy and "summary_search" in allowed:
+        # A whole-story question: no packet of passages holds its answer, the hierarchy's quotes do;
+        # follow-up rounds would only refine a packet the answer does not read.
+        scope = intents.scope.kind if intents.scope is not None else "work"
+        summary_call = call_tool(env, "summary_search", {"query": question, "kind": scope, "words": words}, 1)
+        calls.append(summary_call)
+        rounds = 0
+    for round_number in range(1, rounds + 1):
         plan = planner(env, intents, round_number, calls, allowed, settings.max_calls_per_round, board)
         if not plan:
             stopped_early = plan is None
@@ -201,12 +214,15 @@ def answer_nkw(
         if settings.reading_skills
         else []
     )
-    final = (finalize or offline_finalizer)(env, question, options, intents, board, skills)
+    if summary_call is not None:
+        final = global_answer(summary_call.rows, env.store.source.language, summary_call.arguments["kind"])
+    else:
+        final = (finalize or offline_finalizer)(env, question, options, intents, board, skills)
     evidence = [
         EvidenceText(p.chunk_id, p.section_id, p.heading, p.ordinal, p.text, p.n_tokens, p.support, "source")
         for p in board.passages
     ]
-    citations = _citations(env, final, board)
+    citations = _quote_citations(env, final) if final.kind == SUMMARY_KIND else _citations(env, final, board)
     answer = Answer(
         doc_id=env.store.doc_id,
         question=question,
@@ -249,6 +265,15 @@ def readable_intents(env: ToolEnv, described: dict[str, Any]) -> str:
         parts.append(f"answer slot {described['answer_slot']}")
     parts.append(f"read by {described.get('reader', 'offline')}")
     return "; ".join(parts)
+
+
+def _quote_citations(env: ToolEnv, final: FinalAnswer) -> list[Citation]:
+    """Every quote of a paragraph answer with its section, in the answer's order."""
+    cited = []
+    for section_id, quote in final.quotes or []:
+        heading, ordinal = env.store.section_heading(section_id)
+        cited.append(Citation(section_id, heading or "", ordinal or 0, quote))
+    return cited
 
 
 def _citations(env: ToolEnv, final: FinalAnswer, board: EvidenceBoard) -> list[Citation]:

@@ -12,7 +12,7 @@ import numpy as np
 
 from tasks.query.question_form import QuestionForm, answer_cue_bonus
 from tasks.query.store.doc_index import DocumentIndex
-from tasks.text import content_words, index_terms
+from tasks.text import content_words, count_words, index_terms
 
 EmbedFn = Callable[[Sequence[str]], np.ndarray]
 
@@ -85,6 +85,21 @@ def _option_support(
     return best
 
 
+def paragraph(index: DocumentIndex, order: list[int], max_words: int) -> ExtractiveResult:
+    """The first sentences of `order` (best first) until `max_words` words, read in story order."""
+    texts = index.sentences["text"].to_numpy()
+    taken: list[int] = []
+    words = 0
+    for position in order:
+        if words >= max_words:
+            break
+        taken.append(position)
+        words += max(count_words(str(texts[position]), index.language), 1)
+    taken.sort()
+    joiner = "" if index.language == "zh" else " "
+    return ExtractiveResult(joiner.join(str(texts[p]).strip() for p in taken), taken)
+
+
 def answer_extractively(
     index: DocumentIndex,
     question: str,
@@ -95,9 +110,12 @@ def answer_extractively(
     embed: EmbedFn | None = None,
     max_quotes: int = 2,
     sentence_ranks: dict[int, int] | None = None,
+    max_words: int | None = None,
 ) -> ExtractiveResult:
     """The best-supported answer from the evidence chunks (in rank order), or from the evidence
-    sentences `sentence_ranks` names (position -> rank of the window holding it)."""
+    sentences `sentence_ranks` names (position -> rank of the window holding it). With `max_words`
+    (a whole-story question) the answer is a paragraph: the best sentences until that many words,
+    in story order."""
     positions, scores = score_sentences(index, question, form, chunk_ids, query_vector, sentence_ranks)
     if positions.size == 0:
         return ExtractiveResult(
@@ -108,6 +126,8 @@ def answer_extractively(
         )
     order = [int(positions[i]) for i in np.lexsort((positions, -scores))]
     quotes = order[:max_quotes]
+    if not options and max_words:
+        return paragraph(index, order, max_words)
     if not options:
         return ExtractiveResult(index.sentences.iloc[quotes[0]]["text"], quotes)
     texts = index.sentences["text"].to_numpy()[positions].tolist()

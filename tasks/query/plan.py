@@ -10,6 +10,7 @@ from typing import Any
 
 from tasks.query.question_clauses import QuestionShape, read_shape
 from tasks.query.question_form import QuestionForm, read_question
+from tasks.query.question_scope import QuestionScope, read_scope
 from tasks.query.tools.env import ToolEnv
 from tasks.query.tools.graph import find_entities_in_text
 from tasks.query.tools.registry import ToolCall
@@ -40,6 +41,7 @@ class QueryIntents:
     answer_slot: str = ""  # what the answer must name (from the LLM reading; empty offline)
     reader: str = "offline"  # who read the question: offline rules, or the LLM on top of them
     shape: QuestionShape | None = None  # the events it describes and what it asks of them
+    scope: QuestionScope | None = None  # whole work, a character, a theme ... or local
 
     def describe(self) -> dict[str, Any]:
         described = {
@@ -52,6 +54,8 @@ class QueryIntents:
         }
         if self.shape is not None and self.shape.kind != "local":
             described["shape"] = self.shape.kind
+        if self.scope is not None and self.scope.is_global:
+            described["scope"] = self.scope.kind
         return {**described, "answer_slot": self.answer_slot} if self.answer_slot else described
 
 
@@ -81,7 +85,7 @@ def decompose(env: ToolEnv, question: str, options: list[str] | None = None) -> 
         needs.add("cause")
     if form.wh in ("who", "what", "which", "where") and not needs & {"order", "cause"}:
         needs.add("literal")
-    return QueryIntents(question, form, entity_ids, needs, shape=shape)
+    return QueryIntents(question, form, entity_ids, needs, shape=shape, scope=read_scope(question))
 
 
 def _direction(form: QuestionForm) -> str:

@@ -44,6 +44,7 @@ def test_every_tool_returns_grounded_rows(env):
         "narrative_sql_search": {"query_name": "dialogue_by_speaker", "entity_id": margaret, "limit": 5},
         "episode_walk_search": {"query": "What happens just before Ellis locks the key in his drawer?"},
         "chunk_mapping": {"section_ordinal": 2},
+        "summary_search": {"query": "What is the plot of the story?", "kind": "work", "words": 120},
     }
     assert set(calls) == set(TOOLS)
     sections = set(env.store.source.sections["section_id"])
@@ -110,8 +111,28 @@ def test_a_scene_named_in_the_question_gives_a_passage(env):
     # The question's words point at another scene; the budget holds about one passage.
     body = " ".join(other["text"].split()[:25])
     answer = answer_nkw(
-        env, f"In [{named['heading']}], why: {body}?", None, AnswerSettings(source_token_budget=60),
+        env,
+        f"In [{named['heading']}], why: {body}?",
+        None,
+        AnswerSettings(source_token_budget=60),
         RetrievalSettings(),
     )
     assert answer.board["source_tokens"] <= 60
     assert named["section_id"] in {e.section_id for e in answer.evidence}
+
+
+def test_summary_search_answers_from_the_hierarchy_in_story_order(env):
+    plot = call_tool(env, "summary_search", {"query": "What is the plot?", "kind": "work", "words": 150}, 1)
+    work = env.store.summaries_of("work").iloc[0]
+    assert {r.item_id for r in plot.rows} <= set(work["sentence_ids"])
+    assert all(r.extra["level"] == "work" for r in plot.rows)
+    starts = [r.char_start for r in plot.rows]
+    assert starts == sorted(starts) and sum(len(r.text.split()) for r in plot.rows) >= 150
+    # The first quotes by rank: a longer answer adds quotes, it never swaps the first ones out.
+    longer = call_tool(env, "summary_search", {"query": "What is the plot?", "kind": "work", "words": 300}, 1)
+    assert {r.item_id for r in plot.rows} < {r.item_id for r in longer.rows}
+    who = call_tool(
+        env, "summary_search", {"query": "Who is Tom in the story?", "kind": "character", "words": 80}, 1
+    )
+    assert who.rows and any("TOM" in r.text.upper() for r in who.rows)
+    assert all(r.extra["level"] == "sentences" for r in who.rows)

@@ -76,14 +76,23 @@ def answer_hybrid(
     query_vector: np.ndarray | None,
     embed: EmbedFn | None,
     settings: RetrievalSettings,
+    answer_words: int | None = None,
 ) -> Answer:
-    """Answer one question with the hybrid baseline (offline, extractive)."""
+    """Answer one question with the hybrid baseline (offline, extractive); with `answer_words` (a
+    whole-story question) the answer is a paragraph of that length, as NKW's."""
     started = time.perf_counter()
     form = read_question(question, options)
     ranked = hybrid_top_chunks(index, question, query_vector, settings)
     evidence = evidence_from_chunks(index, [(r.position, r.score) for r in ranked])
     result = answer_extractively(
-        index, question, form, [e.chunk_id for e in evidence], query_vector, options, embed
+        index,
+        question,
+        form,
+        [e.chunk_id for e in evidence],
+        query_vector,
+        options,
+        embed,
+        max_words=answer_words,
     )
     answer = Answer(
         doc_id=index.doc_id,

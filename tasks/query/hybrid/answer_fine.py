@@ -78,9 +78,11 @@ def answer_hybrid_fine(
     embed: EmbedFn | None,
     settings: RetrievalSettings,
     source_token_budget: int = 0,
+    answer_words: int | None = None,
 ) -> Answer:
     """Answer one question with the fine-window baseline (offline, extractive); the budget is
-    `source_token_budget` when set, as for NKW, else the 450-word hybrid's for this question."""
+    `source_token_budget` when set, as for NKW, else the 450-word hybrid's for this question. With
+    `answer_words` (a whole-story question) the answer is a paragraph of that length, as NKW's."""
     started = time.perf_counter()
     budget = source_token_budget or hybrid_budget(index, question, query_vector, settings)
     taken = fine_evidence(index, windows, question, query_vector, budget)
@@ -94,6 +96,7 @@ def answer_hybrid_fine(
         options,
         embed,
         sentence_ranks=sentence_ranks(windows, taken),
+        max_words=answer_words,
     )
     answer = Answer(
         doc_id=index.doc_id,

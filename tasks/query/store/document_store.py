@@ -37,6 +37,10 @@ ASSET_TABLES = (
     "episode_relations",
     "storylines",
     "storyline_relations",
+    "communities",
+    "sentence_salience",
+    "summaries",
+    "summary_quotes",
 )
 ASSET_KINDS = ("entity", "relation", "fact", "event", "interaction", "occasion", "episode", "storyline")
 
@@ -89,6 +93,8 @@ class NarrativeStore:
             "facts_of_entity",
             "sentences_of_chunk",
             "sentence_tokens",
+            "sentence_salience",
+            "summary_quotes_of",
         ):
             getattr(self, name)
         for name in ("sentence_rows", "chunk_rows", "chunk_ids_of_section", "section_rows", "sentence_spans"):
@@ -253,6 +259,32 @@ class NarrativeStore:
     @cached_property
     def sentence_tokens(self) -> np.ndarray:
         return np.array([count_tokens(t) for t in self.source.sentences["text"]], dtype=np.int64)
+
+    @property
+    def has_summaries(self) -> bool:
+        """Whether summarize_hierarchy has run for this document (older workspaces lack it)."""
+        return not self.tables["sentence_salience"].empty
+
+    @cached_property
+    def sentence_salience(self) -> pd.DataFrame:
+        """`sentence_salience` aligned to the source sentences by position (a sentence without a
+        row gets salience 0 and counts as quotable)."""
+        rows = self.tables["sentence_salience"].set_index("sentence_id")
+        aligned = rows.reindex(self.source.sentences["sentence_id"])
+        aligned["salience"] = aligned["salience"].fillna(0.0).astype(float)
+        aligned["is_front_matter"] = aligned["is_front_matter"].fillna(False).astype(bool)
+        return aligned.reset_index()
+
+    @cached_property
+    def summary_quotes_of(self) -> dict[str, pd.DataFrame]:
+        """Each summary's quotes, in rank order, by summary id."""
+        quotes = self.tables["summary_quotes"]
+        return {summary_id: group.sort_values("rank") for summary_id, group in quotes.groupby("summary_id")}
+
+    def summaries_of(self, level: str) -> pd.DataFrame:
+        """The summaries of one level (episode, storyline, work, community) in their order."""
+        found = self.tables["summaries"]
+        return found[found["level"] == level].sort_values("ordinal")
 
     @cached_property
     def relations_of_entity(self) -> dict[str, list[str]]:

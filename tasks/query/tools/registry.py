@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from tasks.query.tools import episode_walk
 from tasks.query.tools import graph as graph_tools
 from tasks.query.tools import narrative as narrative_tools
+from tasks.query.tools import summaries as summary_tools
 from tasks.query.tools import text as text_tools
 from tasks.query.tools.env import ToolEnv
 from tasks.query.tools.types import ToolRow
@@ -95,6 +96,14 @@ class EpisodeWalkArgs(QueryArgs):
     top_k: int = Field(6, ge=1, le=12)
 
 
+class SummaryArgs(Args):
+    query: str = Field(..., min_length=1, max_length=500, description="the whole-story question")
+    kind: Literal["work", "character", "relationship", "setting", "theme"] = Field(
+        "work", description="work: the plot (the work summary); else what the question is about"
+    )
+    words: int = Field(200, ge=20, le=2000, description="length of the answer, in words")
+
+
 class NarrativeSqlArgs(Args):
     query_name: Literal[
         "dialogue_by_speaker",
@@ -151,6 +160,7 @@ TOOLS: dict[str, Tool] = {
         ),
         _tool("narrative_sql_search", "narrative", NarrativeSqlArgs, narrative_tools.narrative_sql_search),
         _tool("episode_walk_search", "narrative", EpisodeWalkArgs, episode_walk.episode_walk_search),
+        _tool("summary_search", "narrative", SummaryArgs, summary_tools.summary_search),
         _tool("chunk_mapping", "other", MappingArgs, text_tools.chunk_mapping),
     )
 }
