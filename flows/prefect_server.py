@@ -111,6 +111,14 @@ def choose_server(meter: Meter | None = None) -> PrefectServer:
     return PrefectServer("temporary", _temporary_server().api_url, pid)
 
 
+def _started_pid() -> int | None:
+    """The pid of the temporary server this process started already, if it runs."""
+    if "prefect.server.api.server" not in sys.modules:
+        return None  # its module never loaded: no server started
+    server = _temporary_server()
+    return server.server_process.pid if server.running and server.server_process is not None else None
+
+
 def _temporary_server():
     """The temporary server Prefect's own client uses (one per process)."""
     from prefect.server.api.server import SubprocessASGIServer
@@ -193,13 +201,14 @@ def reap_with_this_process(meter: Meter | None = None) -> int | None:
     if PREFECT_API_URL.value() or not PREFECT_SERVER_EPHEMERAL_ENABLED.value():
         return None
     with _lock:
-        server = _temporary_server()
-        if server.running and server.server_process is not None:
-            return server.server_process.pid
+        known = _started_pid()
+        if known is not None:
+            return known
         started = time.monotonic()
         waiting = meter.waiting(WAIT_LABEL) if meter is not None else nullcontext()
         with waiting:
-            pid = _start(server)
+            # Prefect's server module loads its whole API app (1.5-4 s of imports): part of the wait.
+            pid = _start(_temporary_server())
         if meter is not None:
             meter.log(
                 f"prefect: temporary server ready in {time.monotonic() - started:.1f} s "
