@@ -54,6 +54,11 @@ class LLMSettings(Section):
     backoff_s: float = Field(1.0, ge=0, description="first backoff; doubles per retry, with jitter")
     concurrency: int = Field(16, ge=1, description="requests in flight")
     enable_thinking: bool = False
+    stream: bool = Field(
+        True,
+        description="stream replies (except tool steps): a request is cut after timeout_s of silence, "
+        "never because a slow server is still writing; deadline_s bounds it in all",
+    )
     grammar: Literal["response_format", "llguidance"] = Field(
         "response_format",
         description="how a reply's JSON schema is sent: response_format (vLLM, any OpenAI-compatible "

@@ -32,11 +32,12 @@ from typing import Any, Callable
 import httpx
 
 from tasks.llm.client.deadline import deadline_http_client
-from tasks.llm.client.http import ChatReply, HTTPCallError, post_chat
+from tasks.llm.client.http import ChatReply, HTTPCallError
+from tasks.llm.client.streaming import send_chat
 
-# (request id, base URL, headers, payload, timeout) one way; (request id, "ok", ChatReply) or
+# (request id, base URL, headers, payload, timeout, silence) one way; (request id, "ok", ChatReply) or
 # (request id, "error", (kind, message, http status, retry after)) back.
-Request = tuple[int, str, dict[str, str], dict[str, Any], float]
+Request = tuple[int, str, dict[str, str], dict[str, Any], float, float | None]
 CLOSE_WAIT_S = 5.0  # how long closing waits for the sending threads, all together
 GONE = "the build's request queue is gone"  # a retryable 'connect' failure, as a dropped connection is
 
@@ -119,13 +120,13 @@ class Dispatcher:
             item = self._queue.get()
             if item is None:
                 return
-            connection, lock, (request_id, base, headers, payload, timeout) = item
+            connection, lock, (request_id, base, headers, payload, timeout, silence_s) = item
             if self._closed.is_set():
                 answer: tuple[str, Any] = ("error", ("connect", GONE, None, None))
             else:
                 try:
                     with self._slot():
-                        answer = ("ok", post_chat(self._http, base, headers, payload, timeout))
+                        answer = ("ok", send_chat(self._http, base, headers, payload, timeout, silence_s))
                 except HTTPCallError as exc:
                     answer = ("error", (exc.kind, str(exc), exc.http_status, exc.retry_after))
                 except Exception as exc:  # noqa: BLE001 - it reaches the request's own stage as a failure
@@ -148,16 +149,21 @@ class DispatchClient:
         self._ids = itertools.count()
 
     def post_chat(
-        self, base: str, headers: dict[str, str], payload: dict[str, Any], timeout: float
+        self,
+        base: str,
+        headers: dict[str, str],
+        payload: dict[str, Any],
+        timeout: float,
+        silence_s: float | None = None,
     ) -> ChatReply:
-        """What `tasks.llm.client.http.post_chat` returns or raises, sent by the build's process."""
+        """What `tasks.llm.client.streaming.send_chat` returns or raises, sent by the build's process."""
         answer: Future = Future()
         with self._lock:
             connection = self._connected()
             request_id = next(self._ids)
             self._pending[request_id] = (connection, answer)
             try:
-                connection.send((request_id, base, headers, payload, timeout))
+                connection.send((request_id, base, headers, payload, timeout, silence_s))
             except (OSError, ValueError) as exc:
                 del self._pending[request_id]
                 self._connection = None

@@ -125,7 +125,7 @@ def request_json(
     if response.status_code >= 400:
         raise HTTPCallError(
             "http",
-            f"HTTP {response.status_code}: {_error_text(response)}",
+            f"HTTP {response.status_code}: {error_text(response)}",
             response.status_code,
             parse_retry_after(response.headers.get("retry-after")),
         )
@@ -189,7 +189,11 @@ def post_chat(
     client: httpx.Client, base: str, headers: dict[str, str], payload: dict[str, Any], timeout: float
 ) -> ChatReply:
     """POST /chat/completions and pick out the first choice."""
-    data = request_json(client, "POST", f"{base}/chat/completions", headers, timeout, payload)
+    return chat_reply(request_json(client, "POST", f"{base}/chat/completions", headers, timeout, payload))
+
+
+def chat_reply(data: dict[str, Any]) -> ChatReply:
+    """The first choice of a chat completion body."""
     choices = data.get("choices")
     if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
         raise HTTPCallError("protocol", "chat completion without choices")
@@ -242,6 +246,18 @@ def _tool_calls(raw: Any) -> tuple[dict[str, Any], ...]:
     return tuple(calls)
 
 
+def server_slots(client: httpx.Client, base: str, headers: dict[str, str], timeout: float) -> int | None:
+    """Requests the server decodes at once, where it says: llama.cpp's GET /props `total_slots`
+    (vLLM has no such endpoint: None, as for any failure)."""
+    root = base[: -len("/v1")] if base.endswith("/v1") else base
+    try:
+        data = request_json(client, "GET", f"{root}/props", headers, timeout)
+    except HTTPCallError:
+        return None
+    slots = data.get("total_slots")
+    return slots if isinstance(slots, int) and not isinstance(slots, bool) and slots > 0 else None
+
+
 def get_models(client: httpx.Client, base: str, headers: dict[str, str], timeout: float) -> list[str]:
     """GET /models: the ids the server serves."""
     return list(get_model_contexts(client, base, headers, timeout))
@@ -272,7 +288,7 @@ def context_length(model: dict[str, Any]) -> int | None:
     return None
 
 
-def _error_text(response: httpx.Response) -> str:
+def error_text(response: httpx.Response) -> str:
     # OpenAI and vLLM put the reason in {"error": {"message": ...}} (vLLM also {"message": ...}).
     try:
         data = response.json()

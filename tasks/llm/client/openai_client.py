@@ -33,13 +33,11 @@ from tasks.llm.client.http import (
     get_model_contexts,
     get_models,
     scrub,
+    server_slots,
 )
 from tasks.llm.client.pool import server_pool
-from tasks.llm.client.retry import attempt_timeout, backoff_delay, larger_reply_limit
-
-# The protocol and its types are re-exported: stages, flows and tests import them from here.
-from tasks.llm.client.protocol import LLMClient, LLMRequest, LLMResult, call_row, with_fields  # noqa: F401
-from tasks.llm.client.replies import (  # noqa: F401 - REASK_TOOLS is part of the client's interface
+from tasks.llm.client.protocol import LLMRequest, LLMResult, call_row, with_fields
+from tasks.llm.client.replies import (
     REASK,
     REASK_TOOLS,
     clip_overlong,
@@ -54,7 +52,9 @@ from tasks.llm.client.replies import (  # noqa: F401 - REASK_TOOLS is part of th
     strip_thinking,
     tool_step_text,
 )
+from tasks.llm.client.retry import attempt_timeout, backoff_delay, larger_reply_limit
 from tasks.llm.client.salvage import Salvage, salvage_cut_reply
+from tasks.llm.client.streaming import DEADLINE_FINISH, stream_payload
 
 log = logging.getLogger(__name__)
 
@@ -264,9 +264,16 @@ class OpenAICompatibleClient:
                 payload["seed"] = request.seed
             paced = self.pool.pacing.timeout_for(max_tokens, s.timeout_s)
             timeout = attempt_timeout(paced, timeouts, remaining)
+            # Streamed, the paced timeout bounds a silence, and only the call's deadline the reply.
+            streamed = s.stream and tools is None
+            payload = stream_payload(payload) if streamed else payload
+            allowed, silence = (remaining, timeout) if streamed else (timeout, None)
+            self._learn_slots()
             started = time.perf_counter()
             try:
-                reply = self.pool.post_chat(self._http, self.base_url, self._headers, payload, timeout)
+                reply = self.pool.post_chat(
+                    self._http, self.base_url, self._headers, payload, allowed, silence
+                )
             except HTTPCallError as exc:
                 error = self._clean(str(exc))
                 calls.append(call_row(request, key, self.model, len(calls), exc.status, started, None, error))
@@ -298,13 +305,16 @@ class OpenAICompatibleClient:
                 error = self._clean(reply.refusal or "finish_reason=content_filter")
                 calls.append(call_row(request, key, self.model, len(calls), "refused", started, reply, error))
                 return fail("refused", error)
-            if reply.finish_reason == "length":
+            if reply.finish_reason in ("length", DEADLINE_FINISH):
                 larger = larger_reply_limit(max_tokens, s.max_tokens_retry, room)
                 error = f"finish_reason=length at max_completion_tokens={max_tokens}"
+                out_of_time = reply.finish_reason == DEADLINE_FINISH  # no time left to ask again
+                if out_of_time:
+                    error = f"the call's deadline of {s.deadline_s:g}s came while the model was writing"
                 calls.append(
                     call_row(request, key, self.model, len(calls), "truncated", started, reply, error)
                 )
-                final = length_retried or larger <= max_tokens
+                final = out_of_time or length_retried or larger <= max_tokens
                 kept = salvage(content or "") if salvage is not None else None
                 value = parsed_or_none(parse, kept.content) if kept is not None else None
                 # A model repeating items word for word is looping: more tokens buy more repeats.
@@ -314,7 +324,8 @@ class OpenAICompatibleClient:
                     return LLMResult(request, value, "ok", None, calls, kept.content)
                 if final:
                     # Never the same request again: a grouped stage splits the group instead.
-                    why = "" if length_retried else f"; no larger limit fits (context {self._context()})"
+                    why = f"; no larger limit fits (context {self._context()})"
+                    why = "" if length_retried or out_of_time else why
                     return fail("truncated", error + why)
                 length_retried, max_tokens = True, larger
                 continue
@@ -347,6 +358,21 @@ class OpenAICompatibleClient:
             return LLMResult(request, value, "ok", None, calls, content)
 
     # -- the server's context ------------------------------------------------------------
+
+    def _learn_slots(self) -> None:
+        """Once per server: fewer requests in flight when it decodes fewer at once than configured
+        (llama.cpp says so in /props), so none waits silently in its queue."""
+        pool = self.pool
+        if pool.slots_read or pool.remote is not None:
+            return
+        with pool.learning:  # every request waits for the answer: none goes out beyond the slots
+            if pool.slots_read:
+                return
+            slots = server_slots(self._http, self.base_url, self._headers, min(self.settings.timeout_s, 10.0))
+            if slots is not None and slots < pool.limit:
+                log.info("llm: %s decodes %d request(s) at once; %d in flight", self.base_url, slots, slots)
+                pool.narrow(slots)
+            pool.slots_read = True
 
     def _context(self) -> int | None:
         """Prompt + reply tokens per request: the setting, else what GET /models reports (read once)."""

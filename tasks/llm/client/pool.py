@@ -23,8 +23,9 @@ from typing import Any, Iterator
 import httpx
 
 from tasks.llm.client.dispatch import DispatchAddress, DispatchClient, Dispatcher
-from tasks.llm.client.http import ChatReply, post_chat
+from tasks.llm.client.http import ChatReply
 from tasks.llm.client.pacing import Pacing
+from tasks.llm.client.streaming import send_chat
 
 _LOCK = threading.Lock()
 _POOLS: dict[tuple[str, int], "ServerPool"] = {}
@@ -44,6 +45,8 @@ class ServerPool:
         self.first: float | None = None
         self.last: float | None = None
         self.pacing = Pacing()  # the server's measured speed, which sizes every client's timeouts
+        self.slots_read = False  # the server's own slot count asked once (`narrow`)
+        self.learning = threading.Lock()  # requests wait while the first one asks it
 
     @contextmanager
     def slot(self) -> Iterator[None]:
@@ -64,13 +67,32 @@ class ServerPool:
                     self.last = ended
 
     def post_chat(
-        self, http: httpx.Client, base: str, headers: dict[str, str], payload: dict[str, Any], timeout: float
+        self,
+        http: httpx.Client,
+        base: str,
+        headers: dict[str, str],
+        payload: dict[str, Any],
+        timeout: float,
+        silence_s: float | None = None,
     ) -> ChatReply:
         """One chat request within the bound: sent from here, or by the build's process."""
         if self.remote is not None:
-            return self.remote.post_chat(base, headers, payload, timeout)
+            return self.remote.post_chat(base, headers, payload, timeout, silence_s)
         with self.slot():
-            return post_chat(http, base, headers, payload, timeout)
+            return send_chat(http, base, headers, payload, timeout, silence_s)
+
+    def narrow(self, limit: int) -> None:
+        """Fewer requests in flight from now on: a server with fewer slots than configured queues the
+        rest, and a queued request is silent while it waits. The permits beyond `limit` are taken
+        for good as they come free."""
+        with self._lock:
+            extra = self.limit - limit
+            if limit < 1 or extra <= 0:
+                return
+            self.limit = limit
+        for _ in range(extra):
+            if not self._slots.acquire(blocking=False):  # held by a request: taken when it ends
+                threading.Thread(target=self._slots.acquire, daemon=True, name="llm-narrow").start()
 
     def achieved(self) -> float:
         """Mean requests in flight from the first request to the last reply, divided by the limit."""
