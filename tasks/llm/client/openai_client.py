@@ -30,10 +30,8 @@ from tasks.llm.client.http import (
     HTTPCallError,
     api_base,
     chat_payload,
-    get_model_contexts,
     get_models,
     scrub,
-    server_slots,
 )
 from tasks.llm.client.pool import server_pool
 from tasks.llm.client.protocol import LLMRequest, LLMResult, call_row, with_fields
@@ -54,6 +52,7 @@ from tasks.llm.client.replies import (
 )
 from tasks.llm.client.retry import attempt_timeout, backoff_delay, larger_reply_limit
 from tasks.llm.client.salvage import Salvage, salvage_cut_reply
+from tasks.llm.client.server_fit import MIN_REPLY_TOKENS, ServerFit
 from tasks.llm.client.streaming import DEADLINE_FINISH, stream_payload
 
 log = logging.getLogger(__name__)
@@ -63,9 +62,6 @@ M = TypeVar("M", bound=BaseModel)
 
 CACHE_VERSION = "2"  # bump when the meaning of a cached reply changes (2: fields in the prompt)
 MIN_ATTEMPT_S = 0.05  # an attempt with less of the deadline left cannot usefully start
-MIN_REPLY_TOKENS = 64  # a request leaving less room than this for its reply is not sent
-CONTEXT_MARGIN_TOKENS = 32  # slack for our prompt-size estimate (a re-ask adds its own messages)
-TEMPLATE_TOKENS = 8  # the chat template's tokens around each message
 
 
 class OpenAICompatibleClient:
@@ -103,9 +99,7 @@ class OpenAICompatibleClient:
         # Shared by every client of this server in the process: documents and stages together
         # respect one bound, and all of them can keep the server busy.
         self.pool = server_pool(self.base_url, settings.concurrency)
-        self._context_lock = threading.Lock()
-        self._context_read = False
-        self._context_tokens: int | None = None
+        self.fit = ServerFit(settings, self._http, self.base_url, self._headers, self.pool, self._clean)
 
     def __enter__(self) -> "OpenAICompatibleClient":
         return self
@@ -233,14 +227,14 @@ class OpenAICompatibleClient:
             raw = self._clean(content or "") or None
             return LLMResult(request, None, status, error, calls, raw, server_failed=unanswered)
 
-        room = self._reply_room(messages, tools)
+        room = self.fit.reply_room(messages, tools)
         if room is not None and room < MIN_REPLY_TOKENS:
             # Not sent: the server would cut the reply at once (or refuse). A grouped stage splits
             # the group; a single item becomes a failures row naming the sizes.
             return fail(
                 "truncated",
-                f"the prompt (about {self._prompt_tokens(messages, tools)} tokens) leaves {max(room, 0)} "
-                f"tokens for a reply in the server's context of {self._context()} tokens",
+                f"the prompt (about {self.fit.prompt_tokens(messages, tools)} tokens) leaves {max(room, 0)} "
+                f"tokens for a reply in the server's context of {self.fit.context()} tokens",
             )
         max_tokens = sampling["max_tokens"] if room is None else min(sampling["max_tokens"], room)
 
@@ -253,7 +247,7 @@ class OpenAICompatibleClient:
                     self._clean(f"deadline of {s.deadline_s:g}s reached; last: {last['error']}"),
                 )
             if reasked:  # the re-ask's messages (the bad reply, the correction) take room too
-                room = self._reply_room(messages, tools)
+                room = self.fit.reply_room(messages, tools)
                 if room is not None and room < MIN_REPLY_TOKENS:
                     return fail("invalid", f"{calls[-1]['error']} (no room left in the context to ask again)")
                 max_tokens = max_tokens if room is None else min(max_tokens, room)
@@ -268,7 +262,7 @@ class OpenAICompatibleClient:
             streamed = s.stream and tools is None
             payload = stream_payload(payload) if streamed else payload
             allowed, silence = (remaining, timeout) if streamed else (timeout, None)
-            self._learn_slots()
+            self.fit.learn_slots()
             started = time.perf_counter()
             try:
                 reply = self.pool.post_chat(
@@ -324,7 +318,7 @@ class OpenAICompatibleClient:
                     return LLMResult(request, value, "ok", None, calls, kept.content)
                 if final:
                     # Never the same request again: a grouped stage splits the group instead.
-                    why = f"; no larger limit fits (context {self._context()})"
+                    why = f"; no larger limit fits (context {self.fit.context()})"
                     why = "" if length_retried or out_of_time else why
                     return fail("truncated", error + why)
                 length_retried, max_tokens = True, larger
@@ -356,50 +350,6 @@ class OpenAICompatibleClient:
             calls.append(call_row(request, key, self.model, len(calls), "ok", started, reply, None))
             store_reply(self.cache, key, content or "", reply, self.model)
             return LLMResult(request, value, "ok", None, calls, content)
-
-    # -- the server's context ------------------------------------------------------------
-
-    def _learn_slots(self) -> None:
-        """Once per server: fewer requests in flight when it decodes fewer at once than configured
-        (llama.cpp says so in /props), so none waits silently in its queue."""
-        pool = self.pool
-        if pool.slots_read or pool.remote is not None:
-            return
-        with pool.learning:  # every request waits for the answer: none goes out beyond the slots
-            if pool.slots_read:
-                return
-            slots = server_slots(self._http, self.base_url, self._headers, min(self.settings.timeout_s, 10.0))
-            if slots is not None and slots < pool.limit:
-                log.info("llm: %s decodes %d request(s) at once; %d in flight", self.base_url, slots, slots)
-                pool.narrow(slots)
-            pool.slots_read = True
-
-    def _context(self) -> int | None:
-        """Prompt + reply tokens per request: the setting, else what GET /models reports (read once)."""
-        if self.settings.context_tokens:
-            return self.settings.context_tokens
-        with self._context_lock:
-            if not self._context_read:
-                self._context_read = True
-                try:
-                    with self.pool.slot():
-                        contexts = get_model_contexts(
-                            self._http, self.base_url, self._headers, min(self.settings.timeout_s, 30.0)
-                        )
-                    self._context_tokens = contexts.get(self.model)
-                except HTTPCallError as exc:  # unknown: requests go out unclamped, as before
-                    log.info("llm: GET /models failed, context length unknown: %s", self._clean(str(exc)))
-            return self._context_tokens
-
-    def _prompt_tokens(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> int:
-        return self.pool.pacing.prompt_tokens(prompt_chars(messages, tools)) + TEMPLATE_TOKENS * len(messages)
-
-    def _reply_room(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> int | None:
-        """Tokens left for the reply once the prompt is in the context; None when the context is unknown."""
-        context = self._context()
-        if context is None:
-            return None
-        return context - self._prompt_tokens(messages, tools) - CONTEXT_MARGIN_TOKENS
 
     def _backoff(self, retry: int, retry_after: float | None) -> float:
         with self._rng_lock:
