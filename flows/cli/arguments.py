@@ -307,7 +307,9 @@ def build_parser() -> argparse.ArgumentParser:
     view.set_defaults(command="view")
 
     export = commands.add_parser(
-        "export", help="the entity, directed interaction and episode graphs as GraphML, GEXF or CSV"
+        "export",
+        help="the entity, directed interaction and episode graphs as GraphML, GEXF or CSV, and the "
+        "summaries as Markdown and CSV",
     )
     _workspace(export)
     export.add_argument("--doc", help="document id (default: every document of the workspace)")

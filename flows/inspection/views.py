@@ -6,6 +6,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pandas as pd
+
+from tasks.summaries.export import write_summaries
 from tasks.tables.io import Workspace, read_frame
 from tasks.views.bundle import load_bundle
 from tasks.views.export import bundle_graphs, write_graphs
@@ -29,12 +32,25 @@ def view_document(workspace: Workspace, doc_id: str, out_dir: Path) -> Path:
 
 
 def export_document(workspace: Workspace, doc_id: str | None, fmt: str, out: Path) -> list[Path]:
-    """One document's graphs, or with `doc_id` None every document's graphs side by side."""
+    """One document's graphs and summaries, or with `doc_id` None every document's side by side."""
     if doc_id is not None:
         _check_document(workspace, doc_id)
-        return write_graphs(bundle_graphs([load_bundle(workspace, doc_id)]), fmt, out)
+        written = write_graphs(bundle_graphs([load_bundle(workspace, doc_id)]), fmt, out)
+        return written + export_summaries(workspace, [doc_id], out)
     doc_ids = sorted(read_frame(workspace, "documents", columns=["doc_id"])["doc_id"])
     if not doc_ids:
         raise MissingDocument("the workspace holds no documents; build some first (nkw build)")
     bundles = (load_bundle(workspace, doc_id) for doc_id in doc_ids)
-    return write_graphs(bundle_graphs(bundles, workspace.root.name), fmt, out)
+    written = write_graphs(bundle_graphs(bundles, workspace.root.name), fmt, out)
+    return written + export_summaries(workspace, doc_ids, out)
+
+
+def export_summaries(workspace: Workspace, doc_ids: list[str], out: Path) -> list[Path]:
+    """The documents' summary hierarchy next to the graphs (`.summaries.md` and `.summaries.csv`)."""
+    stem = out.with_suffix("") if out.suffix.lower() in (".graphml", ".gexf", ".csv") else out
+    frames = {
+        name: pd.concat([read_frame(workspace, name, doc_id) for doc_id in doc_ids], ignore_index=True)
+        for name in ("documents", "summaries", "summary_quotes", "sections")
+    }
+    titles = dict(zip(frames["documents"]["doc_id"], frames["documents"]["title"]))
+    return write_summaries(titles, frames["summaries"], frames["summary_quotes"], frames["sections"], stem)

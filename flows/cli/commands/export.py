@@ -1,6 +1,7 @@
 """`nkw export`: a document's (or the whole workspace's) entity graph, directed interaction graph and
 episode DAG for Gephi, Cytoscape or networkx, written into the --out folder as DOC.entities.FORMAT,
-DOC.interactions.FORMAT and DOC.episodes.FORMAT (the workspace's name instead of DOC without --doc)."""
+DOC.interactions.FORMAT and DOC.episodes.FORMAT (the workspace's name instead of DOC without --doc),
+and its summary hierarchy as DOC.summaries.md (to read) and DOC.summaries.csv (one row per quote)."""
 
 from __future__ import annotations
 
