@@ -22,12 +22,9 @@ import time
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import Any, Iterator
 
-from flows.log_lines import add_one_line, one_line_handlers
-
-if TYPE_CHECKING:
-    from flows.runtime import Meter
+from flows.runtime import Meter, add_one_line, one_line_handlers
 
 WATCHDOG = """
 import os, signal, sys, time

@@ -37,7 +37,7 @@ import h11
 import uvicorn
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-from flows.log_lines import add_one_line
+from flows.runtime import add_one_line
 from flows.serving.console import AccessLog, AnnouncingServer
 
 try:

@@ -15,7 +15,7 @@ import pytest
 from flows import prefect_server
 from flows.build import runner
 from flows.cli.main import main
-from flows.log_lines import OneLine
+from flows.runtime import OneLine
 from tasks.tables.io import Workspace, read_frame
 from tasks.tables.manifest import load_manifest
 from tests.conftest import SCREENPLAY
