@@ -12,6 +12,7 @@ from tasks.query.question_clauses import QuestionShape, read_shape
 from tasks.query.question_form import QuestionForm, read_question
 from tasks.query.question_scope import QuestionScope, read_scope
 from tasks.query.tools.env import ToolEnv
+from tasks.query.tools.episode_walk import WALK_ROWS
 from tasks.query.tools.graph import find_entities_in_text
 from tasks.query.tools.registry import ToolCall
 
@@ -113,7 +114,7 @@ def follow_up_plan(
     if round_number == 1:
         if intents.shape is not None and intents.shape.kind in WALKED_SHAPES:
             # Which episodes the described events sit in, and the one before / after them.
-            plan.append(("episode_walk_search", {"query": q, "top_k": 6}))
+            plan.append(("episode_walk_search", {"query": q, "top_k": WALK_ROWS}))
         if intents.needs & {"order", "cause"}:
             plan.append(
                 ("narrative_trace_search", {"query": q, "direction": _direction(intents.form), "top_k": 6})

@@ -25,6 +25,8 @@ UNIT_KINDS = ("event", "interaction")
 MAX_ANCHORS = 4
 CANDIDATES = 3  # episodes a clause proposes from each index (episodes, events, passages)
 MAX_WALKED = 2
+# Every row a walk can give: one per anchor, the anchor's own next scene, the episodes reached.
+WALK_ROWS = MAX_ANCHORS + 1 + MAX_WALKED
 PROXIMITY = 0.5  # how much a nearer predecessor is preferred over a better-matching distant one
 
 
@@ -211,7 +213,11 @@ def _row(env: ToolEnv, episode_id: str, chunk_id: str, score: float, role: str, 
 
 
 def episode_walk_search(
-    env: ToolEnv, query: str, clauses: list[str] | None = None, direction: str | None = None, top_k: int = 6
+    env: ToolEnv,
+    query: str,
+    clauses: list[str] | None = None,
+    direction: str | None = None,
+    top_k: int = WALK_ROWS,
 ) -> list[ToolRow]:
     """Anchor each event the question describes to an episode, then walk the cleaned episode DAG
     to the episode before or after them; one row per anchor and per episode reached."""

@@ -93,7 +93,7 @@ class EpisodeWalkArgs(QueryArgs):
         None,
         description="where the asked-for episode lies from the described ones (default: read from the query)",
     )
-    top_k: int = Field(6, ge=1, le=12)
+    top_k: int = Field(episode_walk.WALK_ROWS, ge=1, le=12)
 
 
 class SummaryArgs(Args):
