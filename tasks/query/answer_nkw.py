@@ -14,6 +14,7 @@ from schemas.config import AnswerSettings, RetrievalSettings
 from tasks.query.answer_global import KIND as SUMMARY_KIND
 from tasks.query.answer_global import global_answer
 from tasks.query.answer_types import Answer, Citation, EvidenceText
+from tasks.query.budget_fill import fill_budget, window_candidates
 from tasks.query.evidence_board import (
     TEXT_KINDS,
     BoardBudget,
@@ -209,6 +210,14 @@ def answer_nkw(
             for tool, arguments in plan[: settings.max_calls_per_round]
         )
         board = build_board(env, question, intents, calls, settings, budget, reference.rows, named)
+    # Only the final packet is filled: the planner judges what the tools found, not the filler.
+    board.passages = fill_budget(
+        board.passages,
+        window_candidates(
+            env.store, env.fine_windows(), question, env.vector(question), settings.max_passage_tokens
+        ),
+        budget,
+    )
     skills = (
         (select_skills or select_skills_offline)(question, options, intents, board)
         if settings.reading_skills

@@ -75,3 +75,18 @@ def test_the_places_the_walk_reaches_are_in_the_final_evidence(env):
     walked = episode_walk_search(env, BEFORE)
     evidence_chunks = {e.chunk_id for e in answer.evidence}
     assert {r.chunk_id for r in walked} <= evidence_chunks
+
+
+def test_the_budget_the_board_leaves_is_spent_on_text_ranked_places_after_the_walk(env):
+    settings = load_settings(overrides={"embed_texts": {"backend": "hashing"}})
+    answer = answer_nkw(env, BEFORE, None, settings.answer, settings.retrieval)
+    reference = call_tool(
+        env, "hybrid_evidence_search", {"query": BEFORE, "top_k": settings.retrieval.top_k_chunks}, 0
+    )
+    budget = sum(int(r.extra["n_tokens"]) for r in reference.rows)
+    spent = sum(e.n_tokens for e in answer.evidence)
+    # Filled to within one excerpt of the budget, never over it; the walk's places are still there.
+    assert budget - settings.answer.max_passage_tokens < spent <= budget
+    assert {r.chunk_id for r in episode_walk_search(env, BEFORE)} <= {e.chunk_id for e in answer.evidence}
+    spans = sorted((e.chunk_id, e.text) for e in answer.evidence)
+    assert len(spans) == len(set(spans))  # no place is given twice

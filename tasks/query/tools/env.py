@@ -7,6 +7,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from tasks.query.hybrid.fine_windows import FineWindows, build_windows
 from tasks.query.store.document_store import NarrativeStore
 
 
@@ -20,9 +21,17 @@ class ToolEnv:
     attributes: bool = True
     dense_chunk_score: str = "best_sentence"  # [retrieval] dense_chunk_score of the text channel
     _vectors: dict[str, np.ndarray | None] = field(default_factory=dict)
+    _windows: FineWindows | None = None
 
     def vector(self, text: str) -> np.ndarray | None:
         """The query vector for `text`, embedded once per session (None without an embedder)."""
         if text not in self._vectors:
             self._vectors[text] = self.embed_texts([text])[0] if self.embed_texts is not None else None
         return self._vectors[text]
+
+    def fine_windows(self) -> FineWindows:
+        """The document's ~40-word windows and their BM25 index (the text ranking that fills what
+        the board leaves of the budget), built once per session."""
+        if self._windows is None:
+            self._windows = build_windows(self.store.source.sentences, self.store.source.language)
+        return self._windows
