@@ -98,6 +98,7 @@ class ChatReply:
     completion_tokens: int | None
     tool_calls: tuple[dict[str, Any], ...] = ()  # {"id", "name", "arguments"} per OpenAI `message.tool_calls`
     cached_prompt_tokens: int | None = None  # read from the server's prefix cache; None: not said
+    streamed_tokens: int | None = None  # content events of a streamed reply (about one token each)
 
 
 def request_json(

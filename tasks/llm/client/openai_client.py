@@ -251,6 +251,11 @@ class OpenAICompatibleClient:
                 if room is not None and room < MIN_REPLY_TOKENS:
                     return fail("invalid", f"{calls[-1]['error']} (no room left in the context to ask again)")
                 max_tokens = max_tokens if room is None else min(max_tokens, room)
+            # A slow server (a small model on a CPU) is not asked for more than it can write before the
+            # call's deadline: the reply ends at its limit, and its complete items are kept.
+            affordable = self.pool.pacing.affordable_tokens(remaining)
+            if affordable is not None:
+                max_tokens = max(MIN_REPLY_TOKENS, min(max_tokens, affordable))
             payload = chat_payload(
                 self.model, messages, sampling["temperature"], max_tokens, structure, tools, s.enable_thinking
             )
@@ -286,7 +291,7 @@ class OpenAICompatibleClient:
                 continue
             unanswered = False
             self.pool.pacing.observe(
-                reply.completion_tokens,
+                reply.completion_tokens or reply.streamed_tokens,
                 time.perf_counter() - started,
                 prompt_chars(messages, tools),
                 reply.prompt_tokens,

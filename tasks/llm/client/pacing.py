@@ -18,6 +18,7 @@ SLACK = 1.5  # a reply may come this much slower than the measured average
 WINDOW = 32  # replies the speed is measured over (recent ones: the server's load changes)
 DEFAULT_CHARS_PER_TOKEN = 3.0  # conservative for English with a BPE vocabulary (~4 is typical)
 MIN_CHARS_PER_TOKEN, MAX_CHARS_PER_TOKEN = 1.0, 6.0
+EVIDENCE_TOKENS = 256  # reply tokens measured before the speed caps a reply limit
 
 
 class Pacing:
@@ -44,6 +45,15 @@ class Pacing:
             tokens = sum(t for t, _ in self._replies)
             seconds = sum(s for _, s in self._replies)
         return tokens / seconds if tokens and seconds > 0 else None
+
+    def affordable_tokens(self, seconds: float) -> int | None:
+        """The longest reply the server writes in `seconds` at its measured speed (with slack); None
+        until replies of `EVIDENCE_TOKENS` in all were measured (a few short ones measure the
+        request's overhead, not the writing). A longer limit would only be cut by the deadline."""
+        with self._lock:
+            tokens = sum(t for t, _ in self._replies)
+        rate = self.tokens_per_second()
+        return None if rate is None or tokens < EVIDENCE_TOKENS else int(rate * seconds / SLACK)
 
     def timeout_for(self, max_tokens: int, floor_s: float) -> float:
         """Seconds to allow a request whose reply may be `max_tokens` long."""

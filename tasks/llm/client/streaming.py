@@ -29,7 +29,6 @@ from tasks.llm.client.http import (
     post_chat,
 )
 
-
 DEADLINE_FINISH = "deadline"  # finish reason of a stream cut at the call's deadline
 DEADLINE_SLACK_S = 0.5  # a read timeout this close to the deadline is the deadline's
 
@@ -146,6 +145,7 @@ class EventReader:
             prompt_tokens=self.usage.get("prompt_tokens"),
             completion_tokens=self.usage.get("completion_tokens"),
             cached_prompt_tokens=cached_prompt_tokens(self.last, self.usage),
+            streamed_tokens=sum(1 for piece in self.content if piece),
         )
 
 

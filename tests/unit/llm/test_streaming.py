@@ -115,3 +115,18 @@ def test_a_reply_still_being_written_at_the_deadline_keeps_its_complete_items() 
     assert result.value.names == names[: len(result.value.names)]
     [row] = result.calls
     assert (row["status"], row["finish_reason"]) == ("salvaged", "deadline")
+
+
+def test_a_slow_server_is_not_asked_for_more_than_it_writes_before_the_deadline() -> None:
+    """After 300 tokens measured at about 20 a second, a 5,000-token limit becomes what the server
+    writes in the call's 10 s (with slack): about 130, not a reply the deadline would cut."""
+    with _slow_server() as server:
+        settings = fast_llm_settings(server.url, timeout_s=2.0, deadline_s=10.0, max_retries=0)
+        with OpenAICompatibleClient(settings, cache=None) as client:
+            for k in range(5):  # 5 x 60 words, each reply measured
+                assert client.text(_request(f"warm{k}")).ok
+            rate = client.pool.pacing.tokens_per_second()
+            big = LLMRequest("check", "big", "doc", "check/v1", "h", _request().messages, max_tokens=5000)
+            client.text(big)
+        sent = server.chat_requests()[-1].body["max_completion_tokens"]
+    assert rate is not None and sent < 5000 and abs(sent - rate * 10 / 1.5) <= rate * 2
