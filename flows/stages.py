@@ -241,9 +241,11 @@ STAGES: tuple[Stage, ...] = (
             "storylines",
             "communities",
         ),
-        writes=("sentence_salience", "summaries", "summary_quotes"),
-        version="1",
+        writes=("sentence_salience", "summaries", "summary_quotes", "summary_claims"),
+        version="2",
         config="summarize_hierarchy",
+        uses_llm=True,
+        prompts=grouped_prompts("summarize_hierarchy"),
     ),
     # Vectors of every asset, for semantic search at query time.
     Stage(

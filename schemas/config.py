@@ -228,7 +228,7 @@ class DetectCommunitiesSettings(Section):
 
 
 class SummarizeHierarchySettings(Section):
-    """Extractive summaries (offline): the words each level's quotes add up to, at least."""
+    """Summaries: the words each level's quotes add up to, at least; with an LLM, the levels it writes."""
 
     episode_words: int = Field(60, ge=5, description="words quoted for each episode")
     storyline_words: int = Field(150, ge=10, description="words quoted for each storyline")
@@ -236,6 +236,15 @@ class SummarizeHierarchySettings(Section):
         600, ge=20, description="words quoted for the whole work (an answer takes its first quotes by rank)"
     )
     community_words: int = Field(120, ge=10, description="words quoted for each community report")
+    llm_levels: list[Literal["work", "storyline", "community", "episode"]] = Field(
+        default_factory=lambda: ["work", "storyline", "community"],
+        description="LLM: the levels whose summaries the model writes from their quotes (the others "
+        "stay extractive)",
+    )
+    pack_tokens: int = Field(
+        5000, ge=0, description="LLM: summaries share one request while their quotes fit this budget"
+    )
+    max_per_request: int = Field(8, ge=1, le=64, description="LLM: summaries written in one request")
 
 
 class ContinuitySettings(Section):

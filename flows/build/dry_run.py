@@ -243,6 +243,18 @@ def estimate_stage(
     induce = settings.induce_storylines
     storylines = docs * induce.max_storylines
     induce_requests = grouped(storylines, a["storyline_tokens"], induce.max_per_request, induce.pack_tokens)
+    summary = settings.summarize_hierarchy
+    # Summaries the model writes per document, and the tokens of their quotes (about 4/3 a word).
+    summary_levels = {
+        "work": (1, summary.work_words),
+        "storyline": (induce.max_storylines, summary.storyline_words),
+        "community": (settings.detect_communities.max_communities, summary.community_words),
+        "episode": (episodes / docs, summary.episode_words),
+    }
+    summaries = docs * sum(summary_levels[level][0] for level in summary.llm_levels)
+    chosen = [summary_levels[level] for level in summary.llm_levels]
+    summary_tokens = docs * sum(n * words * 4 / 3 for n, words in chosen) / max(1.0, summaries)
+    summary_requests = grouped(summaries, summary_tokens, summary.max_per_request, summary.pack_tokens)
     states = settings.character_states
     rounds = min(states.max_rounds, a["state_rounds_per_section"])
     scene_block = corpus.chunk_tokens / max(1, corpus.sections) + STATE_SCENE_EXTRA_TOKENS
@@ -260,6 +272,7 @@ def estimate_stage(
         "relate_episodes": pairs * a["relate_pair_tokens"] / max(1, relate_requests),
         "break_cycles": questions * a["shortcut_question_tokens"] / max(1, break_requests),
         "induce_storylines": storylines * a["storyline_tokens"] / max(1, induce_requests),
+        "summarize_hierarchy": summaries * summary_tokens / max(1, summary_requests),
         "judge_continuity": continuity_pairs * a["continuity_tokens_per_pair"] / max(1, judge_requests),
         "chain_continuity": 1200,
         "track_character_states": corpus.sections * rounds * scene_block / max(1, state_requests),
@@ -273,6 +286,7 @@ def estimate_stage(
         "relate_episodes": relate_requests,
         "break_cycles": break_requests if shortcut.mode == "saber" else 0,
         "induce_storylines": induce_requests,
+        "summarize_hierarchy": summary_requests,
         "judge_continuity": judge_requests,
         "chain_continuity": corpus.sections * a["chains_per_section"],
         "track_character_states": state_requests * 2,  # extract + critic

@@ -140,7 +140,12 @@ register(
             ),
             ("origin", STR, "Storylines: trunk, branch, terminal or split"),
             ("title", STR, REQUIRED, "Episode title, storyline name, document title or community name"),
-            ("text", STR, REQUIRED, "The quotes joined in story order"),
+            (
+                "text",
+                STR,
+                REQUIRED,
+                "The quotes joined in story order, or (method 'llm') the sentences the model wrote from them",
+            ),
             ("n_words", INT, REQUIRED, "Words (English) or characters (Chinese) of the text"),
             ("n_quotes", INT, REQUIRED, "Quotes in summary_quotes"),
             ("sentence_ids", STR_LIST, REQUIRED, "Quoted sentences in story order; sentences.sentence_id"),
@@ -210,5 +215,34 @@ register(
                 "HAVING min(rank) <> 1 OR max(rank) <> count(*) OR count(DISTINCT rank) <> count(*)",
             ),
         ),
+    )
+)
+
+
+register(
+    TableSpec(
+        name="summary_claims",
+        grain="one row per sentence a model wrote for a summary (none offline), with the quotes it rests on",
+        key=("summary_id", "position"),
+        fields=columns(
+            ("summary_id", STR, REQUIRED, "summaries.summary_id"),
+            ("doc_id", STR, REQUIRED),
+            ("position", INT, REQUIRED, "Place of the sentence in the written summary, from 1"),
+            ("text", STR, REQUIRED, "The written sentence"),
+            (
+                "sentence_ids",
+                STR_LIST,
+                REQUIRED,
+                "The quoted sentences it rests on (quotes of the same summary); sentences.sentence_id",
+            ),
+            ("section_ids", STR_LIST, REQUIRED),
+            ("method", STR, REQUIRED),
+        ),
+        foreign_keys=(
+            ForeignKey("summary_id", "summaries", "summary_id", nullable=False),
+            ForeignKey("sentence_ids", "sentences", "sentence_id", is_list=True),
+            ForeignKey("section_ids", "sections", "section_id", is_list=True),
+        ),
+        invariants=(("a claim rests on a quote", "SELECT * FROM {t} WHERE len(sentence_ids) = 0"),),
     )
 )

@@ -4,7 +4,9 @@ episode, each storyline, the whole work and each community of the entity graph g
 sentences that cover it in story order (`summaries`, one row per summary, and `summary_quotes`, one
 row per quoted sentence with its section, chunk and span).
 
-The stage reads the stored sentence vectors; it needs no embedder.
+With an LLM the summaries of `[summarize_hierarchy] llm_levels` are then written by the model from
+their quotes, every written sentence pointing to the quotes it rests on (`summary_claims`,
+tasks.summaries.written_summaries). The stage reads the stored sentence vectors; it needs no embedder.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import pandas as pd
 
 from schemas.config import SummarizeHierarchySettings
 from tasks.summaries.salience import UnitSpan, sentence_salience
+from tasks.summaries.written_summaries import write_summaries
 from tasks.summaries.summary_rows import (
     DocumentSentences,
     community_reports,
@@ -97,6 +100,16 @@ def summarize_document(
 
 def run(ctx: StageContext) -> StageOutput:
     doc = ctx.document
-    return summarize_document(
+    output = summarize_document(
         doc.doc_id, doc.title, doc.language, ctx.tables, ctx.settings.summarize_hierarchy
     )
+    if ctx.llm is None:
+        output["summary_claims"] = []
+        return output
+    sections = ctx.table("sections")
+    headings = {
+        str(s): f"[{int(o)}] {h}"
+        for s, o, h in zip(sections["section_id"], sections["ordinal"], sections["heading"])
+    }
+    output.update(write_summaries(ctx, output["summaries"], output["summary_quotes"], headings))
+    return output

@@ -23,6 +23,7 @@ from schemas.responses.hierarchy import (
     StorylineDescription,
 )
 from schemas.responses.narrative import FactsReply
+from schemas.responses.summaries import WrittenSummary
 
 
 @dataclass(frozen=True)
@@ -69,6 +70,10 @@ _DECLARED = (
     RequestShape(
         "induce_storylines", "induce_storylines", "induce_storylines/v2", StorylineDescription,
         "induce_storylines", "pack_tokens", "max_per_request", 400,
+    ),
+    RequestShape(
+        "summarize_hierarchy", "summarize_hierarchy", "summarize_hierarchy/v1", WrittenSummary,
+        "summarize_hierarchy", "pack_tokens", "max_per_request", 450,
     ),
     RequestShape(
         "judge_continuity", "judge_continuity", "judge_continuity/v2", ContinuityJudgment,

@@ -76,7 +76,8 @@ def test_requests_first_holds_back_only_stages_that_lead_to_no_request():
     assert set(gates) == {"index_terms", "embed_assets"}
     assert {"extract_graph", "embed_texts", "propose_continuity", "judge_continuity"} <= gates["index_terms"]
     assert "track_character_states" not in gates["index_terms"]  # it leads to no other request
-    assert gates["embed_assets"] == {"propose_continuity", "judge_continuity"}  # the rest it waits for anyway
+    # the rest it waits for anyway; detect_communities leads to summarize_hierarchy's requests
+    assert gates["embed_assets"] == {"propose_continuity", "judge_continuity", "detect_communities"}
     assert "extract_facts" not in upstream(list(STAGES))["propose_continuity"]
     offline = [Stage(s.name, s.run, s.reads, s.writes, s.version) for s in STAGES]  # no LLM stage
     assert requests_first(offline) == {}

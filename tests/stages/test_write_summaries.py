@@ -1,0 +1,93 @@
+"""summarize_hierarchy with an LLM (the fake server): the work, storyline and community summaries are
+written from their numbered quotes, several per request; every written sentence keeps the quotes it
+names, a number outside the item's quotes is dropped, and a summary whose reply cites nothing stays
+extractive with a failures row."""
+
+from __future__ import annotations
+
+import re
+
+import pandas as pd
+import pyarrow as pa
+
+from schemas.config import load_settings
+from tasks.stage import StageContext
+from tasks.summaries import summarize_hierarchy
+from tasks.tables.io import read_frame
+from tests.fixtures.hierarchy.llm import llm_client
+from tests.fixtures.hierarchy.mini import contract_problems
+
+DOC = "the_lighthouse_key"
+ITEM = re.compile(r"^(\d+)\. (\S[^:]*): ", re.MULTILINE)
+QUOTE = re.compile(r"^Q(\d+) ", re.MULTILINE)
+
+
+def written(prompt: str) -> dict:
+    """Two sentences per item citing its first quotes (and a number no item has); the second item of a
+    request cites only numbers it does not have."""
+    blocks = ITEM.split(prompt)[1:]
+    items = []
+    for index, (number, _kind, body) in enumerate(zip(blocks[0::3], blocks[1::3], blocks[2::3])):
+        count = len(QUOTE.findall(body))
+        if index == 1:
+            sentences = [{"text": "Nothing the quotes say.", "quotes": [count + 5]}]
+        else:
+            sentences = [
+                {"text": "Margaret keeps the key.", "quotes": [1, count + 9]},
+                {"text": "The storm comes.", "quotes": [count]},
+            ]
+        items.append({"number": int(number), "sentences": sentences})
+    return {"items": items}
+
+
+def _tables(workspace) -> dict[str, pd.DataFrame]:
+    names = (
+        "documents", "sections", "sentences", "embeddings", "entities", "mentions", "events",
+        "interactions", "episodes", "storylines", "communities",
+    )  # fmt: skip
+    return {name: read_frame(workspace, name, DOC) for name in names}
+
+
+def test_the_model_writes_summaries_that_point_to_their_quotes(sample_workspace):
+    settings = load_settings(overrides={"embed_texts": {"backend": "hashing"}})
+    tables = _tables(sample_workspace)
+    with llm_client(written) as (client, server):
+        ctx = StageContext("summarize_hierarchy", DOC, settings, tables=tables, llm=client)
+        out = summarize_hierarchy.run(ctx)
+        requests = len(server.chat_requests())
+    rows = {r["summary_id"]: r for r in out["summaries"]}
+    levels = settings.summarize_hierarchy.llm_levels
+    asked = [r for r in rows.values() if r["level"] in levels]
+    assert requests < len(asked)  # several summaries a request
+    assert all(r["method"] == "extractive" for r in rows.values() if r["level"] not in levels)
+    quotes: dict[str, list[dict]] = {}
+    for quote in sorted(out["summary_quotes"], key=lambda q: q["position"]):
+        quotes.setdefault(quote["summary_id"], []).append(quote)
+    claims = out["summary_claims"]
+    assert claims and {c["summary_id"] for c in claims} == {
+        i for i, r in rows.items() if r["method"] == "llm"
+    }
+    for claim in claims:
+        own = quotes[claim["summary_id"]]
+        assert set(claim["sentence_ids"]) <= {q["sentence_id"] for q in own}
+        # the out-of-range number was dropped, the real first quote kept
+        if claim["text"] == "Margaret keeps the key.":
+            assert claim["sentence_ids"] == [own[0]["sentence_id"]]
+    work = next(r for r in rows.values() if r["level"] == "work")
+    assert work["method"] == "llm" and work["text"] == "Margaret keeps the key. The storm comes."
+    # the item citing nothing it was shown stays extractive and is reported
+    failed = {f["item_id"] for f in out["failures"]}
+    assert failed and all(rows[i]["method"] == "extractive" for i in failed)
+    assert out["llm_calls"] and all(c["stage"] == "summarize_hierarchy" for c in out["llm_calls"])
+    frames = {
+        "summaries": out["summaries"],
+        "sentences": tables["sentences"][["sentence_id"]],
+        "sections": tables["sections"][["section_id"]],
+    }
+    arrow = {k: pa.Table.from_pandas(pd.DataFrame(v), preserve_index=False) for k, v in frames.items()}
+    assert contract_problems("summary_claims", claims, arrow) == []
+
+
+def test_offline_there_are_no_claims(sample_workspace):
+    assert read_frame(sample_workspace, "summary_claims", DOC).empty
+    assert set(read_frame(sample_workspace, "summaries", DOC)["method"]) == {"extractive"}
