@@ -8,7 +8,6 @@ in Prefect tasks.
 from __future__ import annotations
 
 import errno
-import json
 import threading
 import time
 import traceback
@@ -18,6 +17,7 @@ from typing import Any, Callable
 import pyarrow as pa
 
 from flows.build.invalidate import invalidate_after_failure
+from flows.build.outputs import check_all, forget_missing_replies, lost_items, validate_outputs
 from flows.build.schedule import requests_first, run_graph, upstream
 from flows.stages import SIDE_TABLES, Stage, blocked_by
 from schemas.config import Settings
@@ -26,8 +26,7 @@ from tasks.embeddings import Embedder, embedder_identity
 from tasks.ingest.scan import DocumentRef, read_document
 from tasks.llm.requests.prompts import prompts_hash
 from tasks.stage import RawDocument, StageContext
-from tasks.tables.contracts import ContractError, check_outputs
-from tasks.tables.io import SchemaError, Workspace, read_frame, to_arrow, write_table
+from tasks.tables.io import Workspace, read_frame, write_table
 from tasks.tables.manifest import (
     DocumentManifest,
     StageRecord,
@@ -39,15 +38,7 @@ from tasks.tables.manifest import (
 )
 from tasks.vector_store import caching
 
-# Failures rows of items the LLM did not give a usable answer for: the server never answered
-# (connection, HTTP 5xx/429, timeouts), or its reply was unusable (not the schema, `content: null`,
-# truncated, refused, or an item a batched reply left out). The stage's output lacks them, so the
-# stage is `partial`: the build says INCOMPLETE and exits non-zero, and the next build (or
-# `--retry-failed`) runs the stage again. Validated replies come from the LLM cache, so only the
-# lost items are asked again.
-LOST_PREFIX = "llm "
 DISK_FULL = (errno.ENOSPC, errno.EDQUOT)
-MISSING_PREFIX = "llm missing:"
 
 
 @dataclass
@@ -262,8 +253,8 @@ def run_stage(
         produced = stage.run(ctx)
         warnings = list(produced.pop("_warnings", []) or [])
         details = dict(produced.pop("_details", {}) or {})  # stage figures worth keeping in the manifest
-        outputs = _validate_outputs(stage, produced)
-        _check_all(workspace, doc_id, outputs)
+        outputs = validate_outputs(stage, produced)
+        check_all(workspace, doc_id, outputs)
         lost = lost_items(outputs["failures"])
     except Exception as exc:  # any stage error becomes a failures row; the build carries on
         return _record_failure(workspace, manifest, stage, doc_id, exc, started)
@@ -384,60 +375,9 @@ def _commit_record(workspace: Workspace, manifest: DocumentManifest, stage: str,
         save_manifest(workspace, manifest)
 
 
-def lost_items(failures: pa.Table) -> int:
-    """How many failures rows are items the LLM gave no usable answer for."""
-    return sum(1 for error in failures.column("error").to_pylist() if str(error).startswith(LOST_PREFIX))
-
-
-def forget_missing_replies(workspace: Workspace, doc_id: str, stage: str, llm: Any) -> int:
-    """Drop from the LLM cache the replies that left items out (`llm missing` rows of the stage's last
-    run): they were valid, so they were cached, and would otherwise leave the same items out again."""
-    cache = getattr(llm, "cache", None)
-    if cache is None:
-        return 0
-    failures = read_frame(workspace, "failures", doc_id)
-    if failures.empty:
-        return 0
-    rows = failures[(failures["stage"] == stage) & failures["error"].str.startswith(MISSING_PREFIX)]
-    dropped = 0
-    for payload in rows["payload"]:
-        try:
-            key = json.loads(payload).get("call_key")
-            path = cache.path(key)
-        except (ValueError, TypeError, AttributeError):
-            continue  # no readable key: nothing to forget
-        try:
-            path.unlink()
-            dropped += 1
-        except OSError:
-            pass  # already gone, or not ours to remove: the item is asked from the cache again
-    return dropped
-
-
 def _document_text(doc: Document, settings: Settings) -> RawDocument:
     """The text only the ingest stage needs: read from the input file when `doc` is a reference."""
     return doc if isinstance(doc, RawDocument) else read_document(doc, settings.build.max_document_chars)
-
-
-def _validate_outputs(stage: Stage, produced: dict[str, Any]) -> dict[str, pa.Table]:
-    unexpected = set(produced) - set(stage.writes) - set(stage.side_writes)
-    missing = set(stage.writes) - set(produced)
-    if unexpected or missing:
-        raise SchemaError(
-            f"stage {stage.name} returned tables {sorted(produced)}; declared writes {list(stage.writes)}"
-        )
-    outputs = {name: to_arrow(name, produced[name]) for name in stage.writes}
-    # Every stage run replaces its failures partition, so fixed problems disappear on rebuild.
-    outputs["failures"] = to_arrow("failures", produced.get("failures", []))
-    if "llm_calls" in produced and "llm_calls" in stage.side_writes:
-        outputs["llm_calls"] = to_arrow("llm_calls", produced["llm_calls"])
-    return outputs
-
-
-def _check_all(workspace: Workspace, doc_id: str, outputs: dict[str, pa.Table]) -> None:
-    problems = check_outputs(workspace, doc_id, outputs)
-    if problems:
-        raise ContractError("; ".join(problems[:5]))
 
 
 def _one_line(exc: BaseException) -> str:
