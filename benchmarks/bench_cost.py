@@ -43,7 +43,7 @@ from bench_llm import measure_concurrency, print_concurrency  # noqa: E402
 from cost_llm import llm_build, print_llm  # noqa: E402
 from cost_offline import ask_startup, offline_build, print_offline, query_latencies  # noqa: E402
 from flows.cli.main import prefect_environment  # noqa: E402
-from flows.evaluation.evaluate import load_questions  # noqa: E402
+from flows.evaluation.question_file import load_questions  # noqa: E402
 
 STAGE = REPO.parent / "shared" / "data" / "stage"
 

@@ -17,7 +17,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from flows.answer_questions import QueryEngine  # noqa: E402
-from flows.evaluation.evaluate import load_questions  # noqa: E402
+from flows.evaluation.question_file import load_questions  # noqa: E402
 from schemas.config import load_settings  # noqa: E402
 from tasks.tables.io import Workspace  # noqa: E402
 

@@ -26,7 +26,7 @@ configure_process()  # the thread settings `nkw` applies at start, before numpy 
 import numpy as np  # noqa: E402
 
 from flows.answer_questions import QueryEngine, warm_up  # noqa: E402
-from flows.evaluation.evaluate import load_questions  # noqa: E402
+from flows.evaluation.question_file import load_questions  # noqa: E402
 from schemas.config import load_settings  # noqa: E402
 from tasks.tables.io import Workspace  # noqa: E402
 

@@ -21,7 +21,7 @@ from cost_llm import asked_items, stage_items  # noqa: E402
 from flows.answer_questions import QueryEngine, warm_up  # noqa: E402
 from flows.build_corpus import build_with_prefect as build  # noqa: E402  (documents as Prefect task runs)
 from flows.build.corpus import make_resources  # noqa: E402
-from flows.evaluation.evaluate import load_questions  # noqa: E402
+from flows.evaluation.question_file import load_questions  # noqa: E402
 from flows.prefect_server import reap_with_this_process  # noqa: E402
 from schemas.config import load_settings  # noqa: E402
 from tasks.embeddings import build_embedder  # noqa: E402

@@ -34,9 +34,10 @@ from flows.evaluation.ablation import (
     shared_embedder_factory,
     variant_settings,
 )
-from flows.evaluation.evaluate import evaluate, load_questions
+from flows.evaluation.evaluate import evaluate
 from flows.evaluation.judging import judge_client
 from flows.evaluation.question_budget import question_budget
+from flows.evaluation.question_file import load_questions
 from flows.prefect_server import reporting_to_server
 from schemas.config import Settings
 from schemas.ids import sha256_bytes, stable_hash

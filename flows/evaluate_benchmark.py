@@ -29,10 +29,10 @@ from flows.evaluation.evaluate import (
     EvalReport,
     answer_document,
     answering_identity,
-    document_questions,
     evaluate,
 )
 from flows.evaluation.judging import judge_client
+from flows.evaluation.question_file import document_questions
 from flows.evaluation.run_records import settings_summary
 from flows.prefect_artifacts import eval_subject, publish_eval, record_flow_run
 from flows.prefect_server import reporting_to_server

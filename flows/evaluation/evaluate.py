@@ -7,33 +7,31 @@ for scheduled and parallel evaluation runs.
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable
 
 import pandas as pd
 
 from flows.answer_questions import QueryEngine, warm_up
-from flows.evaluation.resume import clear_checkpoints, load_checkpoint, save_checkpoint
+from flows.evaluation.answer_journal import AnswerJournal
 from flows.evaluation.judging import judge_run
+from flows.evaluation.question_budget import question_budget
+from flows.evaluation.question_checks import build_gaps
+from flows.evaluation.question_file import QuestionFileError, benchmark_name, check_documents, load_questions
+from flows.evaluation.resume import clear_checkpoints, load_checkpoint, save_checkpoint
+from flows.evaluation.rows import answer_row, trace_rows
+from flows.evaluation.run_records import record_run, run_row, settings_summary
 from schemas.config import Settings
-from tasks.query.store.doc_index import DocumentNotBuilt
+from schemas.ids import sha256_bytes, stable_hash
 from tasks.evaluate.gold_mapping import SectionLookup, gold_lines, gold_summary, gold_warning, map_gold
 from tasks.evaluate.metrics import METRICS, Question, metric_rows, summarize
 from tasks.evaluate.protocol import correctness, protocol_metric_rows, summarize_protocol
-from schemas.ids import sha256_bytes, stable_hash
-from tasks.tables.io import Workspace, read_frame, write_table
+from tasks.query.store.doc_index import DocumentNotBuilt
+from tasks.tables.io import Workspace, write_table
 from tasks.tables.partitions import write_listing
-from flows.evaluation.answer_journal import AnswerJournal
-from flows.evaluation.rows import answer_row, trace_rows
-from flows.evaluation.run_records import record_run, run_row, settings_summary
-from flows.evaluation.question_budget import question_budget
-from tasks.ingest.read_input import InputRefused
-from tasks.tables.confine import describe as describe_link, escaping_links
-from flows.evaluation.question_checks import build_gaps, describe_problems, read_lines, validate_questions
-
 
 SERVING_FIELDS = {"url", "timeout_s", "deadline_s", "max_retries", "backoff_s", "concurrency"}
 JUDGING_FIELDS = {
@@ -44,10 +42,6 @@ JUDGING_FIELDS = {
     "document_concurrency",
     "question_concurrency",
 }
-
-
-class QuestionFileError(ValueError):
-    """A questions file that cannot be read."""
 
 
 @dataclass
@@ -84,44 +78,6 @@ class EvalReport:
         }
 
 
-def load_questions(path: Path) -> list[Question]:
-    """Every question of the file, validated as a whole before anything is answered."""
-    try:
-        lines = read_lines(path)
-    except (OSError, UnicodeDecodeError, InputRefused) as exc:
-        raise QuestionFileError(f"cannot read questions file {path}: {exc}") from None
-    questions, problems = validate_questions(lines, path.name)
-    if problems:
-        raise QuestionFileError(describe_problems(problems))
-    if not questions:
-        raise QuestionFileError(f"{path} has no questions")
-    return questions
-
-
-def check_documents(workspace: Workspace, questions: list[Question]) -> None:
-    """Refuse a run none of whose questions' documents are in the workspace (it would score n=0),
-    or a workspace with a folder linked outside it (its answers would be written there)."""
-    links = escaping_links(workspace.root)
-    if links:
-        raise QuestionFileError(describe_link(workspace.root, links[0]))
-    present = set(read_frame(workspace, "documents", columns=["doc_id"])["doc_id"])
-    wanted = sorted({q.doc_id for q in questions})
-    if not present & set(wanted):
-        listed = ", ".join(wanted[:5]) + (f" and {len(wanted) - 5} more" if len(wanted) > 5 else "")
-        raise QuestionFileError(
-            f"none of the questions' documents ({listed}) are in workspace "
-            f"{workspace.root.name!r}; "
-            "build them first (see `nkw inspect`)"
-        )
-
-
-def document_questions(path: Path, sha256: str, doc_id: str, limit: int | None) -> list[Question]:
-    """The questions of one document, read by a task from the questions file it was given by reference."""
-    if sha256_bytes(path.read_bytes()) != sha256:
-        raise QuestionFileError(f"{path} changed while it was being evaluated")
-    return [q for q in question_budget(load_questions(path), limit) if q.doc_id == doc_id]
-
-
 @dataclass(frozen=True)
 class EvalJob:
     """An evaluation run by reference: what a Prefect flow gets instead of questions and an engine."""
@@ -134,10 +90,6 @@ class EvalJob:
     benchmark: str
     system: str
     samples: int
-
-
-def benchmark_name(path: Path) -> str:
-    return path.parent.name if path.stem == "questions" else path.stem.replace(".questions", "")
 
 
 def _answer_question(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from flows.evaluation.evaluate import document_questions
+from flows.evaluation.question_file import document_questions
 from flows.evaluation.question_budget import question_budget
 from schemas.ids import sha256_bytes
 from tasks.evaluate.metrics import Question

@@ -8,7 +8,6 @@ from pathlib import Path
 
 from flows.ablate_flow import format_ablation, run_ablation
 from flows.cli.argument_checks import MAX_SAMPLES
-from flows.evaluation.ablation import AblationError, parse_settings
 from flows.cli.commands.common import (
     UserError,
     file_problem,
@@ -16,7 +15,8 @@ from flows.cli.commands.common import (
     settings_from,
     workspace_from,
 )
-from flows.evaluation.evaluate import QuestionFileError
+from flows.evaluation.ablation import AblationError, parse_settings
+from flows.evaluation.question_file import QuestionFileError
 from flows.runtime import Meter
 from tasks.terminal import say
 

@@ -20,8 +20,9 @@ from flows.cli.commands.common import (
     workspace_from,
 )
 from flows.evaluate_benchmark import evaluate_with_prefect
-from flows.evaluation.evaluate import QuestionFileError, evaluate, format_report
+from flows.evaluation.evaluate import evaluate, format_report
 from flows.evaluation.judging import judge_client
+from flows.evaluation.question_file import QuestionFileError
 from flows.runtime import Meter
 from tasks.terminal import say
 
