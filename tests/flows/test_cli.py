@@ -163,6 +163,8 @@ def test_build_and_eval_without_prefect(capsys, tmp_path):
     assert set(report["metrics"]) == {
         "evidence_recall",
         "mcq_accuracy",
+        "rouge_1_f1",
+        "rouge_2_f1",
         "rouge_l_f1",
         "latency_ms_p50",
         "latency_ms_p95",
