@@ -195,9 +195,10 @@ def answer_nkw(
     rounds = settings.follow_up_rounds
     if words is not None and finalize is None and settings.hierarchy and "summary_search" in allowed:
         # A whole-story question: no packet of passages holds its answer, the hierarchy's quotes do;
-        # follow-up rounds would only refine a packet the answer does not read.
+        # follow-up rounds would only refine a packet the answer does not read. The call is decided
+        # by rule with the forced first pass (round 0), so it runs whatever the follow-up depth.
         scope = intents.scope.kind if intents.scope is not None else "work"
-        summary_call = call_tool(env, "summary_search", {"query": question, "kind": scope, "words": words}, 1)
+        summary_call = call_tool(env, "summary_search", {"query": question, "kind": scope, "words": words}, 0)
         calls.append(summary_call)
         rounds = 0
     for round_number in range(1, rounds + 1):

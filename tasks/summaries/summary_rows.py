@@ -20,6 +20,8 @@ from tasks.summaries.select_quotes import Candidate, select_quotes
 from tasks.text import count_words
 
 METHOD = "extractive"
+# One summary as made: its `summaries` row and its `summary_quotes` rows.
+Made = tuple[dict[str, Any], list[dict[str, Any]]]
 # A sentence naming two of a community's key members tells more about the community than one
 # naming only one of them.
 CO_MENTION_BONUS = 0.3
@@ -44,7 +46,10 @@ class DocumentSentences:
         return np.flatnonzero(~self.salience["is_front_matter"].to_numpy(dtype=bool))
 
     def candidates(
-        self, positions: Iterable[int], groups: Sequence[Hashable] | None = None, bonus: Any = None
+        self,
+        positions: Iterable[int],
+        groups: Sequence[Hashable] | None = None,
+        bonus: np.ndarray | None = None,
     ) -> list[Candidate]:
         """Candidates for select_quotes: each position with its group (default: its section), its
         salience (plus `bonus[position]` when given) and its words."""
@@ -71,7 +76,7 @@ def summary(
     title: str,
     ranked: list[int],
     origin: str | None = None,
-) -> tuple[dict[str, Any], list[dict[str, Any]]] | None:
+) -> Made | None:
     """The `summaries` row and its `summary_quotes` rows for quotes chosen in rank order (None
     when nothing was chosen)."""
     if not ranked:
@@ -128,7 +133,7 @@ def _members(doc: DocumentSentences) -> dict[str, list[int]]:
     return found
 
 
-def episode_summaries(doc: DocumentSentences, episodes: pd.DataFrame, words: int) -> list[tuple]:
+def episode_summaries(doc: DocumentSentences, episodes: pd.DataFrame, words: int) -> list[Made]:
     """One summary per episode that has quotable sentences, in episode order."""
     members = _members(doc)
     made = []
@@ -141,7 +146,7 @@ def episode_summaries(doc: DocumentSentences, episodes: pd.DataFrame, words: int
     return [m for m in made if m is not None]
 
 
-def storyline_summaries(doc: DocumentSentences, storylines: pd.DataFrame, words: int) -> list[tuple]:
+def storyline_summaries(doc: DocumentSentences, storylines: pd.DataFrame, words: int) -> list[Made]:
     """One summary per storyline (trunk and branches in their own order), its quotes spread over its
     episodes."""
     members = _members(doc)
@@ -166,7 +171,7 @@ def storyline_summaries(doc: DocumentSentences, storylines: pd.DataFrame, words:
     return [m for m in made if m is not None]
 
 
-def work_summary(doc: DocumentSentences, title: str, words: int) -> list[tuple]:
+def work_summary(doc: DocumentSentences, title: str, words: int) -> list[Made]:
     """The whole work: quotes spread over the episodes (a sentence outside every episode counts with
     its section) in proportion to their length."""
     positions = doc.quotable()
@@ -182,7 +187,7 @@ def work_summary(doc: DocumentSentences, title: str, words: int) -> list[tuple]:
 
 def community_reports(
     doc: DocumentSentences, communities: pd.DataFrame, mentions: pd.DataFrame, words: int
-) -> list[tuple]:
+) -> list[Made]:
     """One report per community: the sentences naming its key members (more of them, more worth),
     spread over the sections where they appear."""
     starts = doc.sentences["char_start"].to_numpy(dtype=np.int64)
