@@ -54,13 +54,9 @@ def fixed_count_schema(schema: dict[str, Any], n: int) -> dict[str, Any]:
         }
         for k in range(1, n + 1)
     ]
-    fixed["properties"]["items"] = {
-        "type": "array",
-        "prefixItems": positions,
-        "items": False,
-        "minItems": n,
-        "maxItems": n,
-    }
+    # No `items: false`: maxItems = n already closes the list, and llama.cpp's own schema converter
+    # (response_format) refuses a boolean schema there.
+    fixed["properties"]["items"] = {"type": "array", "prefixItems": positions, "minItems": n, "maxItems": n}
     if not fixed["$defs"]:
         del fixed["$defs"]
     return fixed
