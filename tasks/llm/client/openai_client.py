@@ -122,7 +122,8 @@ class OpenAICompatibleClient:
 
     def structured(self, request: LLMRequest, response_model: type[M]) -> LLMResult[M]:
         """One validated `response_model` instance for `request`, or a failure result."""
-        name, schema_json, fields = response_schema(response_model)
+        self.fit.learn_slots()  # the server's kind decides which schema it is sent
+        name, schema_json, fields = response_schema(response_model, self.pool.keeps_string_lengths)
         schema = json.loads(schema_json)
         if request.answer_count:  # a grouped reply: exactly n answers, numbered 1..n
             schema = fixed_count_schema(schema, request.answer_count)

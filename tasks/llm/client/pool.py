@@ -47,6 +47,7 @@ class ServerPool:
         self.pacing = Pacing()  # the server's measured speed, which sizes every client's timeouts
         self.slots_read = False  # the server's own slot count asked once (`narrow`)
         self.learning = threading.Lock()  # requests wait while the first one asks it
+        self.keeps_string_lengths = False  # llama.cpp (it answers /props): maxLength is sent along
 
     @contextmanager
     def slot(self) -> Iterator[None]:

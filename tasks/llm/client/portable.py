@@ -15,22 +15,24 @@ from typing import Any
 DROPPED_STRING_KEYS = ("pattern", "maxLength", "format")
 
 
-def portable_schema(schema: Any) -> Any:
-    """A copy of `schema` without the string constraints some backends refuse or compile slowly."""
+def portable_schema(schema: Any, keep_lengths: bool = False) -> Any:
+    """A copy of `schema` without the string constraints some backends refuse or compile slowly;
+    `keep_lengths` keeps `maxLength` (llama.cpp's own converter takes it, and it stops a small model
+    writing one reason until its token limit)."""
     if isinstance(schema, list):
-        return [portable_schema(item) for item in schema]
+        return [portable_schema(item, keep_lengths) for item in schema]
     if not isinstance(schema, dict):
         return schema
     is_string = schema.get("type") == "string" or "pattern" in schema
     out: dict[str, Any] = {}
     for key, value in schema.items():
-        if is_string and key in DROPPED_STRING_KEYS:
+        if is_string and key in DROPPED_STRING_KEYS and not (keep_lengths and key == "maxLength"):
             continue
         # Property names and enum values are data, not schemas: copy them unchanged.
         if key in ("properties", "$defs", "definitions") and isinstance(value, dict):
-            out[key] = {name: portable_schema(sub) for name, sub in value.items()}
+            out[key] = {name: portable_schema(sub, keep_lengths) for name, sub in value.items()}
         elif key in ("enum", "const", "default", "examples", "required"):
             out[key] = value
         else:
-            out[key] = portable_schema(value)
+            out[key] = portable_schema(value, keep_lengths)
     return out

@@ -57,12 +57,12 @@ _CALL_JSON = re.compile(r'"name"\s*:\s*"[^"]*"\s*,\s*"(arguments|parameters)"\s*
 
 
 @lru_cache(maxsize=128)
-def response_schema(response_model: type[BaseModel]) -> tuple[str, str, str]:
+def response_schema(response_model: type[BaseModel], keep_lengths: bool = False) -> tuple[str, str, str]:
     """(schema name, JSON of the schema sent to the server, its fields written out for the prompt)
-    of a response model; text, so the result is hashable and computed once per model."""
+    of a response model; text, so the result is hashable and computed once per model and server kind."""
     name = re.sub(r"[^A-Za-z0-9_-]", "_", response_model.__name__)[:64]
     full = response_model.model_json_schema()
-    return name, json.dumps(portable_schema(full), sort_keys=True), describe_fields(full)
+    return name, json.dumps(portable_schema(full, keep_lengths), sort_keys=True), describe_fields(full)
 
 
 @lru_cache(maxsize=128)

@@ -68,7 +68,8 @@ class ServerFit:
 
     def learn_slots(self) -> None:
         """Once per server: fewer requests in flight when it decodes fewer at once than configured
-        (llama.cpp says so in /props), so none waits silently in its queue."""
+        (llama.cpp says so in /props), so none waits silently in its queue; and whether it is
+        llama.cpp, whose schema converter keeps string lengths."""
         pool = self.pool
         if pool.slots_read or pool.remote is not None:
             return
@@ -77,6 +78,7 @@ class ServerFit:
                 return
             timeout = min(self.settings.timeout_s, 10.0)
             slots = server_slots(self.http, self.base_url, self.headers, timeout)
+            pool.keeps_string_lengths = slots is not None  # llama.cpp's converter takes maxLength
             if slots is not None and slots < pool.limit:
                 log.info("llm: %s decodes %d request(s) at once; %d in flight", self.base_url, slots, slots)
                 pool.narrow(slots)

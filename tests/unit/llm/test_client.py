@@ -168,7 +168,7 @@ def test_injected_http_client_is_used_and_left_open(fake_llm_server: FakeOpenAIS
     client = OpenAICompatibleClient(fast_llm_settings(fake_llm_server.url), http_client=http)
     assert client.structured(make_request(), LLMCheckReply).status == "ok"
     client.close()
-    assert seen == ["/v1/models", "/props", "/v1/chat/completions"] and not http.is_closed
+    assert seen == ["/props", "/v1/models", "/v1/chat/completions"] and not http.is_closed
     http.close()
 
 

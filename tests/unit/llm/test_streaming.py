@@ -3,10 +3,12 @@ and the client sends no more requests at once than the server decodes."""
 
 from __future__ import annotations
 
+import json
 import threading
 from typing import Any
 
 import pytest
+from pydantic import Field
 
 from schemas.responses.base import LLMCheckReply, ResponseModel
 from tasks.llm.client.http import HTTPCallError
@@ -99,6 +101,10 @@ class Names(ResponseModel):
     names: list[str]
 
 
+class Reason(ResponseModel):
+    reason: str = Field(max_length=600)
+
+
 def test_a_reply_still_being_written_at_the_deadline_keeps_its_complete_items() -> None:
     """A model writing slowly past the call's deadline: what it streamed is kept like a reply cut
     at its limit, its finished items salvaged, instead of losing the whole reply."""
@@ -130,3 +136,16 @@ def test_a_slow_server_is_not_asked_for_more_than_it_writes_before_the_deadline(
             client.text(big)
         sent = server.chat_requests()[-1].body["max_completion_tokens"]
     assert rate is not None and sent < 5000 and abs(sent - rate * 10 / 1.5) <= rate * 2
+
+
+def test_a_llama_cpp_server_is_sent_string_lengths_and_vllm_is_not() -> None:
+    """llama.cpp's converter takes maxLength (a small model's reason then ends in time); xgrammar
+    compiles long ones slowly, so a server without /props gets the portable schema."""
+    sent = {}
+    for name, slots in (("llama.cpp", 1), ("vllm", None)):
+        with FakeOpenAIServer(slots=slots) as server:
+            with OpenAICompatibleClient(fast_llm_settings(server.url), cache=None) as client:
+                assert client.structured(_request(name), Reason).ok
+            [request] = server.chat_requests()
+        sent[name] = json.dumps(request.body["response_format"])
+    assert '"maxLength"' in sent["llama.cpp"] and '"maxLength"' not in sent["vllm"]
