@@ -46,8 +46,9 @@ def evaluated(built, local_server):
 
 
 def _first_item(calls: pd.DataFrame) -> pd.Series:
-    # A request carrying several items is logged as "<first>+<n>", asked again as "<first>#again".
-    return calls["item_id"].str.replace(r"(#again)?(\+\d+)?$", "", regex=True)
+    # A request carrying several items is logged as "<first>+<n>"; asked again it carries a retry tag
+    # ("#again", "#split", or "#alone" for a pack's chunk asked alone).
+    return calls["item_id"].str.replace(r"(#again|#split|#alone)?(\+\d+)?$", "", regex=True)
 
 
 def test_the_build_finishes_and_its_exit_code_matches_what_it_lost(built):
