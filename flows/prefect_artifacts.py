@@ -20,6 +20,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from flows.prefect_server import reporting_to_server
 from schemas.ids import stable_hash
 from tasks.evaluate.metrics import METRICS
 
@@ -194,8 +195,6 @@ def publish(key: str, markdown: str, description: str, summary: str, ok: bool, s
     from prefect.client.orchestration import get_client
     from prefect.client.schemas.actions import ArtifactCreate, LogCreate
     from prefect.context import FlowRunContext
-
-    from flows.prefect_server import reporting_to_server
 
     with _lock:
         recorded = _flow_runs.pop(subject, None)
