@@ -29,6 +29,7 @@ SHOTS = (
     ("view_swimlane.png", "swimlane", 1200),
     ("view_continuity_chains.png", "chains", 1200),
     ("view_storyline_dag.png", "dag", 1200),
+    ("view_summaries.png", "summaries", 1200),
     ("view_entity_graph.png", "graph", 1200),
     (f"swimlane_{DOC}.png", "swimlane", 800),
 )

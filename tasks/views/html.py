@@ -1,11 +1,12 @@
 """`nkw view`: one self-contained HTML page per document (inline CSS, JS and data; no server,
-no network): the timeline swimlane, continuity chains, storyline DAG and entity graph.
+no network): the timeline swimlane, continuity chains, storyline DAG, summaries and entity graph.
 
 The page is rendered by Jinja from tasks/views/templates/: `view.html` lays out the page, one
 partial per section (`sections/<id>.html`) and one script per section (`scripts/<id>.js`) fill it,
-so a new panel is one entry in SECTIONS and its two files. The data is embedded as JSON; the graphs
-are drawn and laid out by the libraries vendored in tasks/views/vendor/ (LIBRARIES), each inlined
-with its license text."""
+so a new panel is one entry in SECTIONS and its two files; an optional panel whose data the bundle
+lacks is left out, with its script and its link. The data is embedded as JSON; the graphs are drawn
+and laid out by the libraries vendored in tasks/views/vendor/ (LIBRARIES), each inlined with its
+license text."""
 
 from __future__ import annotations
 
@@ -58,16 +59,21 @@ LIBRARIES = (
 
 @dataclass(frozen=True)
 class Section:
-    """One panel of the page: its anchor id (also its partial's and script's name) and nav title."""
+    """One panel of the page: its anchor id (also its partial's, script's and data key's name), nav
+    title, and whether it is left out when its data is empty (a bundle built before its tables)."""
 
     id: str
     title: str
+    optional: bool = False
 
 
+# In page order; a later script may use what an earlier one defined (the summaries colour their
+# storylines as the DAG does and zoom it to one).
 SECTIONS = (
     Section("swimlane", "Swimlane"),
     Section("chains", "Continuity chains"),
     Section("dag", "Storyline DAG"),
+    Section("summaries", "Summaries", optional=True),
     Section("graph", "Entity graph"),
 )
 # Helpers every section script uses, before the sections; the start script runs after them.
@@ -129,14 +135,21 @@ def library_scripts() -> list[dict[str, str]]:
     return out
 
 
+def shown_sections(data: dict[str, Any]) -> list[Section]:
+    """The sections the page shows: every one but an optional section with no data."""
+    return [s for s in SECTIONS if not s.optional or data.get(s.id)]
+
+
 def render_page(bundle: Bundle) -> str:
     """The page's HTML, from the templates; the data is JSON inside a non-executed script element."""
-    data = json.dumps(_plain(page_data(bundle)), ensure_ascii=False, sort_keys=True)
+    values = page_data(bundle)
+    sections = shown_sections(values)
+    data = json.dumps(_plain(values), ensure_ascii=False, sort_keys=True)
     return _templates.get_template("view.html").render(
         title=bundle.title,
         doc_id=bundle.doc_id,
-        sections=SECTIONS,
-        scripts=[COMMON_SCRIPT, *(f"{s.id}.js" for s in SECTIONS), START_SCRIPT],
+        sections=sections,
+        scripts=[COMMON_SCRIPT, *(f"{s.id}.js" for s in sections), START_SCRIPT],
         libraries=library_scripts(),
         data=_script_safe(data),
     )

@@ -1,15 +1,18 @@
 """What the HTML view shows, as one JSON-ready dict built from a document's bundle: scenes and
 characters of the swimlane with presence and states, final continuity chains with their cues,
 the storyline DAG (episodes with their storyline, the kept relations, and which of them the page's
-layered layout ranks by) and the entity graph (entities and relations; the page lays it out). Texts
-shown in full on hover are shortened at a word break, never inside a word."""
+layered layout ranks by), the work and storyline summaries sentence by sentence with their scenes, and
+the entity graph (entities and relations; the page lays it out). Texts shown in full on hover are
+shortened at a word break, never inside a word; summary sentences are shown whole."""
 
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Callable
 from typing import Any
 
 import networkx as nx
+import pandas as pd
 
 from tasks.tables.io import as_list
 from tasks.views.bundle import Bundle, entity_graph, episode_dag
@@ -110,11 +113,15 @@ def layout_edges(dag: nx.DiGraph, order: list[str]) -> list[tuple[str, str]]:
     return edges
 
 
+def _storylines(bundle: Bundle) -> list[dict[str, Any]]:
+    """Storylines in their order: the DAG's colours and the summaries' links both index this list."""
+    frame = bundle["storylines"]
+    return frame.sort_values(["ordinal", "storyline_id"]).to_dict("records") if len(frame) else []
+
+
 def storyline_dag(bundle: Bundle) -> dict[str, Any]:
     dag = episode_dag(bundle)
-    storylines = (
-        bundle["storylines"].sort_values("ordinal").to_dict("records") if len(bundle["storylines"]) else []
-    )
+    storylines = _storylines(bundle)
     lane: dict[str, int] = {}
     for i, row in enumerate(storylines):
         for episode_id in as_list(row["episode_ids"]):
@@ -147,6 +154,54 @@ def storyline_dag(bundle: Bundle) -> dict[str, Any]:
         for r in storylines
     ]
     return {"episodes": episodes, "edges": edges, "order": order, "storylines": lines}
+
+
+def _sentences(part: pd.DataFrame, scenes: Callable[[dict[str, Any]], list[str]]) -> list[dict[str, Any]]:
+    return [
+        {"text": " ".join(str(r["text"]).split()), "scenes": list(dict.fromkeys(scenes(r)))}
+        for r in part.sort_values("position").to_dict("records")
+    ]
+
+
+def summary_sentences(quotes: pd.DataFrame, claims: pd.DataFrame) -> dict[str, list[dict[str, Any]]]:
+    """Each summary's sentences in order, each with the sections it rests on: the sentences a model
+    wrote (summary_claims; one may rest on quotes of several scenes) where the summary has them,
+    else its quotes (summary_quotes; each from one scene)."""
+    out = {
+        summary_id: _sentences(part, lambda r: as_list(r["section_ids"]))
+        for summary_id, part in (claims.groupby("summary_id") if len(claims) else ())
+    }
+    for summary_id, part in quotes.groupby("summary_id") if len(quotes) else ():
+        out.setdefault(summary_id, _sentences(part, lambda r: [r["section_id"]]))
+    return out
+
+
+def summaries(bundle: Bundle) -> dict[str, Any] | None:
+    """The work summary and the storyline summaries (story order; `storyline` indexes the DAG's
+    storylines, for its colour and its chain), or None when the bundle has neither."""
+    frame = bundle["summaries"]
+    shown = frame[frame["level"].isin(("work", "storyline"))] if len(frame) else frame
+    if shown.empty:
+        return None
+    rows = shown.sort_values(["ordinal", "summary_id"]).to_dict("records")
+    sentences = summary_sentences(bundle["summary_quotes"], bundle["summary_claims"])
+    lanes = {row["storyline_id"]: i for i, row in enumerate(_storylines(bundle))}
+
+    def item(row: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "id": row["summary_id"],
+            "title": str(row["title"]),
+            "origin": row["origin"] if isinstance(row["origin"], str) else "",
+            "method": str(row["method"]),
+            "storyline": lanes.get(row["subject_id"]),
+            "sentences": sentences.get(row["summary_id"], []),
+        }
+
+    work = [item(r) for r in rows if r["level"] == "work"]
+    return {
+        "work": work[0] if work else None,
+        "storylines": [item(r) for r in rows if r["level"] == "storyline"],
+    }
 
 
 def entity_view(bundle: Bundle) -> dict[str, Any]:
@@ -187,5 +242,6 @@ def page_data(bundle: Bundle) -> dict[str, Any]:
         "chains": chains(bundle),
         "counts": counts.iloc[0].to_dict() if len(counts) else {},
         "dag": storyline_dag(bundle),
+        "summaries": summaries(bundle),
         "graph": entity_view(bundle),
     }
