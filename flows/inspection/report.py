@@ -6,7 +6,8 @@ run record and its answering model from its LLM calls) names each run's question
 system, settings, samples, ablation setting, build variant, model and whether it finished, and every
 row and bar carries its run's label (flows/inspection/report_runs.py), in one run order throughout.
 A section with nothing to show is left out. Runs answered over a build variant (e.g. `saber_raw`)
-live in the variant's workspace; their run tables are read with the base's."""
+live in the variant's workspace; their run tables are read with the base's. What each build's LLM
+stages cost per source token is a section of its own (flows/inspection/build_costs.py)."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ import pyarrow.parquet as pq
 from jinja2 import Environment, PackageLoader, select_autoescape
 
 from tasks.evaluate.ablation_scenes import scene_intervals
+from flows.inspection.build_costs import build_costs
 from flows.inspection.report_charts import ablation_chart, figures
 from flows.inspection.report_runs import answer_models, in_run_order, label_runs, model_of, run_order
 from flows.inspection.run_files import read_run_files
@@ -161,6 +163,7 @@ def load_report_data(
         settings = {setting: place for place, setting in enumerate(dict.fromkeys(ablation["setting"]))}
         scenes = scenes.sort_values("setting", key=lambda s: s.map(settings), kind="stable")
     frames["scenes"] = scenes.reset_index(drop=True)
+    frames["build_costs"] = build_costs(places)
     return ReportData(frames, chosen, models=models)
 
 
@@ -185,7 +188,10 @@ def _cell(value: Any, column: str) -> str:
     return number(value, delta=column.endswith("_delta"))
 
 
-INTEGER_COLUMNS = {"n", "samples", "calls", "questions", "judged_answers", "votes", "expected", "answered"}
+INTEGER_COLUMNS = {
+    "n", "samples", "calls", "questions", "judged_answers", "votes", "expected", "answered",
+    "source_tokens", "requests", "cache_reported",
+}  # fmt: skip
 # (section, heading, columns shown as (column, header)); the figure of the section sits above its table.
 SECTIONS = (
     ("systems", "Scores per run", [
@@ -215,6 +221,11 @@ SECTIONS = (
         ("latency_ms_p95", "latency p95 (ms)"), ("evidence_tokens_mean", "evidence tokens"),
         ("llm_tokens_per_question", "LLM tokens / question"),
     ]),
+    ("build_costs", "LLM tokens of the build per source token", [
+        ("build", "build · model"), ("source_tokens", "source tokens"), ("requests", "requests"),
+        ("cache_reported", "cache reported"), ("prompt_per_source", "prompt billed"),
+        ("computed_per_source", "prompt computed"), ("completion_per_source", "completion"),
+    ]),
     ("judge", "Judge agreement per run (appendix B.3)", [
         ("label", "run"), ("judge_model", "judge"), ("judged_answers", "judged answers"), ("votes", "votes"),
         ("pairwise_agreement", "pairwise agreement"), ("krippendorff_alpha", "Krippendorff α"),
@@ -226,6 +237,12 @@ RUN_COLUMNS = [
     ("settings", "settings (not default)"), ("question_limit", "limit"), ("samples", "samples"),
     ("variant", "build variant"), ("model", "answering model"), ("status", "status"),
 ]  # fmt: skip
+NOTES = {
+    "build_costs": "Tokens the build's LLM stages asked for, per token of the text they read (its "
+    "chunks): prompt tokens as billed, and as the server computed them, without the prefix it read "
+    "from its cache (cache reported: requests whose server said; the others count in full), and "
+    "completion tokens. Requests leave out replies from NKW's own cache, which cost nothing."
+}
 
 
 def _rows(frame: pd.DataFrame, columns: list[tuple[str, str]]) -> list[list[str]]:
@@ -270,6 +287,7 @@ def render_html(data: ReportData, title: str = "NKW evaluation report") -> str:
                 "heading": heading,
                 "image": images.get(key),
                 "caption": caption,
+                "note": NOTES.get(key, ""),
                 "headers": [h for c, h in columns if c in frame],
                 "rows": _rows(frame, columns),
             }

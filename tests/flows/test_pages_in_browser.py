@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from flows.cli.main import main
-from tasks.tables.io import read_frame
+from tasks.tables.io import Workspace, read_frame, write_table
 from tests.conftest import SAMPLES
 from tests.fixtures import page_checks
 from tests.fixtures.devtools import Browser, find_chromium
@@ -20,6 +20,12 @@ DOC = "the_lighthouse_key"
 QUESTIONS = SAMPLES / f"{DOC}.questions.jsonl"
 RENDERED = "document.body.getAttribute('data-rendered') === '1'"
 WIDTHS = (800, 1400)
+BUILD_CALL = {
+    "attempt": 1, "doc_id": DOC, "stage": "extract_graph", "prompt_id": "extract_graph/combined",
+    "prompt_version": "v1", "prompt_hash": "0" * 64, "model": "qwen2.5-0.5b-instruct", "prompt_tokens": 1900,
+    "completion_tokens": 420, "cached_prompt_tokens": 1500, "latency_ms": 900.0, "finish_reason": "stop",
+    "status": "ok", "error": None,
+}  # fmt: skip
 
 
 @pytest.fixture(scope="module")
@@ -45,8 +51,12 @@ def report_page(sample_workspace, tmp_path_factory) -> Path:
     base = ["eval", "-w", str(root), "--questions", str(QUESTIONS), "--embeddings", "hashing"]
     for extra in ([], ["--system", "hybrid"], ["--no-hierarchy"]):
         assert main([*base, "--no-prefect", "--quiet", "--limit", "3", *extra]) == 0
+    # The samples build offline; one stage's calls as a model's make the build-cost section appear.
+    calls = [{**BUILD_CALL, "item_id": f"chunk-{n}", "call_key": f"k{n}"} for n in range(3)]
+    write_table(Workspace.at(root), "llm_calls", calls, DOC, "extract_graph")
     out = tmp_path_factory.mktemp("report-out")
     assert main(["report", "-w", str(root), "--out", str(out)]) == 0
+    assert 'id="build_costs"' in (out / "report.html").read_text(encoding="utf-8")
     return out / "report.html"
 
 
