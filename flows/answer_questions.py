@@ -144,7 +144,7 @@ class QueryEngine:
                 recorder = RecordingClient(self.llm)
                 language = env.store.source.language
                 factory = request_factory_for(doc_id, language, question, options or None, **sampled)
-                planner = make_llm_planner(recorder, factory)
+                planner = make_llm_planner(recorder, factory, fallback=offline_planner)
                 finalize = make_llm_finalizer(
                     recorder, factory, audit_options=make_option_audit(recorder, factory)
                 )
@@ -201,7 +201,6 @@ class QueryEngine:
             )
         answer.latency_ms = round((time.perf_counter() - started) * 1000, 2)
         return answer
-
 
     def _ask_fine(
         self,

@@ -183,6 +183,11 @@ class LLMPlanner:
     llm_calls: list[dict[str, Any]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     dropped: dict[int, int] = field(default_factory=dict)  # round -> proposed calls over the budget
+    # The offline planner (tasks.query.answer_nkw.offline_planner): when the model asks for nothing, it
+    # says whether the packet lacks what the question needs and which calls would bring it. A small
+    # model never asks for a follow-up (0 of 40 dev questions), so without this the LLM path reads
+    # a packet the offline path would have completed.
+    fallback: Callable[..., list[tuple[str, dict[str, Any]]] | None] | None = None
 
     def __call__(
         self,
@@ -204,6 +209,30 @@ class LLMPlanner:
             "packet": packet_summary(board, self.packet_tokens, language),
             "history": history_summary(calls, self.dropped, language),
         }
+        plan = self._ask(env, intents, round_number, calls, allowed, max_calls, board, values)
+        if plan or self.fallback is None:
+            return plan
+        rules = self.fallback(env, intents, round_number, calls, allowed, max_calls, board)
+        if rules:
+            self.notes.append(
+                f"round {round_number}: the packet lacks what the question needs by the offline rules: "
+                f"{len(rules)} follow-up call(s) of the offline planner"
+            )
+            return rules
+        return plan
+
+    def _ask(
+        self,
+        env: ToolEnv,
+        intents: QueryIntents,
+        round_number: int,
+        calls: list[ToolCall],
+        allowed: set[str],
+        max_calls: int,
+        board: EvidenceBoard,
+        values: dict[str, Any],
+    ) -> list[tuple[str, dict[str, Any] | str]] | None:
+        """The model's calls for this round; None when it judges the packet answerable, [] on failure."""
         request = self.request_factory(PLAN_PROMPT, values, f"plan-r{round_number}")
         result = self.client.tool_step(request, function_schemas(allowed))
         self.llm_calls.extend(result.calls)
@@ -235,6 +264,11 @@ class LLMPlanner:
         return plan[:max_calls]
 
 
-def make_llm_planner(client: LLMClient, request_factory: RequestFactory) -> LLMPlanner:
-    """The LLM planner for one question (a `Planner` with `failures`, `llm_calls` and `notes`)."""
-    return LLMPlanner(client, request_factory)
+def make_llm_planner(
+    client: LLMClient,
+    request_factory: RequestFactory,
+    fallback: Callable[..., list[tuple[str, dict[str, Any]]] | None] | None = None,
+) -> LLMPlanner:
+    """The LLM planner for one question (a `Planner` with `failures`, `llm_calls` and `notes`);
+    `fallback` plans the follow-up the model did not ask for when the packet lacks something."""
+    return LLMPlanner(client, request_factory, fallback=fallback)

@@ -3,6 +3,10 @@ packet — source passages first, since source text takes precedence over summar
 selected reading-skill operators, and replies with an answer, the sections it rests on and
 verbatim quotes.
 
+The request is shaped per question (tasks.query.reader_llm, prompt final_answer/v2): the offline
+reader's short answers are offered as candidates, a free answer is bounded by the question's form,
+and with options one must be named. The baselines' LLM answers are shaped the same way.
+
 The reply is checked against the packet: a chosen option must exist, cited sections must be
 passages in the packet and quotes must occur in them. An unusable reply, or no reply, falls back
 to the offline finalizer, labelled as such.
@@ -22,13 +26,13 @@ from tasks.llm.client.protocol import LLMClient
 from tasks.query.agent_loop import RequestFactory, clip
 from tasks.query.evidence_board import BoardItem, EvidenceBoard, Passage
 from tasks.query.finalize import FinalAnswer, Finalizer
-from tasks.query.finalize_offline import offline_finalizer
+from tasks.query.finalize_offline import offline_finalizer, short_answer_candidates
 from tasks.query.plan import QueryIntents
+from tasks.query.reader_llm import MAX_CANDIDATES, READER_PROMPT, as_final_reply, reader_request
 from tasks.query.skills.cards import render_operators
 from tasks.query.tools.env import ToolEnv
 from tasks.text import count_tokens
 
-FINAL_PROMPT = "final_answer/v1"
 MIN_QUOTE_TOKENS = 3  # shorter "quotes" match almost anywhere and prove nothing
 LEAD_WORDS = 24  # a cited section without a verified quote is cited by its opening words
 SkillRenderer = Callable[[list[str], str], str]
@@ -195,14 +199,26 @@ class LLMFinalizer:
             skills_text = "\n\n".join(
                 t for t in (skills_text, self.audit_options(env, question, options, intents, board)) if t
             )
-        values = final_values(question, options, board, skills_text, language)
-        request = self.request_factory(FINAL_PROMPT, values, "final")
-        result = self.client.structured(request, FinalAnswerReply)
+        # The offline reader runs first: its short answers are the candidates offered to the model,
+        # its option pick is shown beside the options, and it is the answer when the model fails.
+        offline = self.fallback(env, question, options, intents, board, skills)
+        candidates = [] if options else short_answer_candidates(env, question, intents, board, MAX_CANDIDATES)
+        values, reply_model = reader_request(
+            final_values(question, options, board, skills_text, language),
+            options,
+            candidates,
+            offline.chosen_option,
+            intents.form,
+            language,
+        )
+        request = self.request_factory(READER_PROMPT, values, "final")
+        result = self.client.structured(request, reply_model)
         self.llm_calls.extend(result.calls)
         if result.value is None:
             self.failures.append(result.failure_row())
-            return self._fall_back(result.status, env, question, options, intents, board, skills)
-        final, problem = check_reply(result.value, options, board)
+            return self._offline(offline, result.status)
+        reply, taken = as_final_reply(result.value, candidates)
+        final, problem = check_reply(reply, options, board)
         if final is None:
             self.failures.append(
                 {
@@ -220,7 +236,10 @@ class LLMFinalizer:
                     ),
                 }
             )
-            return self._fall_back(f"invalid: {problem}", env, question, options, intents, board, skills)
+            return self._offline(offline, f"invalid: {problem}")
+        if taken is not None:
+            final.notes = [*(final.notes or []), f"the model chose the offline reader's candidate {taken}"]
+            final.kind = offline.kind if taken == 1 else ""
         return final
 
     def _skills(self, skills: list[str], language: str) -> str:
@@ -229,17 +248,8 @@ class LLMFinalizer:
         render = self.render_skills or render_operators
         return render(skills, language)
 
-    def _fall_back(
-        self,
-        status: str,
-        env: ToolEnv,
-        question: str,
-        options: list[str] | None,
-        intents: QueryIntents,
-        board: EvidenceBoard,
-        skills: list[str],
-    ) -> FinalAnswer:
-        answer = self.fallback(env, question, options, intents, board, skills)
+    @staticmethod
+    def _offline(answer: FinalAnswer, status: str) -> FinalAnswer:
         notes = [f"LLM answer failed ({status}): offline answer", *(answer.notes or [])]
         return dataclasses.replace(answer, notes=notes, is_offline=True)
 

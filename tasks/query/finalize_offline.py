@@ -249,6 +249,29 @@ def graph_who(env: ToolEnv, intents: QueryIntents) -> tuple[str, Candidate | Non
     return str(entities[ranked[0][0]]["name"]), support
 
 
+def short_answer_candidates(
+    env: ToolEnv, question: str, intents: QueryIntents, board: EvidenceBoard, limit: int
+) -> list[str]:
+    """Up to `limit` distinct short answers, the offline finalizer's own first: each next one cut from
+    the sentences left when the one before's sentence is set aside (for the LLM reader to choose from)."""
+    ranked = rank_sentences(env, question, intents, board)
+    find = entity_finder(env.store)
+    hint = graph_who(env, intents) if intents.form.wh == "who" else None
+    pool = short_candidates(env, question, ranked, find)
+    found: list[str] = []
+    while pool and len(found) < limit:
+        short = short_answer(question, intents.form, pool, find, hint)
+        if short is None:
+            break
+        if short.text.strip() and short.text.strip() not in found:
+            found.append(short.text.strip())
+        rest = [c for c in pool if c.text != short.quote]
+        if len(rest) == len(pool):  # the answer's sentence was not among the candidates (a graph hint)
+            rest = pool[1:]
+        pool, hint = rest, None
+    return found
+
+
 def offline_finalizer(
     env: ToolEnv,
     question: str,

@@ -19,6 +19,7 @@ from tasks.tables.io import read_frame
 from tests.conftest import SAMPLES
 from tests.fixtures.llm_fixtures import TEST_MODEL
 from tests.fixtures.openai_server import FakeOpenAIServer
+from tests.fixtures.reader_replies import is_final_answer, shaped
 
 QUESTIONS = SAMPLES / "the_lighthouse_key.questions.jsonl"
 
@@ -46,15 +47,16 @@ def _draw(*parts: object) -> float:
 def responder(body):
     name = ((body.get("response_format") or {}).get("json_schema") or {}).get("name")
     user = body["messages"][-1]["content"]
-    if name == "FinalAnswerReply":  # the answer depends on the sample's seed, as sampling would
+    if is_final_answer(body):  # the answer depends on the sample's seed, as sampling would
         seed = body.get("seed")
-        return {
+        reply = {
             "answer": f"sampled answer {seed} {_draw(user, seed):.6f}",
             "chosen_option": None,
             "cited_ordinals": [],
             "quotes": [],
             "confidence": 0.5,
         }
+        return shaped(body, reply)
     if name == "JudgeReply":
         assert body["model"] == JUDGE_MODEL
         answer = user.split("System answer:")[1].split("Reference answer:")[0]
@@ -108,11 +110,7 @@ def test_five_samples_five_votes_and_alpha(servers, workspace, tmp_path):
     assert set(answers["sample"]) == set(range(5))
     for _, group in free.groupby("qid"):
         assert group["answer"].nunique() == 5  # five genuinely different samples, no cached repeat
-    finals = [
-        r.body
-        for r in answerer.chat_requests()
-        if (r.body.get("response_format") or {}).get("json_schema", {}).get("name") == "FinalAnswerReply"
-    ]
+    finals = [r.body for r in answerer.chat_requests() if is_final_answer(r.body)]
     assert {r["seed"] for r in finals} == set(range(5)) and {r["temperature"] for r in finals} == {0.8}
 
     votes = read_frame(workspace, "judgments", report.run_id)

@@ -8,22 +8,23 @@ from schemas.config import load_settings
 from tasks.llm.client.factory import build_llm_client
 from tests.fixtures.llm_fixtures import TEST_MODEL
 from tests.fixtures.openai_server import FakeOpenAIServer
+from tests.fixtures.reader_replies import is_final_answer, shaped
 
 QUESTION = "Where does Tom hide the brass key after Margaret gives it to him?"
 OPTIONS = ["In the lighthouse", "In a tobacco tin in the glovebox", "Under the harbour wall", "In his coat"]
 
 
 def responder(body):
-    name = ((body.get("response_format") or {}).get("json_schema") or {}).get("name")
-    if name == "FinalAnswerReply":
+    if is_final_answer(body):
         options = "A." in body["messages"][-1]["content"]
-        return {
+        reply = {
             "answer": "In a tobacco tin in the glovebox of his van.",
             "chosen_option": 1 if options else None,
             "cited_ordinals": [],
             "quotes": [],
             "confidence": 0.7,
         }
+        return shaped(body, reply)
     return None
 
 
@@ -44,20 +45,21 @@ def test_hybrid_uses_the_llm_and_the_final_answer_prompt(sample_workspace):
         hybrid = engine.ask("the_lighthouse_key", QUESTION, system="hybrid")
         requests = server.chat_requests()
         assert not hybrid.is_offline and hybrid.answer.startswith("In a tobacco tin")
-        assert [schema_name(r) for r in requests] == ["FinalAnswerReply"]
+        # A free question: the baseline's offline answer offered as the one candidate.
+        assert [schema_name(r) for r in requests] == ["ReaderReplyCandidates1Chars70"]
         # The same final-answer prompt NKW uses, with the baseline's chunks as its passages.
         system_prompt = requests[0].body["messages"][0]["content"]
         assert "evidence packet" in system_prompt
-        assert hybrid.llm_calls and hybrid.llm_calls[0]["prompt_id"] == "final_answer/v1"
+        assert hybrid.llm_calls and hybrid.llm_calls[0]["prompt_id"] == "final_answer/v2"
         assert sum(e.n_tokens for e in hybrid.evidence) == hybrid.board["source_tokens"]
 
         server.reset()
         nkw = engine.ask("the_lighthouse_key", QUESTION, OPTIONS, system="nkw")
         names = [schema_name(r) for r in server.chat_requests()]
         assert "OptionAdmissionReply" in names and names.index("OptionAdmissionReply") < names.index(
-            "FinalAnswerReply"
+            "ReaderReplyOptions4"
         )
-        final = next(r for r in server.chat_requests() if schema_name(r) == "FinalAnswerReply")
+        final = next(r for r in server.chat_requests() if schema_name(r) == "ReaderReplyOptions4")
         assert "Option audit" in final.body["messages"][-1]["content"]
         assert nkw.chosen_option == 1 and not nkw.is_offline
         # Equal evidence budget: NKW's source tokens never exceed the baseline's top-k chunk tokens.

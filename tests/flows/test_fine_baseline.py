@@ -17,6 +17,7 @@ from tasks.tables.io import Workspace, read_frame
 from tests.conftest import SAMPLES
 from tests.fixtures.llm_fixtures import TEST_MODEL
 from tests.fixtures.openai_server import FakeOpenAIServer
+from tests.fixtures.reader_replies import is_final_answer, shaped
 
 DOC = "the_lighthouse_key"
 QUESTION = "Where does Tom hide the brass key after Margaret gives it to him?"
@@ -77,15 +78,15 @@ def test_eval_with_the_fine_baseline_writes_its_rows(sample_workspace, tmp_path,
 
 
 def _final_reply(body):
-    name = ((body.get("response_format") or {}).get("json_schema") or {}).get("name")
-    if name == "FinalAnswerReply":
-        return {
+    if is_final_answer(body):
+        reply = {
             "answer": "In a tobacco tin in the glovebox of his van.",
             "chosen_option": None,
             "cited_ordinals": [],
             "quotes": [],
             "confidence": 0.7,
         }
+        return shaped(body, reply)
     return None
 
 
@@ -102,7 +103,7 @@ def test_with_an_llm_the_fine_windows_are_the_passages_of_the_final_prompt(sampl
         requests = server.chat_requests()
         assert len(requests) == 1 and not fine.is_offline and fine.system == "hybrid_fine"
         assert fine.answer.startswith("In a tobacco tin")
-        assert fine.llm_calls and fine.llm_calls[0]["prompt_id"] == "final_answer/v1"
+        assert fine.llm_calls and fine.llm_calls[0]["prompt_id"] == "final_answer/v2"
         assert fine.board["source_tokens"] == fine.evidence_tokens
         prompt = requests[0].body["messages"][-1]["content"]
         assert fine.evidence[0].text[:40] in prompt

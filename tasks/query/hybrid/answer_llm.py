@@ -1,6 +1,6 @@
 """The Hybrid RAG baseline with an LLM (paper §4 baselines): the same answer model and the same
-final-answer prompt as NKW, reading only the baseline's top-k chunks. NKW's source budget is the
-token count of these same chunks, so both systems answer at one evidence budget.
+final-answer prompt (final_answer/v2) as NKW, reading only the baseline's top-k chunks. NKW's source
+budget is the token count of these same chunks, so both systems answer at one evidence budget.
 
 An unusable or failed reply falls back to the offline extractive baseline answer, labelled offline.
 """
@@ -13,14 +13,15 @@ from typing import Any, Callable
 import numpy as np
 
 from schemas.config import RetrievalSettings
-from schemas.responses.agent import FinalAnswerReply
 from tasks.query.agent_loop import RequestFactory
 from tasks.query.answer_types import Answer, Citation, EvidenceText
 from tasks.query.evidence_board import EvidenceBoard, Passage
 from tasks.query.extractive import EmbedFn
-from tasks.query.finalize_llm import FINAL_PROMPT, check_reply, final_values
+from tasks.query.finalize_llm import check_reply, final_values
 from tasks.query.hybrid.answer import answer_hybrid, evidence_from_chunks, quote
 from tasks.query.hybrid.retrieve import hybrid_top_chunks
+from tasks.query.question_form import read_question
+from tasks.query.reader_llm import READER_PROMPT, as_final_reply, reader_request
 from tasks.query.store.doc_index import DocumentIndex
 
 
@@ -97,16 +98,27 @@ def answer_board_llm(
 ) -> Answer:
     """A baseline's passages answered by the LLM with the final-answer prompt; `fallback` gives
     the offline answer when the call fails or the reply is unusable."""
-    values = final_values(question, options, board, "", index.language)
-    request = request_factory(FINAL_PROMPT, values, f"{system}_final")
-    result = client.structured(request, FinalAnswerReply)
+    # Shaped as NKW's reader is (tasks.query.reader_llm): the baseline's own offline answer is the
+    # candidate offered, its option pick is shown, and the answer's length follows the question.
+    offline = fallback()
+    candidates = [offline.answer] if not options and offline.answer.strip() else []
+    values, reply_model = reader_request(
+        final_values(question, options, board, "", index.language),
+        options,
+        candidates,
+        offline.chosen_option,
+        read_question(question, options),
+        index.language,
+    )
+    request = request_factory(READER_PROMPT, values, f"{system}_final")
+    result = client.structured(request, reply_model)
     final, problem = (
-        check_reply(result.value, options, board)
+        check_reply(as_final_reply(result.value, candidates)[0], options, board)
         if result.value is not None
         else (None, f"llm {result.status}: {result.error}")
     )
     if final is None:
-        answer = fallback()
+        answer = offline
         answer.notes.insert(0, f"LLM answer failed ({problem}): offline extractive baseline answer")
         # A failed call is already a failures row of the recording client; an unusable reply is not.
         answer.failures = (

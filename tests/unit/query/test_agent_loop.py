@@ -422,3 +422,32 @@ def test_tool_step_text_reply_and_failures(server: FakeOpenAIServer) -> None:
     assert invalid.value is None and invalid.status == "invalid" and len(invalid.calls) == 2
     assert json.loads(invalid.failure_row()["payload"])["attempts"] == 2
     assert refused.status == "refused" and refused.failure_row()["error"].startswith("llm refused:")
+
+
+def test_a_model_that_asks_nothing_gets_the_offline_planners_follow_up(
+    env: ToolEnv, settings: Settings, server: FakeOpenAIServer
+) -> None:
+    """A small model judges every packet answerable; the offline rules still ask for what it lacks."""
+    from tasks.query.answer_nkw import offline_planner
+
+    server.responder = scripted(lambda n: STOP)
+    question = "What does Nia write on the pad after the radio warning?"
+    factory = request_factory_for(env.store.doc_id, env.store.source.language, question)
+    asked: list[int] = []
+
+    def rules(*args: Any) -> Any:
+        plan = offline_planner(*args)
+        asked.append(len(plan or []))
+        return plan
+
+    with make_client(server.url) as client:
+        planner = make_llm_planner(client, factory, fallback=rules)
+        answer = answer_nkw(
+            env, question, None, settings.answer, settings.retrieval, planner=planner,
+            select_skills=lambda *_: [], finalize=make_llm_finalizer(client, factory),
+        )  # fmt: skip
+    assert len(planner_requests(server)) == len(asked) >= 1  # the model was asked every round first
+    follow_ups = [row for row in answer.trace if row["round"] >= 1]
+    assert asked[0] > 0 and sum(asked) == len(follow_ups)  # the rules asked, and their calls ran
+    assert any("round 1: the packet lacks what the question needs" in note for note in planner.notes)
+    assert not any("the model judged the packet answerable" in note for note in planner.notes[-1:])

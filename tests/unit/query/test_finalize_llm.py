@@ -4,6 +4,7 @@ labelled offline."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -16,7 +17,9 @@ from tasks.query.answer_nkw import answer_nkw
 from tasks.query.answer_types import Answer
 from tasks.query.evidence_board import BoardItem, EvidenceBoard, Passage
 from tasks.query.finalize import FinalAnswer
-from tasks.query.finalize_llm import FINAL_PROMPT, check_reply, final_values, make_llm_finalizer, quote_in
+from tasks.query.finalize_llm import check_reply, final_values, make_llm_finalizer, quote_in
+from tasks.query.question_form import read_question
+from tasks.query.reader_llm import READER_PROMPT, reader_request
 from tasks.query.tools.env import ToolEnv
 from tasks.query.tools.types import ToolRow
 from tasks.tables.contracts import check_contracts
@@ -165,9 +168,9 @@ def test_prompt_values_put_source_passages_first_and_letter_the_options() -> Non
     )
     assert values["relations"] == "(none)" and values["skills"] == "Reading skills: none."
     for language in ("en", "zh"):
-        messages = render_messages(
-            load_prompt(FINAL_PROMPT, language), final_values(QUESTION, None, board, "", language)
-        )
+        plain = final_values(QUESTION, None, board, "", language)
+        values, _ = reader_request(plain, None, [], None, read_question(QUESTION), language)
+        messages = render_messages(load_prompt(READER_PROMPT, language), values)
         user = messages[-1]["content"]
         assert user.index("[4] INT. VAN") < user.index("Tom (character)")  # source text before the notes
     assert final_values(QUESTION, OPTIONS, board, "", "zh")["options"].startswith("选项：\nA. ")
@@ -192,7 +195,10 @@ def test_llm_answer_through_the_pipeline(env: ToolEnv, settings: Settings, serve
     [sent] = server.chat_requests()
     user = sent.body["messages"][-1]["content"]
     assert "Use ['literal_slot'] in en." in user and "D. In his boot" in user
-    assert sent.body["response_format"]["json_schema"]["name"] == "FinalAnswerReply"
+    schema = sent.body["response_format"]["json_schema"]
+    assert schema["name"] == "ReaderReplyOptions4"  # an option is always named, one of the four
+    assert schema["schema"]["properties"]["chosen_option"]["enum"] == [0, 1, 2, 3]
+    assert "chosen_option" in schema["schema"]["required"]
 
 
 def test_out_of_range_option_falls_back(env: ToolEnv, settings: Settings, server: FakeOpenAIServer) -> None:
@@ -202,16 +208,50 @@ def test_out_of_range_option_falls_back(env: ToolEnv, settings: Settings, server
             env, settings, client, OPTIONS, fallback=fixed_fallback, render_skills=lambda *_: ""
         )
     assert answer.is_offline is True and answer.answer == "fallback answer" and answer.chosen_option == 2
-    assert answer.notes[:2] == [
-        "LLM answer failed (invalid: chosen option 7 is out of range for 4 options): offline answer",
-        "rule answer",
-    ]
+    # The reply model takes only the options' numbers: 7 is refused by validation, asked again, refused.
+    assert answer.notes[:2] == ["LLM answer failed (invalid): offline answer", "rule answer"]
     [failure] = finalizer.failures
-    assert (
-        failure["error"].startswith("llm invalid answer: chosen option 7")
-        and '"chosen_option": 7' in failure["payload"]
-    )
+    assert failure["error"].startswith("llm invalid:") and "chosen_option" in failure["error"]
     assert check_contracts("failures", to_arrow("failures", [failure]), lambda _table: None) == []
+
+
+def test_offline_pick_is_shown_beside_the_options(
+    env: ToolEnv, settings: Settings, server: FakeOpenAIServer
+) -> None:
+    server.responder = lambda body: final_reply(body, chosen=1)
+    with make_client(server.url) as client:
+        answer, _ = run(env, settings, client, OPTIONS, fallback=fixed_fallback, render_skills=lambda *_: "")
+    user = server.chat_requests()[0].body["messages"][-1]["content"]
+    assert "A text-matching reader leans to option C (it can be wrong)." in user  # fixed_fallback picks 2
+    assert answer.is_offline is False and answer.chosen_option == 1 and answer.answer == OPTIONS[1]
+
+
+@pytest.mark.parametrize("candidate", [1, 2, 0])
+def test_free_questions_offer_the_offline_readers_short_answers(
+    env: ToolEnv, settings: Settings, server: FakeOpenAIServer, candidate: int
+) -> None:
+    server.responder = lambda body: final_reply(body, candidate=candidate)
+    with make_client(server.url) as client:
+        answer, _ = run(env, settings, client, render_skills=lambda *_: "")
+    offline = answer_nkw(
+        env, QUESTION, None, settings.answer, settings.retrieval, planner=lambda *_: None,
+        select_skills=lambda *_: ["literal_slot"],
+    )  # fmt: skip
+    [sent] = server.chat_requests()
+    user = sent.body["messages"][-1]["content"]
+    offered = re.findall(r"^(\d)\. (.+)$", user.split("Candidate answers cut from the passages")[1], re.M)
+    assert [int(number) for number, _ in offered] == list(range(1, len(offered) + 1)) and len(offered) >= 2
+    schema = sent.body["response_format"]["json_schema"]
+    assert schema["name"] == f"ReaderReplyCandidates{len(offered)}Chars70"  # a where-question: 10 words
+    assert schema["schema"]["properties"]["candidate"]["enum"] == list(range(len(offered) + 1))
+    assert "Answer in at most 10 words." in user
+    assert offered[0][1] == offline.answer  # the first candidate is the offline reader's own answer
+    assert answer.is_offline is False
+    if candidate:
+        assert answer.answer == offered[candidate - 1][1]
+        assert any(f"chose the offline reader's candidate {candidate}" in note for note in answer.notes)
+    else:
+        assert answer.answer == "In Mr. Crowe's drawer."  # its own words
 
 
 @pytest.mark.parametrize(
