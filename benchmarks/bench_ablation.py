@@ -90,6 +90,7 @@ def check_eval(workspace: Workspace, report: dict) -> str:
     free = answers[answers["gold_option"].isna()]
     distinct = free.groupby("qid")["answer"].nunique()
     votes = read_frame(workspace, "judgments", run_id)
+    votes = votes[votes["kind"] == "label"]  # rubric votes (whole-story answers) carry no label
     per_sample = votes.groupby(["qid", "sample"])["vote"].nunique()
     items = [list(g.sort_values("vote")["label"]) for _, g in votes.groupby(["qid", "sample"])]
     data = np.array(items, dtype=float).T

@@ -29,6 +29,7 @@ from schemas.ids import sha256_bytes, stable_hash
 from tasks.evaluate.gold_mapping import SectionLookup, gold_lines, gold_summary, gold_warning, map_gold
 from tasks.evaluate.metrics import METRICS, Question, metric_rows, summarize
 from tasks.evaluate.protocol import correctness, protocol_metric_rows, summarize_protocol
+from tasks.evaluate.rubric import rubric_line, rubric_metric_rows, rubric_report
 from tasks.query.store.doc_index import DocumentNotBuilt
 from tasks.tables.io import Workspace, write_table
 from tasks.tables.partitions import write_listing
@@ -58,6 +59,7 @@ class EvalReport:
     by_qtype_protocol: dict[str, dict[str, Any]] = field(default_factory=dict)
     gold: dict[str, Any] = field(default_factory=dict)  # gold mapping: unmapped counts, recall per language
     warnings: list[str] = field(default_factory=list)
+    rubric: dict[str, Any] = field(default_factory=dict)  # whole-story answers' rubric scores, by qtype too
 
     def to_json(self) -> dict[str, Any]:
         answered = int((self.rows["status"] == "answered").sum()) if not self.rows.empty else 0
@@ -71,6 +73,7 @@ class EvalReport:
             "by_qtype": self.by_qtype,
             "protocol": self.protocol,
             "by_qtype_protocol": self.by_qtype_protocol,
+            "rubric": self.rubric,
             "skipped_documents": self.skipped_documents,
             "notes": self.notes,
             "gold_mapping": self.gold,
@@ -283,14 +286,19 @@ def evaluate(
         )
     judgments = None
     if judge is not None:
-        judgments, stats = judge_run(workspace, run_id, benchmark, frame, judge, settings.evaluate, fresh)
+        references = {q.qid: q.references for q in questions}
+        judgments, stats = judge_run(
+            workspace, run_id, benchmark, frame, judge, settings.evaluate, fresh, references
+        )
         notes.append(
             f"judge {judge.model}: {stats['items']} free-form answer(s) x {settings.evaluate.judge_votes} "
-            f"votes; {stats['reused']} reused from stored votes; {stats['failed_votes']} failed vote(s)"
+            f"votes ({stats['rubric_items']} whole-story answer(s) scored with the rubric); "
+            f"{stats['reused']} reused from stored votes; {stats['failed_votes']} failed vote(s)"
         )
     labelled = correctness(frame, judgments)
     metrics = metric_rows(run_id, benchmark, system, frame)
     metrics += protocol_metric_rows(run_id, benchmark, system, labelled, judgments, samples)
+    metrics += rubric_metric_rows(run_id, benchmark, system, frame, judgments)
     write_table(workspace, "eval_metrics", metrics, run_id)
     answered = int((frame["status"] == "answered").sum())
     offline = bool(frame["is_offline"].fillna(True).all())
@@ -309,6 +317,7 @@ def evaluate(
         else {}
     )
     protocol = summarize_protocol(labelled, judgments, samples)
+    rubric = rubric_report(frame, judgments)
     missing = sorted(frame.loc[frame["status"] == "document_missing", "doc_id"].unique().tolist())
     notes += [
         gaps for doc_id, _ in all_jobs if doc_id not in missing and (gaps := build_gaps(workspace, doc_id))
@@ -345,6 +354,7 @@ def evaluate(
         by_qtype_protocol,
         gold=gold,
         warnings=warnings,
+        rubric=rubric,
     )
 
 
@@ -376,6 +386,8 @@ def format_report(report: EvalReport, verbose: bool = False) -> str:
             f"Krippendorff alpha {fmt(p['judge_alpha'])}"
             f"   judged answers {p['judged_answers']}"
         )
+    if report.rubric:
+        lines.append(rubric_line(report.rubric))
     if report.skipped_documents:
         lines.append(f"not in workspace (questions skipped): {', '.join(report.skipped_documents)}")
     lines.extend(gold_lines(report.gold, verbose) if report.gold else [])

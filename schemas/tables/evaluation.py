@@ -1,9 +1,16 @@
-"""Evaluation-protocol tables (paper §4, appendix B.2-B.3): the correctness judge's votes and the
-ablation grid's results. Both are written per run, like qa_answers."""
+"""Evaluation-protocol tables (paper §4, appendix B.2-B.3): the judge's votes (a correct/incorrect
+label, or a whole-story answer's rubric scores) and the ablation grid's results. Both are written per
+run, like qa_answers."""
 
 from __future__ import annotations
 
+import pyarrow as pa
+
 from schemas.tables.spec import BOOL, FLOAT, INT, STR, TableSpec, register, REQUIRED, columns
+
+JUDGE_KINDS = ("label", "rubric")
+# A rubric vote's scores: one per criterion of schemas.responses.judge.RubricReply, with its reason.
+RUBRIC = pa.list_(pa.struct([("criterion", STR), ("score", INT), ("reason", STR)]))
 
 register(
     TableSpec(
@@ -17,14 +24,29 @@ register(
             ("qid", STR, REQUIRED),
             ("sample", INT, REQUIRED),
             ("vote", INT, REQUIRED, "Vote index, from 0"),
-            ("label", BOOL, "Judge's verdict: correct or not"),
-            ("reason", STR),
+            (
+                "kind",
+                STR,
+                REQUIRED,
+                "label (a short answer: correct or not) or rubric (a whole-story answer)",
+            ),
+            ("label", BOOL, "Judge's verdict: correct or not (label votes)"),
+            (
+                "rubric",
+                RUBRIC,
+                "Rubric votes: each criterion's score (1-5) and reason; null when the call failed",
+            ),
+            ("reason", STR, "Label votes: why; any failed vote: the error"),
             ("judge_model", STR, REQUIRED, "Judge model name"),
             ("call_id", STR, "llm_calls.call_key of the vote"),
             ("status", STR, REQUIRED, "ok, cached or failed"),
             ("prompt_hash", STR, "sha256 of the judge prompt"),
         ),
-        accepted_values={"status": ("ok", "cached", "failed")},
+        accepted_values={"status": ("ok", "cached", "failed"), "kind": JUDGE_KINDS},
+        invariants=(
+            ("a label vote has no rubric", "SELECT * FROM {t} WHERE kind = 'label' AND rubric IS NOT NULL"),
+            ("a rubric vote has no label", "SELECT * FROM {t} WHERE kind = 'rubric' AND label IS NOT NULL"),
+        ),
     )
 )
 

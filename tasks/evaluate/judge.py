@@ -3,12 +3,14 @@
 reply) and the majority label decides. Partly right counts as wrong (the prompt says so).
 
 Pure functions over an injected LLM client; the evaluation flow stores one `judgments` row per vote.
+A whole-story question's long answer is scored with a rubric instead (tasks.evaluate.rubric), through
+the same voting (`ask_votes`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from schemas.responses.judge import JudgeReply
 from tasks.llm.client.protocol import LLMRequest, LLMResult
@@ -31,6 +33,8 @@ class JudgeItem:
     answer: str
     reference: str
     language: str = "en"
+    references: tuple[str, ...] = ()  # every reference answer (SQuALITY's four), for the rubric
+    rubric: bool = False  # a whole-story question: scored with the rubric, not labelled
 
 
 def judge_requests(item: JudgeItem, votes: int, temperature: float) -> list[LLMRequest]:
@@ -73,7 +77,9 @@ def vote_row(
         "qid": item.qid,
         "sample": item.sample,
         "vote": vote,
+        "kind": "label",
         "label": None if reply is None else bool(reply.is_correct),
+        "rubric": None,
         "reason": reason[:600],
         "judge_model": judge_model,
         "call_id": result.call_key,
@@ -82,17 +88,30 @@ def vote_row(
     }
 
 
-def judge_items(
-    client: Any, run_id: str, items: Sequence[JudgeItem], votes: int, temperature: float
+def ask_votes(
+    client: Any,
+    run_id: str,
+    items: Sequence[JudgeItem],
+    votes: int,
+    temperature: float,
+    requests_of: Callable[[JudgeItem, int, float], list[LLMRequest]],
+    reply_model: type,
+    row_of: Callable[..., dict[str, Any]],
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """Judge every item `votes` times through the client's bounded concurrency.
-
-    Returns (`judgments` rows, `llm_calls` rows)."""
-    requests = [request for item in items for request in judge_requests(item, votes, temperature)]
-    results = client.map_structured(requests, JudgeReply)
+    """Ask every item's `votes` requests through the client's bounded concurrency, one reply model
+    for all; returns (`judgments` rows made by `row_of`, `llm_calls` rows)."""
+    requests = [request for item in items for request in requests_of(item, votes, temperature)]
+    results = client.map_structured(requests, reply_model) if requests else []
     rows, calls = [], []
     for index, result in enumerate(results):
         item = items[index // votes]
-        rows.append(vote_row(run_id, item, index % votes, result, client.model))
+        rows.append(row_of(run_id, item, index % votes, result, client.model))
         calls.extend({**call, "doc_id": item.doc_id} for call in result.calls)
     return rows, calls
+
+
+def judge_items(
+    client: Any, run_id: str, items: Sequence[JudgeItem], votes: int, temperature: float
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Label every item `votes` times. Returns (`judgments` rows, `llm_calls` rows)."""
+    return ask_votes(client, run_id, items, votes, temperature, judge_requests, JudgeReply, vote_row)

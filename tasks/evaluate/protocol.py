@@ -3,7 +3,8 @@
 (mean correctness of sample 0), Pass@k (any of k sampled answers correct) and judge agreement.
 
 Offline answers are deterministic, so k samples are one answer k times: Pass@k is reported as not
-applicable (None), never as a number."""
+applicable (None), never as a number. Rubric votes on whole-story answers carry no label: they are
+left out here and summarized by tasks.evaluate.rubric."""
 
 from __future__ import annotations
 
@@ -22,9 +23,17 @@ def language_of(text: str) -> str:
     return "zh" if _CJK.search(text or "") else "en"
 
 
+def label_votes(judgments: pd.DataFrame | None) -> pd.DataFrame | None:
+    """The correct/incorrect votes of `judgments` (a run stored before rubric votes has only those)."""
+    if judgments is None or judgments.empty or "kind" not in judgments:
+        return judgments
+    return judgments[judgments["kind"].fillna("label") == "label"]
+
+
 def correctness(answers: pd.DataFrame, judgments: pd.DataFrame | None) -> pd.DataFrame:
     """`answers` with `correct` (True/False/None) and `correct_source` (option_match | judge | none)."""
     frame = answers.copy()
+    judgments = label_votes(judgments)
     majorities: dict[tuple[str, int], bool | None] = {}
     if judgments is not None and not judgments.empty:
         for (qid, sample), group in judgments.groupby(["qid", "sample"]):
@@ -72,6 +81,7 @@ def summarize_protocol(frame: pd.DataFrame, judgments: pd.DataFrame | None, samp
             answered.dropna(subset=["correct"]).groupby("qid")["correct"].agg(lambda s: bool(s.any()))
         )
         pass_at_k = round(float(per_question.astype(float).mean()), 4) if len(per_question) else None
+    judgments = label_votes(judgments)
     if judgments is not None and not judgments.empty:
         judgments = judgments[judgments["qid"].isin(set(answered["qid"]))]
     items = vote_items(judgments) if judgments is not None else []
