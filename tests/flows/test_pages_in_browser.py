@@ -1,7 +1,9 @@
 """The view and the report as people open them: each in headless Chromium at 800 and 1400 px wide
 logs no console warning or error, is no wider than the window, keeps every control on screen,
 sets every text (and every graph label) at a contrast of at least 4.5:1, and, in the report, no
-table cell spills its content. The view's episode boxes hold their whole titles."""
+table cell spills its content. The view's episode boxes hold their whole titles; its summaries
+follow the storyline DAG with every sentence of the tables and its scene (hover for the scene; a
+storyline's title zooms the DAG to it), and a bundle without summary rows gets a page without them."""
 
 from __future__ import annotations
 
@@ -11,7 +13,9 @@ from pathlib import Path
 import pytest
 
 from flows.cli.main import main
-from tasks.tables.io import Workspace, read_frame, write_table
+from tasks.tables.io import Workspace, as_list, read_frame, write_table
+from tasks.views.bundle import load_bundle
+from tasks.views.html import write_view
 from tests.conftest import SAMPLES
 from tests.fixtures import page_checks
 from tests.fixtures.devtools import Browser, find_chromium
@@ -145,3 +149,89 @@ def test_graph_label_check_sees_a_faint_label(browser, view_page: Path):
     finally:
         page.close()
     assert faint and all(f["ratio"] < page_checks.MIN_CONTRAST for f in faint)
+
+
+# What the summaries section shows: the order of the page's sections, each summary's sentences with
+# their scene tags, and what hovering the first tag and clicking the last storyline's title do.
+SUMMARIES_JS = """(function () {
+  var sentences = function (p) {
+    return Array.from(p.querySelectorAll(".summary-sentence"), function (s) {
+      return { text: s.firstChild.textContent.trim(),
+               scenes: Array.from(s.querySelectorAll(".scene-ref"), function (r) {
+                 return [r.getAttribute("data-scene"), r.textContent]; }) };
+    });
+  };
+  var cards = document.querySelectorAll(".storyline-summary");
+  var ref = document.querySelector("#work-summary .scene-ref"), box = ref.getBoundingClientRect();
+  ref.dispatchEvent(new MouseEvent("mousemove", { clientX: box.left + 2, clientY: box.top + 2 }));
+  var tip = document.getElementById("tip").textContent;
+  cards[cards.length - 1].querySelector(".storyline-head a").click();
+  return {
+    sections: Array.from(document.querySelectorAll("main > section"), function (s) { return s.id; }),
+    nav: Array.from(document.querySelectorAll("nav a"), function (a) { return a.getAttribute("href"); }),
+    work: sentences(document.querySelector("#work-summary .summary-text")),
+    storylines: Array.from(cards, function (c) {
+      return { head: c.querySelector(".storyline-head").textContent, sentences: sentences(c) }; }),
+    tip: tip,
+    zoomed: document.body.getAttribute("data-storyline"),
+    lit: nkw.dag.nodes().not(".faded").length
+  };
+})()"""
+
+
+def _expected_sentences(quotes, summary_id: str, numbers: dict[str, int]) -> list[dict]:
+    mine = quotes[quotes["summary_id"] == summary_id].sort_values("position")
+    return [
+        {"text": " ".join(q.text.split()), "scenes": [[q.section_id, f"sc {numbers[q.section_id]}"]]}
+        for q in mine.itertuples()
+    ]
+
+
+def test_the_summaries_follow_the_dag_each_sentence_with_its_scene(
+    browser, view_page: Path, sample_workspace
+):
+    page = browser.open(view_page.resolve().as_uri(), 1400, 900, RENDERED)
+    try:
+        shown = page.evaluate(SUMMARIES_JS)
+        assert not page.problems(), [str(m) for m in page.problems()]
+    finally:
+        page.close()
+    summaries = read_frame(sample_workspace, "summaries", DOC)
+    quotes = read_frame(sample_workspace, "summary_quotes", DOC)
+    sections = read_frame(sample_workspace, "sections", DOC).sort_values("ordinal")
+    scenes = sections[sections["section_kind"] == "scene"]["section_id"]
+    numbers = {section_id: n for n, section_id in enumerate(scenes, start=1)}
+    assert shown["sections"].index("summaries") == shown["sections"].index("dag") + 1
+    assert "#summaries" in shown["nav"]
+    work = summaries[summaries["level"] == "work"].iloc[0]
+    assert shown["work"] == _expected_sentences(quotes, work.summary_id, numbers)
+    assert len(shown["work"]) == work.n_quotes > 1
+    lines = summaries[summaries["level"] == "storyline"].sort_values("ordinal")
+    assert len(shown["storylines"]) == len(lines) > 1
+    for card, line in zip(shown["storylines"], lines.itertuples()):
+        assert f"{line.origin}: {line.title}" in card["head"]
+        assert card["sentences"] == _expected_sentences(quotes, line.summary_id, numbers)
+    first = shown["work"][0]["scenes"][0][0]
+    heading = sections.loc[sections["section_id"] == first, "heading"].iloc[0]
+    assert shown["tip"].startswith(f"Scene {numbers[first]}: {heading}")
+    # The last storyline's title zooms the DAG to its episodes: they alone stay lit.
+    storylines = read_frame(sample_workspace, "storylines", DOC).sort_values("ordinal")
+    lane = list(storylines["storyline_id"]).index(lines.iloc[-1].subject_id)
+    assert shown["zoomed"] == str(lane)
+    assert shown["lit"] == len(as_list(storylines.iloc[lane].episode_ids))
+
+
+def test_a_bundle_without_summaries_has_no_summaries_section(browser, sample_workspace, tmp_path: Path):
+    bundle = load_bundle(sample_workspace, DOC)
+    bundle.tables["summaries"] = bundle["summaries"].iloc[0:0]
+    page_file = write_view(bundle, tmp_path)
+    for width in WIDTHS:
+        page = browser.open(page_file.resolve().as_uri(), width, 900, RENDERED)
+        try:
+            _check_page(page, f"view without summaries at {width} px")
+            ids = page.evaluate("Array.from(document.querySelectorAll('main > section'), s => s.id)")
+            links = page.evaluate("Array.from(document.querySelectorAll('nav a'), a => a.hash)")
+        finally:
+            page.close()
+        assert "#summaries" not in links
+        assert ids == ["swimlane", "chains", "dag", "graph"]
