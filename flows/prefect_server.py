@@ -24,7 +24,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
+import httpx
+
 from flows.runtime import Meter, add_one_line, one_line_handlers
+from tasks.llm.client.bounded_reply import bounded_http_client
 
 WATCHDOG = """
 import os, signal, sys, time
@@ -132,8 +135,6 @@ def local_server_url(environ: dict[str, str] | None = None) -> str:
 def is_prefect_server(api_url: str, timeout: float = LOCAL_PROBE_S) -> bool:
     """Whether a Prefect server answers its health check at `api_url` (read at most 1 KB: whatever
     listens there is not trusted to be Prefect)."""
-    import httpx
-
     try:
         with httpx.Client(timeout=timeout) as client:
             with client.stream("GET", f"{api_url}/health") as reply:
@@ -319,10 +320,6 @@ def _stop(server) -> None:
 
 def _first_answer(api_url: str) -> None:
     """One API request, so the server's first-request set-up is done before a flow needs it."""
-    import httpx
-
-    from tasks.llm.client.bounded_reply import bounded_http_client
-
     try:
         with bounded_http_client(1024 * 1024, timeout=30) as client:  # bounded as every server reply
             client.get(f"{api_url}/admin/version")

@@ -12,11 +12,13 @@ import hashlib
 import threading
 from typing import Protocol, Sequence
 
+import httpx
 import numpy as np
 
 from schemas.config import EmbedTextsSettings
 from tasks.encoders import minilm
 from tasks.encoders.sentence_transformer import SentenceTransformerEncoder, is_model_path
+from tasks.llm.client.deadline import deadline_http_client, total_deadline
 from tasks.llm.client.http import api_base
 from tasks.long_lived import collection_paused, freeze_long_lived
 from tasks.text import index_terms
@@ -116,10 +118,6 @@ class HttpEmbedder:
     def __init__(
         self, url: str, model: str, api_key: str | None = None, batch_size: int = 64, timeout_s: float = 60.0
     ) -> None:
-        import httpx
-
-        from tasks.llm.client.deadline import deadline_http_client
-
         self.name = f"http:{model}"
         self.model = model
         self.batch_size = batch_size
@@ -144,10 +142,6 @@ class HttpEmbedder:
         return _normalise(np.array(rows, dtype=np.float32)) if rows else np.zeros((0, 1), dtype=np.float32)
 
     def _post(self, batch: list[str]) -> dict:
-        import httpx
-
-        from tasks.llm.client.deadline import total_deadline
-
         try:
             with total_deadline(self.timeout_s):
                 response = self._client.post("/embeddings", json={"model": self.model, "input": batch})

@@ -19,6 +19,10 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Callable, Sequence
 
+import httpx
+
+from tasks.llm.client.deadline import deadline_http_client, total_deadline
+
 HOST = "127.0.0.1"
 MODELS_REPLY_BYTES = 1024 * 1024  # a /models list names a model or two
 
@@ -49,10 +53,6 @@ def free_port() -> int:
 
 def models_reply(base_url: str, timeout_s: float = 2.0) -> dict | None:
     """The JSON of GET {base_url}/models, or None while nothing (or a loading server) answers."""
-    import httpx
-
-    from tasks.llm.client.deadline import deadline_http_client, total_deadline
-
     # Bounded in time and in size once decoded, as every other reply (tasks.llm.client.bounded_reply).
     with deadline_http_client(httpx.Limits(max_connections=1), timeout_s, MODELS_REPLY_BYTES) as client:
         try:
