@@ -242,7 +242,7 @@ STAGES: tuple[Stage, ...] = (
             "communities",
         ),
         writes=("sentence_salience", "summaries", "summary_quotes", "summary_claims"),
-        version="2",
+        version="3",
         config="summarize_hierarchy",
         uses_llm=True,
         prompts=grouped_prompts("summarize_hierarchy"),

@@ -102,7 +102,8 @@ register(
                 "is_front_matter",
                 BOOL,
                 REQUIRED,
-                "Title page, credits, transcriber's or copyright note: never quoted",
+                "Title page (title line, Markdown heading, byline), credits, transcriber's or copyright "
+                "note: never quoted",
             ),
             ("n_words", INT, REQUIRED, "Words (English) or characters (Chinese)"),
             ("salience", FLOAT, REQUIRED, "Combined score; higher is more worth quoting"),

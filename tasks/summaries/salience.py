@@ -8,7 +8,8 @@ Spoken lines, fragments and the title page read badly out of context. The signal
 - entity weight: its grounded mentions of named entities, each weighted by log(1 + the entity's
   mentions), so the lead characters count most (capped: a list of names is not a summary);
 - narrative: it grounds an event or interaction of the narrative stage;
-- penalties for dialogue, fragments and run-ons; front matter is never quoted.
+- penalties for dialogue, fragments and run-ons; front matter is never quoted: edition notes, and the
+  title lines (a Markdown heading, the document's title, a byline and the line above it at the opening).
 
 Pure functions over one document's tables.
 """
@@ -45,6 +46,11 @@ FRONT_MATTER = re.compile(
     r"\bdistributed proofreading\b|\bproofreading team\b|\billustrated by\b|\bu\.s\. copyright\b",
     re.IGNORECASE,
 )
+MARKDOWN_HEADING = re.compile(r"^\s*#{1,6}\s")
+# "by Alan E. Nourse", "BY BRYCE WALTON": a line that is nothing but an author's name.
+BYLINE = re.compile(r"^\s*(?:by|By|BY)\s+(?:[A-Z][\w.'’-]*\s*){1,5}$")
+OPENING_SENTENCES = 12  # where a title page's lines can be: a story sentence may look like one later
+TITLE_WORDS = 12
 
 
 @dataclass(frozen=True)
@@ -54,6 +60,24 @@ class UnitSpan:
     char_start: int
     char_end: int
     episode_id: str | None
+
+
+def _plain(text: str) -> str:
+    return " ".join(re.sub(r"[\W_]+", " ", text).split()).casefold()
+
+
+def title_lines(texts: list[str], title: str) -> np.ndarray:
+    """Per sentence: is it a title line? A Markdown heading anywhere; at the opening, the document's
+    title, a byline, and a short line right above a byline (the story's title)."""
+    plain_title = _plain(title)
+    found = np.array([bool(MARKDOWN_HEADING.match(t)) for t in texts], dtype=bool)
+    for i, text in enumerate(texts[:OPENING_SENTENCES]):
+        above_byline = (
+            i + 1 < len(texts) and bool(BYLINE.match(texts[i + 1])) and len(text.split()) <= TITLE_WORDS
+        )
+        found[i] |= bool(plain_title) and _plain(text) == plain_title
+        found[i] |= bool(BYLINE.match(text)) or above_byline
+    return found
 
 
 def sentence_positions(starts: np.ndarray, offsets: np.ndarray) -> np.ndarray:
@@ -118,8 +142,10 @@ def sentence_salience(
     entities: pd.DataFrame,
     units: list[UnitSpan],
     language: str,
+    title: str = "",
 ) -> pd.DataFrame:
-    """One `sentence_salience` row per sentence (in text order), with its episode."""
+    """One `sentence_salience` row per sentence (in text order), with its episode; `title` is the
+    document's, whose line is front matter."""
     n = len(sentences)
     starts = sentences["char_start"].to_numpy(dtype=np.int64)
     texts = sentences["text"].astype(str).tolist()
@@ -137,7 +163,7 @@ def sentence_salience(
     )
     front = np.array(
         [s in front_sections or bool(FRONT_MATTER.search(t)) for s, t in zip(section_ids, texts)]
-    )
+    ) | title_lines(texts, title)
     central = centrality(vectors, n)
     weight = entity_weights(starts, mentions, entities)
     short, long = SHORT.get(language, SHORT["en"]), LONG.get(language, LONG["en"])

@@ -77,6 +77,7 @@ def summarize_document(
         tables["entities"],
         unit_spans(tables["events"], tables["interactions"], tables["episodes"]),
         language,
+        title,
     )
     doc = DocumentSentences(
         doc_id,

@@ -75,6 +75,21 @@ def test_the_work_summary_covers_the_story_and_leaves_out_the_front_matter(sampl
     )
 
 
+def test_the_title_line_of_a_markdown_story_is_never_quoted(sample_workspace):
+    doc_id = "the_fisherman_and_his_wife"
+    title = read_frame(sample_workspace, "documents", doc_id)["title"].iloc[0]
+    sentences = read_frame(sample_workspace, "sentences", doc_id).sort_values("char_start")
+    heading = sentences.iloc[0]
+    assert heading["text"].lstrip("# ") == title  # the file's first line, "# <title>", is a sentence
+    salience = read_frame(sample_workspace, "sentence_salience", doc_id).set_index("sentence_id")
+    assert bool(salience.loc[heading["sentence_id"], "is_front_matter"])
+    quoted = read_frame(sample_workspace, "summary_quotes", doc_id)
+    assert heading["sentence_id"] not in set(quoted["sentence_id"])
+    assert not quoted["text"].str.startswith("#").any()
+    work = read_frame(sample_workspace, "summaries", doc_id).query("level == 'work'").iloc[0]
+    assert not work["text"].startswith(("#", title))
+
+
 def test_the_same_input_gives_the_same_summaries(sample_workspace):
     settings = load_settings(overrides={"embed_texts": {"backend": "hashing"}}).summarize_hierarchy
     tables = _tables(sample_workspace, "the_lighthouse_key")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from tasks.summaries.salience import UnitSpan, assign_episodes, sentence_salience
+from tasks.summaries.salience import OPENING_SENTENCES, UnitSpan, assign_episodes, sentence_salience
 
 TEXTS = [
     "Produced by the Online Distributed Proofreading Team.",  # front matter
@@ -76,3 +76,44 @@ def test_episodes_cover_their_sections_without_crossing_them():
     sections = ["a", "a", "a", "b", "b", "c"]
     units = [UnitSpan(12, 18, "ep1"), UnitSpan(41, 45, "ep2"), UnitSpan(22, 25, None)]
     assert assign_episodes(starts, sections, units) == ["ep1", "ep1", "ep1", "ep2", "ep2", None]
+
+
+def _opening(texts: list[str]) -> pd.DataFrame:
+    starts = np.cumsum([0] + [len(t) + 1 for t in texts[:-1]])
+    return pd.DataFrame(
+        {
+            "sentence_id": [f"s{i}" for i in range(len(texts))],
+            "doc_id": "d",
+            "ordinal": range(1, len(texts) + 1),
+            "section_id": "a",  # one ordinary section: no preamble marks the title page
+            "chunk_id": "c",
+            "text": texts,
+            "speaker": [None] * len(texts),
+            "char_start": starts,
+            "char_end": starts + np.array([len(t) for t in texts]),
+        }
+    )
+
+
+def test_title_lines_of_a_markdown_story_and_of_a_magazine_story_are_never_quoted():
+    story = "Once upon a time there was a poor fisherman who lived with his wife by the sea."
+    texts = ["# The Fisherman and His Wife", story, "## Part Two", story.replace("poor", "rich")]
+    rows = sentence_salience(_opening(texts), None, set(), pd.DataFrame(), pd.DataFrame(), [], "en")
+    assert rows["is_front_matter"].tolist() == [True, False, True, False]
+    assert rows["salience"].iloc[0] == rows["salience"].min() < rows["salience"].iloc[1]
+    # A Gutenberg magazine story: its title line above the byline, the byline itself; the title the
+    # document was given matches whatever its case and punctuation.
+    texts = [
+        "THE RECRUIT",
+        "BY BRYCE WALTON",
+        "It was dirty work, but it would make him a man.",
+        "Brightside",
+    ]
+    rows = sentence_salience(
+        _opening(texts), None, set(), pd.DataFrame(), pd.DataFrame(), [], "en", title="Brightside."
+    )
+    assert rows["is_front_matter"].tolist() == [True, True, False, True]
+    # Past the opening, a line that reads like a byline is a line of the story.
+    texts = [story] * OPENING_SENTENCES + ["Then he shouted", "By Jove"]
+    rows = sentence_salience(_opening(texts), None, set(), pd.DataFrame(), pd.DataFrame(), [], "en")
+    assert not rows["is_front_matter"].any()
