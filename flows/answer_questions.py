@@ -11,6 +11,7 @@ from schemas.config import Settings
 from tasks.embeddings import Embedder, embedder_for_identity
 from tasks.llm.client.recorder import RecordingClient
 from tasks.query.agent_loop import make_llm_planner, request_factory_for
+from tasks.query.answer_global_llm import make_global_writer
 from tasks.query.answer_nkw import answer_nkw, offline_planner
 from tasks.query.answer_types import Answer
 from tasks.query.decompose_llm import make_llm_decomposer
@@ -139,6 +140,7 @@ class QueryEngine:
         if store is not None:
             env = self.tool_env(doc_id, embed)
             planner, finalize, select, recorder, read = offline_planner, None, None, None, decompose
+            write_global = None
             if self.llm is not None:
                 # A recorder per question keeps every llm_calls row its planner, selector and finalizer make.
                 recorder = RecordingClient(self.llm)
@@ -150,6 +152,7 @@ class QueryEngine:
                 )
                 select = llm_skill_selector(recorder, factory, language)
                 read = make_llm_decomposer(recorder, factory)
+                write_global = make_global_writer(recorder, factory)
             answer = answer_nkw(
                 env,
                 question,
@@ -160,13 +163,16 @@ class QueryEngine:
                 select_skills=select,
                 finalize=finalize,
                 read_question=read,
+                write_global=write_global,
             )
             if recorder is not None:
                 answer.notes.extend(planner.notes)
                 answer.llm_calls = recorder.calls
                 failures = {
                     f["item_id"]: f
-                    for f in reversed(recorder.failures + planner.failures + finalize.failures)
+                    for f in reversed(
+                        recorder.failures + planner.failures + finalize.failures + write_global.failures
+                    )
                 }
                 answer.failures = list(failures.values())
         elif windows is not None:

@@ -121,7 +121,9 @@ def answer_text(answer: Answer, show_trace: bool = False, show_notes: bool = Fal
             lines.append(f"  {mark} {chr(65 + i)}. {option}{score}")
     lines.append("Cited sections:")
     for citation in answer.citations:
-        lines.append(f"  [{citation.ordinal}] {citation.heading}")
+        # a sentence the model wrote from quotes of several scenes names them all
+        scenes = ", ".join(str(o) for o in citation.ordinals) or str(citation.ordinal)
+        lines.append(f"  [{scenes}] {citation.heading}")
         lines.append(f"      “{citation.quote}”")
     lines.append(
         f"Evidence: {len(answer.evidence)} passages, {answer.evidence_tokens} tokens; "

@@ -3,10 +3,16 @@ summaries) joined in story order into a paragraph, each quote cited with its sec
 
 from __future__ import annotations
 
+from typing import Callable
+
 from tasks.query.finalize import FinalAnswer
+from tasks.query.tools.env import ToolEnv
 from tasks.query.tools.types import ToolRow
 
 KIND = "summary"
+# Writes the answer from the quotes (env, question, quotes, the offline answer, words), as the LLM
+# does (tasks.query.answer_global_llm); the offline answer when it cannot.
+GlobalWriter = Callable[[ToolEnv, str, list[ToolRow], FinalAnswer, int], FinalAnswer]
 
 
 def global_answer(rows: list[ToolRow], language: str, scope: str) -> FinalAnswer:

@@ -12,7 +12,7 @@ from typing import Any, Callable
 
 from schemas.config import AnswerSettings, RetrievalSettings
 from tasks.query.answer_global import KIND as SUMMARY_KIND
-from tasks.query.answer_global import global_answer
+from tasks.query.answer_global import GlobalWriter, global_answer
 from tasks.query.answer_types import Answer, Citation, EvidenceText
 from tasks.query.budget_fill import fill_budget, window_candidates
 from tasks.query.evidence_board import (
@@ -175,8 +175,11 @@ def answer_nkw(
     select_skills: SkillSelector | None = None,
     finalize: Finalizer | None = None,
     read_question: Callable[..., QueryIntents] = decompose,
+    write_global: GlobalWriter | None = None,
 ) -> Answer:
-    """Answer one question with the whole bundle; the final evidence cites source passages."""
+    """Answer one question with the whole bundle; the final evidence cites source passages. A
+    whole-story question is answered from the summary hierarchy's quotes: by `write_global` (the LLM)
+    when given, else extractively."""
 
     started = time.perf_counter()
     allowed = allowed_tools(settings)
@@ -193,7 +196,7 @@ def answer_nkw(
     words = answer_words(question, options, settings)
     summary_call: ToolCall | None = None
     rounds = settings.follow_up_rounds
-    if words is not None and finalize is None and settings.hierarchy and "summary_search" in allowed:
+    if words is not None and settings.hierarchy and "summary_search" in allowed:
         # A whole-story question: no packet of passages holds its answer, the hierarchy's quotes do;
         # follow-up rounds would only refine a packet the answer does not read. The call is decided
         # by rule with the forced first pass (round 0), so it runs whatever the follow-up depth.
@@ -221,18 +224,25 @@ def answer_nkw(
     )
     skills = (
         (select_skills or select_skills_offline)(question, options, intents, board)
-        if settings.reading_skills
+        if settings.reading_skills and summary_call is None  # a hierarchy answer reads no packet
         else []
     )
     if summary_call is not None:
         final = global_answer(summary_call.rows, env.store.source.language, summary_call.arguments["kind"])
+        if write_global is not None:
+            final = write_global(env, question, summary_call.rows, final, words or 0)
     else:
         final = (finalize or offline_finalizer)(env, question, options, intents, board, skills)
     evidence = [
         EvidenceText(p.chunk_id, p.section_id, p.heading, p.ordinal, p.text, p.n_tokens, p.support, "source")
         for p in board.passages
     ]
-    citations = _quote_citations(env, final) if final.kind == SUMMARY_KIND else _citations(env, final, board)
+    if final.citations is not None:
+        citations = final.citations
+    elif final.kind == SUMMARY_KIND:
+        citations = _quote_citations(env, final)
+    else:
+        citations = _citations(env, final, board)
     answer = Answer(
         doc_id=env.store.doc_id,
         question=question,

@@ -12,6 +12,10 @@ class Citation:
     heading: str
     ordinal: int
     quote: str
+    # A sentence the model wrote from quotes of several scenes cites them all, in story order (the
+    # first is section_id); empty for a citation of one scene.
+    section_ids: tuple[str, ...] = ()
+    ordinals: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -38,6 +38,7 @@ def make_llm_decomposer(client: Any, request_factory: Callable[..., Any]) -> Cal
             answer_slot=reply.answer_slot,
             reader="llm",
             shape=offline.shape,
+            scope=offline.scope,  # whole story or local: read from the wording, as offline
         )
 
     return decompose_with_llm

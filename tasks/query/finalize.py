@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
+from tasks.query.answer_types import Citation
 from tasks.query.evidence_board import EvidenceBoard
 from tasks.query.plan import QueryIntents
 from tasks.query.tools.env import ToolEnv
@@ -22,6 +23,9 @@ class FinalAnswer:
     kind: str = (
         ""  # the short answer's type (who, where, ...), "sentence" when it fell back, "option" for MCQ
     )
+    # The answer's citations when its writer made them (a written whole-story answer: one per sentence);
+    # None: the pipeline cites `quotes` and the packet.
+    citations: list[Citation] | None = None
 
 
 Finalizer = Callable[[ToolEnv, str, list[str] | None, QueryIntents, EvidenceBoard, list[str]], FinalAnswer]

@@ -40,3 +40,17 @@ def test_failed_llm_reading_falls_back_to_the_offline_one(agent_env, fake_llm_se
     offline = decompose(agent_env, question)
     assert intents.entity_ids == offline.entity_ids and intents.needs == offline.needs
     assert intents.reader.startswith("offline (LLM reading failed: refused")
+
+
+def test_llm_reading_keeps_the_question_scope(agent_env, fake_llm_server):
+    # Without it a whole-story question read by the model lost its kind: a character question was
+    # answered as the plot.
+    fake_llm_server.responder = lambda body: json.dumps({"entities": [], "needs": [], "answer_slot": ""})
+    with OpenAICompatibleClient(fast_llm_settings(fake_llm_server.url), sleep=lambda _s: None) as client:
+        for question, kind in (
+            ("What is the plot of the story?", "work"),
+            ("Who is Nia, and what does she do in the story?", "character"),
+            ("Where was the key kept before she took it?", ""),
+        ):
+            intents = make_llm_decomposer(client, _factory(agent_env, question))(agent_env, question)
+            assert intents.reader == "llm" and intents.scope.kind == kind
