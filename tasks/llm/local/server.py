@@ -194,10 +194,12 @@ def serve(options: ServerOptions) -> None:
     params.hostnames = [HOST]
     params.port = options.port
     params.use_jinja = True  # the model's chat template: tool calls and JSON replies
-    server = xllamacpp.Server(params)  # returns once loaded and listening; serves while referenced
+    _server = xllamacpp.Server(params)  # returns once loaded and listening; serves while referenced
     sys.stdin.buffer.read()  # blocks until the parent closes the pipe or dies
-    del server
-    os._exit(0)  # whatever the server's threads still hold, the process ends here
+    # No `del server`: its destructor waits for the requests in flight, so a parent killed while a
+    # client (an eval it started) still asked left the server running, orphaned, for as long as that
+    # client kept asking. The process ends here, its threads with it.
+    os._exit(0)
 
 
 if __name__ == "__main__":
