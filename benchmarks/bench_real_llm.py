@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -30,12 +31,14 @@ import time
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pandas as pd
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from schemas.config import load_settings  # noqa: E402
+from tasks.llm.client.token_costs import computed_prompt_tokens  # noqa: E402
 from tasks.llm.local.model_files import default_cache_dir, resolve_model  # noqa: E402
 from tasks.llm.local.server import LocalServer, ServerOptions, free_port  # noqa: E402
 from tasks.tables.io import Workspace, read_frame  # noqa: E402
@@ -86,12 +89,36 @@ def stage_figures(
     return rows
 
 
-def computed_prompt_tokens(calls: pd.DataFrame) -> int:
-    """Prompt tokens the server computed: billed minus those it read from its prefix cache (a row
-    whose server did not say counts in full)."""
-    billed = calls["prompt_tokens"].fillna(0)
-    cached = calls["cached_prompt_tokens"].fillna(0) if "cached_prompt_tokens" in calls else 0
-    return int((billed - cached).clip(lower=0).sum())
+def measure_speed(url: str, alias: str, text: str, rounds: int = 2) -> dict[str, float]:
+    """The model's own prompt and decode speed on this machine, from llama.cpp's `timings` of plain
+    requests (a fresh prefix each round, so nothing comes from the cache; one request at a time): the
+    denominators of the build's floor. The median of `rounds`."""
+    prompt_speeds, decode_speeds = [], []
+    for round_no in range(rounds):
+        fresh = f"Round {round_no} {time.time_ns()}. Retell this story at length:\n{text}"
+        body = {
+            "model": alias,
+            "messages": [{"role": "user", "content": fresh}],
+            "max_tokens": 256, "temperature": 0.0, "cache_prompt": False,
+        }  # fmt: skip
+        reply = httpx.post(f"{url}/chat/completions", json=body, timeout=900)
+        reply.raise_for_status()
+        timings = reply.json().get("timings") or {}
+        prompt_speeds.append(float(timings.get("prompt_per_second") or 0.0))
+        decode_speeds.append(float(timings.get("predicted_per_second") or 0.0))
+    return {
+        "prompt_tokens_per_s": round(statistics.median(prompt_speeds), 1),
+        "decode_tokens_per_s": round(statistics.median(decode_speeds), 2),
+    }
+
+
+def floor_seconds(calls: pd.DataFrame, speed: dict[str, float]) -> float:
+    """The build's floor: computed prompt tokens at the prompt speed plus completion tokens at the
+    decode speed, as if the model did nothing else and one request at a time."""
+    sent = calls[calls["status"] != "cached"]
+    prompt_s = computed_prompt_tokens(sent) / max(speed["prompt_tokens_per_s"], 1e-9)
+    decode_s = float(sent["completion_tokens"].fillna(0).sum()) / max(speed["decode_tokens_per_s"], 1e-9)
+    return round(prompt_s + decode_s, 1)
 
 
 def stage_rows(report: dict[str, Any]) -> tuple[dict[str, int], dict[str, float], dict[str, str]]:
@@ -157,6 +184,11 @@ def print_build(figures: list[dict], llm_rows: dict, offline_rows: dict, status:
         f"{total['completion_per_source']} completion tokens per source token, {total['requests']} requests, "
         f"wall {total['wall_s']} s (offline {total['offline_wall_s']} s), exit {total['exit']}"
     )
+    ratio = total["wall_s"] / max(total["floor_s"], 1e-9)
+    print(
+        f"the model's floor: {total['floor_s']} s (computed prompt tokens at {total['prompt_tokens_per_s']} "
+        f"tokens/s, completion tokens at {total['decode_tokens_per_s']} tokens/s); wall / floor {ratio:.2f}"
+    )
 
 
 def main() -> int:
@@ -195,6 +227,10 @@ def main() -> int:
         if args.query_only:
             results["query"] = answer_questions(args, offline_root, offline_root, config, llm_args)
             return finish(args, results)
+        sample = Path(args.paths[0]).read_text(encoding="utf-8", errors="replace")[:4000]
+        speed = measure_speed(server.url, model.alias, sample)
+        print(f"measured: {speed['prompt_tokens_per_s']} prompt and {speed['decode_tokens_per_s']} "
+              "decode tokens/s", flush=True)  # fmt: skip
         real = build(args.paths, llm_root, config, llm_args)
         workspace = Workspace.at(llm_root)
         calls, failures = read_frame(workspace, "llm_calls"), read_frame(workspace, "failures")
@@ -209,6 +245,8 @@ def main() -> int:
             "computed_per_source": round(computed_prompt_tokens(calls) / max(tokens, 1), 2),
             "completion_per_source": round(calls["completion_tokens"].fillna(0).sum() / max(tokens, 1), 2),
             "wall_s": real["wall_s"],
+            "floor_s": floor_seconds(calls, speed),
+            **speed,
             "offline_wall_s": offline["wall_s"],
             "exit": real["exit"],
         }
