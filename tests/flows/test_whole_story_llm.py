@@ -1,8 +1,8 @@
 """Whole-story questions with an LLM configured, against the test OpenAI server: the model writes the
 answer from the summary hierarchy's numbered quotes (answer_global/v1, the fixed WrittenAnswer reply),
-not through the short-answer reader; a sentence naming no quote is dropped, each kept one is cited with
-its quotes' scenes; an unusable reply or a failed call gives the offline answer labelled offline, with
-a failures row."""
+part by part in story order, not through the short-answer reader; a sentence naming no quote is
+dropped, each kept one is cited with its quotes' scenes; an unusable reply or a failed call, for any
+part, gives the offline answer labelled offline, with a failures row."""
 
 from __future__ import annotations
 
@@ -14,13 +14,15 @@ from flows.answer_questions import QueryEngine
 from schemas.config import load_settings
 from tasks.embeddings import HashingEmbedder
 from tasks.llm.client.factory import build_llm_client
-from tasks.query.answer_global_llm import GLOBAL_PROMPT, reply_tokens
+from tasks.query.answer_global_llm import GLOBAL_PROMPT, reply_tokens, story_parts
+from tasks.text import count_words
 from tests.fixtures.llm_fixtures import TEST_MODEL
 from tests.fixtures.openai_server import FakeOpenAIServer
 
 DOC = "the_lighthouse_key"
 PLOT = "What is the plot of the story?"
 QUOTE = re.compile(r"^Q(\d+) \[(\d+)\] [^\n]*?: (.+)$", re.MULTILINE)
+PART = re.compile(r"Part (\d+) of (\d+) of the story\. Length: about (\d+) words")
 
 
 def _schema_name(body: dict) -> str:
@@ -28,14 +30,14 @@ def _schema_name(body: dict) -> str:
 
 
 def _quotes(body: dict) -> dict[int, tuple[int, str]]:
-    """The numbered quotes of a WrittenAnswer request: number -> (scene ordinal, text)."""
+    """The numbered quotes of a WrittenAnswer request (one part): number -> (scene ordinal, text)."""
     user = body["messages"][-1]["content"]
     return {int(n): (int(ordinal), text) for n, ordinal, text in QUOTE.findall(user)}
 
 
 def retelling(body: dict) -> dict:
-    """The fake model's answer: one sentence per pair of quotes (its first six words, retold), citing
-    both; and one sentence citing a quote that does not exist."""
+    """The fake model's answer to one part: one sentence per pair of its quotes (the first one's first
+    six words, retold), citing both; and one sentence citing a quote the part does not have."""
     quotes = _quotes(body)
     sentences = [
         {"text": f"In the story, {' '.join(quotes[n][1].split()[:6])}.", "quotes": [n, n + 1]}
@@ -60,59 +62,82 @@ def _engine(sample_workspace, url: str | None) -> QueryEngine:
     return QueryEngine(sample_workspace, settings, embedder_factory=lambda _: HashingEmbedder(384), llm=llm)
 
 
-def test_the_model_writes_the_plot_from_the_numbered_quotes_each_sentence_citing_its_scenes(
+def test_the_model_writes_the_plot_part_by_part_from_the_numbered_quotes_each_sentence_citing_its_scenes(
     sample_workspace, server
 ):
     server.responder = lambda body: retelling(body) if _schema_name(body) == "WrittenAnswer" else None
     engine = _engine(sample_workspace, server.url)
     answer = engine.ask(DOC, PLOT)
-    written = [r.body for r in server.chat_requests() if _schema_name(r.body) == "WrittenAnswer"]
     names = [_schema_name(r.body) for r in server.chat_requests()]
-    assert len(written) == 1 and not [n for n in names if n.startswith("ReaderReply") or n == "SkillChoice"]
-    body = written[0]
-    quotes = _quotes(body)
-    summary = [t for t in answer.trace if t["tool"] == "summary_search"]
+    assert not [n for n in names if n.startswith("ReaderReply") or n == "SkillChoice"]  # no short answer
+    bodies = [r.body for r in server.chat_requests() if _schema_name(r.body) == "WrittenAnswer"]
+    bodies.sort(key=lambda b: int(PART.search(b["messages"][-1]["content"]).group(1)))  # sent at once
+    parts = [PART.search(b["messages"][-1]["content"]).groups() for b in bodies]
+    (summary,) = [t for t in answer.trace if t["tool"] == "summary_search"]
     words = engine.settings.answer.work_answer_words
-    # the same call and word budget as offline: every quote it found is numbered in the prompt
-    assert len(summary) == 1 and summary[0]["arguments"]["words"] == words
-    assert len(quotes) == summary[0]["rows"] >= 5
-    assert f"about {words} words" in body["messages"][-1]["content"]
-    assert PLOT not in body["messages"][0]["content"] and PLOT in body["messages"][-1]["content"]
-    assert body.get("max_completion_tokens", body.get("max_tokens")) == reply_tokens(words)
-    # kept: every sentence citing a real quote, in the model's order; the one citing none is dropped
-    kept = [s for s in retelling(body)["sentences"] if s["quotes"][0] <= len(quotes)]
+    # the same call and word budget as offline; its quotes asked in consecutive parts, each once
+    assert summary["arguments"]["words"] == words
+    quotes = [q for b in bodies for q in _quotes(b).values()]
+    assert len(quotes) == summary["rows"] >= 10 and len(bodies) >= 2
+    assert [q[0] for q in quotes] == sorted(q[0] for q in quotes)  # story order across the parts
+    assert len(bodies) == len(story_parts([count_words(text, "en") for _, text in quotes]))
+    assert [(int(n), int(total)) for n, total, _ in parts] == [
+        (n, len(bodies)) for n in range(1, len(bodies) + 1)
+    ]
+    assert abs(sum(int(share) for *_, share in parts) - words) <= len(bodies)  # shares of the budget
+    for body, (*_, share) in zip(bodies, parts):
+        assert PLOT not in body["messages"][0]["content"] and PLOT in body["messages"][-1]["content"]
+        assert body.get("max_completion_tokens", body.get("max_tokens")) == reply_tokens(int(share))
+    # kept: every sentence citing a real quote of its part, in story order; the others dropped
+    kept = [
+        (s, _quotes(b))
+        for b in bodies
+        for s in retelling(b)["sentences"]
+        if s["quotes"][0] <= len(_quotes(b))
+    ]
     assert not answer.is_offline and answer.answer_kind == "summary"
-    assert answer.answer == " ".join(s["text"] for s in kept)
+    assert answer.answer == " ".join(s["text"] for s, _ in kept)
     assert len(answer.citations) == len(kept)
-    for citation, sentence in zip(answer.citations, kept):
-        cited = [quotes[n] for n in sentence["quotes"] if n in quotes]
+    for citation, (sentence, numbered) in zip(answer.citations, kept):
+        cited = [numbered[n] for n in sentence["quotes"] if n in numbered]
         assert citation.ordinals == tuple(sorted({ordinal for ordinal, _ in cited}))
         assert citation.ordinal == citation.ordinals[0] and citation.quote.startswith(cited[0][1][:40])
     assert any(len(c.ordinals) == 2 for c in answer.citations)  # a pair of quotes across two scenes
-    assert [c["prompt_id"] for c in answer.llm_calls].count(GLOBAL_PROMPT) == 1
-    assert not answer.failures and "1 dropped" in " ".join(answer.notes)
+    assert [c["prompt_id"] for c in answer.llm_calls].count(GLOBAL_PROMPT) == len(bodies)
+    assert not answer.failures
+    assert answer.notes[0] == (
+        f"llm answer written from {len(quotes)} quote(s) of the summary hierarchy in {len(bodies)} part(s): "
+        f"{len(kept)} sentence(s) kept, 0 repeated and {len(bodies)} unknown quote number(s) dropped"
+    )
 
 
 def test_an_unusable_reply_or_a_failed_call_gives_the_offline_answer_labelled_offline(
     sample_workspace, server
 ):
     offline = _engine(sample_workspace, None).ask(DOC, PLOT)
-    server.responder = lambda body: (
-        {"sentences": [{"text": "A sentence citing nothing real.", "quotes": [0]}]}
-        if _schema_name(body) == "WrittenAnswer"
-        else None
-    )
+
+    def second_part_cites_nothing(body: dict) -> dict | None:
+        if _schema_name(body) != "WrittenAnswer":
+            return None
+        if PART.search(body["messages"][-1]["content"]).group(1) == "2":
+            return {"sentences": [{"text": "A sentence citing nothing real.", "quotes": [0]}]}
+        return retelling(body)
+
+    server.responder = second_part_cites_nothing
     engine = _engine(sample_workspace, server.url)
     answer = engine.ask(DOC, PLOT)
     assert answer.is_offline and answer.answer == offline.answer and answer.answer_kind == "summary"
     assert [c.quote for c in answer.citations] == [c.quote for c in offline.citations]
-    assert answer.notes[0].startswith("LLM answer failed (invalid: none of 1 sentence(s) names one of")
-    (failure,) = [f for f in answer.failures if f["item_id"].endswith(":global")]
-    assert failure["error"].startswith("llm invalid answer") and GLOBAL_PROMPT in failure["payload"]
+    assert answer.notes[0].startswith(
+        "LLM answer failed (part 2: invalid: none of 1 sentence(s) names one of"
+    )
+    (failure,) = [f for f in answer.failures if ":global" in f["item_id"]]
+    assert failure["item_id"].endswith(":global2") and failure["error"].startswith("llm invalid answer")
+    assert GLOBAL_PROMPT in failure["payload"]
 
     server.responder = lambda body: "not json at all" if _schema_name(body) == "WrittenAnswer" else None
     answer = engine.ask(DOC, "Who is Nia, and what does she do in the story?")
     assert answer.is_offline and answer.answer_kind == "summary" and "NIA" in answer.answer.upper()
-    assert answer.notes[0].startswith("LLM answer failed (invalid")
-    (failure,) = [f for f in answer.failures if f["item_id"].endswith(":global")]
-    assert failure["stage"] == "answer"
+    assert answer.notes[0].startswith("LLM answer failed (part 1: invalid")
+    failures = [f for f in answer.failures if ":global" in f["item_id"]]
+    assert failures and {f["stage"] for f in failures} == {"answer"}
