@@ -146,13 +146,16 @@ class QueryEngine:
                 recorder = RecordingClient(self.llm)
                 language = env.store.source.language
                 factory = request_factory_for(doc_id, language, question, options or None, **sampled)
-                planner = make_llm_planner(recorder, factory, fallback=offline_planner)
                 finalize = make_llm_finalizer(
                     recorder, factory, audit_options=make_option_audit(recorder, factory)
                 )
-                select = llm_skill_selector(recorder, factory, language)
-                read = make_llm_decomposer(recorder, factory)
                 write_global = make_global_writer(recorder, factory)
+                if self.settings.answer.llm_steps == "agent":
+                    planner = make_llm_planner(recorder, factory, fallback=offline_planner)
+                    select = llm_skill_selector(recorder, factory, language)
+                    read = make_llm_decomposer(recorder, factory)
+                else:  # the model as the reader alone: one request a question
+                    finalize.audit_options = None
             answer = answer_nkw(
                 env,
                 question,
@@ -166,12 +169,13 @@ class QueryEngine:
                 write_global=write_global,
             )
             if recorder is not None:
-                answer.notes.extend(planner.notes)
+                planner_failures = getattr(planner, "failures", [])  # the offline planner keeps none
+                answer.notes.extend(getattr(planner, "notes", []))
                 answer.llm_calls = recorder.calls
                 failures = {
                     f["item_id"]: f
                     for f in reversed(
-                        recorder.failures + planner.failures + finalize.failures + write_global.failures
+                        recorder.failures + planner_failures + finalize.failures + write_global.failures
                     )
                 }
                 answer.failures = list(failures.values())

@@ -26,6 +26,14 @@ class AnswerSettings(Section):
     follow_up_rounds: int = Field(
         2, ge=0, le=2, description="agent follow-up rounds after the forced first pass"
     )
+    # A small local model adds little before the answer (the 0.5B model never asked for a follow-up)
+    # and each step is another request of thousands of prompt tokens: on a laptop CPU an answer took
+    # 5 requests and 1-20 minutes. 'reader' keeps the model where it pays, as the reader.
+    llm_steps: Literal["agent", "reader"] = Field(
+        "agent",
+        description="with a model: 'agent' lets it read the question, choose skills, plan follow-ups and "
+        "answer; 'reader' only answers (the rest by the offline rules: one request a question)",
+    )
     max_calls_per_round: int = Field(5, ge=1, le=5)
     graph_tools: bool = Field(True, description="False removes the graph-channel tools")
     reading_skills: bool = Field(True, description="False injects no reading-skill cards")
