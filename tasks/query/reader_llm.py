@@ -5,8 +5,8 @@ A small model asked for a free answer writes whole sentences of the story (ROUGE
 offline reader's) and, with options, names none in many replies. So the reply is shaped by the
 question before the model writes a token:
 
-- with options, `chosen_option` is an integer among the options' numbers and required: an option
-  is always named;
+- with options, `option` is one of the options' letters and required: an option is always named
+  (a letter, not a 0-based number: the 0.5B model wrote 1 for the first option);
 - without options, the offline reader's short answers are offered as numbered candidates; the
   model picks one by number or writes its own answer, whose length the question's form bounds
   (a who-question gets a name-sized slot, a why-question a clause).
@@ -54,12 +54,12 @@ def reader_reply_model(option_count: int, candidate_count: int, max_chars: int) 
     quotes = (list[Quote], Field(max_length=3, description="short verbatim quotes copied from the passages"))
     confidence = (float, Field(ge=0, le=1))
     if option_count:
-        choice = Literal[tuple(range(option_count))]  # type: ignore[valid-type]
+        choice = Literal[tuple(chr(65 + i) for i in range(option_count))]  # type: ignore[valid-type]
         return create_model(
             f"ReaderReplyOptions{option_count}",
             __base__=ResponseModel,
             answer=(str, Field(min_length=1, max_length=max_chars, description="the answer in a few words")),
-            chosen_option=(choice, Field(description="number of the chosen option (A = 0, B = 1, ...)")),
+            option=(choice, Field(description="letter of the chosen option")),
             cited_ordinals=cited,
             quotes=quotes,
             confidence=confidence,
@@ -113,7 +113,7 @@ def as_final_reply(reply: ResponseModel, candidates: list[str]) -> tuple[FinalAn
     text = candidates[picked - 1] if taken else str(getattr(reply, "answer", "")).strip()
     final = FinalAnswerReply(
         answer=text or "-",
-        chosen_option=getattr(reply, "chosen_option", None),
+        chosen_option=ord(reply.option) - 65 if getattr(reply, "option", None) else None,
         cited_ordinals=list(getattr(reply, "cited_ordinals", [])),
         quotes=list(getattr(reply, "quotes", [])),
         confidence=float(getattr(reply, "confidence", 0.0)),

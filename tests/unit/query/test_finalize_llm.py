@@ -197,8 +197,8 @@ def test_llm_answer_through_the_pipeline(env: ToolEnv, settings: Settings, serve
     assert "Use ['literal_slot'] in en." in user and "D. In his boot" in user
     schema = sent.body["response_format"]["json_schema"]
     assert schema["name"] == "ReaderReplyOptions4"  # an option is always named, one of the four
-    assert schema["schema"]["properties"]["chosen_option"]["enum"] == [0, 1, 2, 3]
-    assert "chosen_option" in schema["schema"]["required"]
+    assert schema["schema"]["properties"]["option"]["enum"] == ["A", "B", "C", "D"]
+    assert "option" in schema["schema"]["required"]
 
 
 def test_out_of_range_option_falls_back(env: ToolEnv, settings: Settings, server: FakeOpenAIServer) -> None:
@@ -208,10 +208,10 @@ def test_out_of_range_option_falls_back(env: ToolEnv, settings: Settings, server
             env, settings, client, OPTIONS, fallback=fixed_fallback, render_skills=lambda *_: ""
         )
     assert answer.is_offline is True and answer.answer == "fallback answer" and answer.chosen_option == 2
-    # The reply model takes only the options' numbers: 7 is refused by validation, asked again, refused.
+    # The reply model takes only the options' letters: H is refused by validation, asked again, refused.
     assert answer.notes[:2] == ["LLM answer failed (invalid): offline answer", "rule answer"]
     [failure] = finalizer.failures
-    assert failure["error"].startswith("llm invalid:") and "chosen_option" in failure["error"]
+    assert failure["error"].startswith("llm invalid:") and "option" in failure["error"]
     assert check_contracts("failures", to_arrow("failures", [failure]), lambda _table: None) == []
 
 
