@@ -209,7 +209,7 @@ class LLMPlanner:
             "packet": packet_summary(board, self.packet_tokens, language),
             "history": history_summary(calls, self.dropped, language),
         }
-        plan = self._ask(env, intents, round_number, calls, allowed, max_calls, board, values)
+        plan = self._ask(round_number, allowed, max_calls, values)
         if plan or self.fallback is None:
             return plan
         rules = self.fallback(env, intents, round_number, calls, allowed, max_calls, board)
@@ -222,15 +222,7 @@ class LLMPlanner:
         return plan
 
     def _ask(
-        self,
-        env: ToolEnv,
-        intents: QueryIntents,
-        round_number: int,
-        calls: list[ToolCall],
-        allowed: set[str],
-        max_calls: int,
-        board: EvidenceBoard,
-        values: dict[str, Any],
+        self, round_number: int, allowed: set[str], max_calls: int, values: dict[str, Any]
     ) -> list[tuple[str, dict[str, Any] | str]] | None:
         """The model's calls for this round; None when it judges the packet answerable, [] on failure."""
         request = self.request_factory(PLAN_PROMPT, values, f"plan-r{round_number}")
