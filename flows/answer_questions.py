@@ -15,15 +15,15 @@ from tasks.query.answer_global_llm import make_global_writer
 from tasks.query.answer_nkw import answer_nkw, offline_planner
 from tasks.query.answer_types import Answer
 from tasks.query.decompose_llm import make_llm_decomposer
-from tasks.query.finalize_llm import make_llm_finalizer
 from tasks.query.hybrid.answer import answer_hybrid
 from tasks.query.hybrid.answer_fine import answer_hybrid_fine
-from tasks.query.hybrid.answer_fine_llm import answer_hybrid_fine_llm
-from tasks.query.hybrid.answer_llm import answer_hybrid_llm
 from tasks.query.hybrid.fine_windows import FineWindows, build_windows
-from tasks.query.options.audit_llm import make_option_audit
 from tasks.query.plan import decompose
 from tasks.query.question_scope import answer_words
+from tasks.query.reader.hybrid import answer_hybrid_llm
+from tasks.query.reader.hybrid_fine import answer_hybrid_fine_llm
+from tasks.query.reader.llm import make_llm_finalizer
+from tasks.query.reader.option_audit import make_option_audit
 from tasks.query.skills.cards import select_skills_llm
 from tasks.query.store.doc_index import DocumentIndex
 from tasks.query.store.document_store import NarrativeStore

@@ -22,13 +22,9 @@ VECTOR = pa.list_(pa.float32())
 # which DuckDB reads as JSON (`meta->>'$.genre'`) and pandas as text.
 JSON = pa.json_(pa.string())
 # A continuity chain's cues: each shared entity with its grounding span in every scene of the chain.
-CUE_SPAN = pa.struct(
-    [("section_id", STR), ("surface", STR), ("char_start", INT), ("char_end", INT)]
-)
-CUES = pa.list_(
-    pa.struct([("entity_id", STR), ("name", STR), ("type", STR), ("spans", pa.list_(CUE_SPAN))])
-)
-# What the evidence board of an answer held (tasks.query.evidence_board.EvidenceBoard.composition).
+CUE_SPAN = pa.struct([("section_id", STR), ("surface", STR), ("char_start", INT), ("char_end", INT)])
+CUES = pa.list_(pa.struct([("entity_id", STR), ("name", STR), ("type", STR), ("spans", pa.list_(CUE_SPAN))]))
+# What the evidence board of an answer held (tasks.query.evidence.board.EvidenceBoard.composition).
 BOARD = pa.struct(
     [
         (name, INT)

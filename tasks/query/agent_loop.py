@@ -18,7 +18,7 @@ from schemas.ids import stable_hash
 from tasks.llm.client.protocol import LLMClient, LLMRequest
 from tasks.llm.client.replies import looks_like_tool_call
 from tasks.llm.requests.prompts import load_prompt, render_messages
-from tasks.query.evidence_board import EvidenceBoard
+from tasks.query.evidence.board import EvidenceBoard
 from tasks.query.plan import QueryIntents
 from tasks.query.tools.env import ToolEnv
 from tasks.query.tools.registry import ToolCall, function_schemas

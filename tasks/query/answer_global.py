@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from tasks.query.finalize import FinalAnswer
+from tasks.query.reader.finalize import FinalAnswer
 from tasks.query.tools.env import ToolEnv
 from tasks.query.tools.types import ToolRow
 

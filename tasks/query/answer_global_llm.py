@@ -26,7 +26,7 @@ from tasks.llm.client.protocol import LLMClient, LLMRequest
 from tasks.query.agent_loop import RequestFactory, clip
 from tasks.query.answer_global import KIND
 from tasks.query.answer_types import Citation
-from tasks.query.finalize import FinalAnswer
+from tasks.query.reader.finalize import FinalAnswer
 from tasks.query.tools.env import ToolEnv
 from tasks.query.tools.types import ToolRow
 from tasks.text import TOKEN, count_words, normalize_space

@@ -14,8 +14,7 @@ from schemas.config import AnswerSettings, RetrievalSettings
 from tasks.query.answer_global import KIND as SUMMARY_KIND
 from tasks.query.answer_global import GlobalWriter, global_answer
 from tasks.query.answer_types import Answer, Citation, EvidenceText
-from tasks.query.budget_fill import fill_budget, window_candidates
-from tasks.query.evidence_board import (
+from tasks.query.evidence.board import (
     TEXT_KINDS,
     BoardBudget,
     EvidenceBoard,
@@ -24,13 +23,14 @@ from tasks.query.evidence_board import (
     chunk_support,
     score_items,
 )
-from tasks.query.finalize import FinalAnswer, Finalizer
-from tasks.query.finalize_offline import offline_finalizer
+from tasks.query.evidence.fill import fill_budget, window_candidates
+from tasks.query.evidence.passages import add_adjacent_scenes, lift_walked, pin_sections, select_passages
 from tasks.query.plan import QueryIntents, decompose, follow_up_plan, is_answerable
 from tasks.query.question_scope import answer_words
+from tasks.query.reader.finalize import FinalAnswer, Finalizer
+from tasks.query.reader.offline import offline_finalizer
 from tasks.query.scene_reference import named_sections
 from tasks.query.skills.cards import select_skills_offline
-from tasks.query.source_passages import add_adjacent_scenes, lift_walked, pin_sections, select_passages
 from tasks.query.tools.env import ToolEnv
 from tasks.query.tools.registry import GRAPH_TOOLS, TOOLS, ToolCall, call_tool
 

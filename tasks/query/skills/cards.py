@@ -18,7 +18,7 @@ from typing import Any, Callable
 
 from schemas.responses.query import SkillChoice
 from tasks.llm.client.protocol import LLMClient, LLMRequest
-from tasks.query.evidence_board import EvidenceBoard
+from tasks.query.evidence.board import EvidenceBoard
 from tasks.query.plan import QueryIntents, decompose
 
 SKILLS_DIR = Path(__file__).resolve().parent

@@ -14,7 +14,7 @@ from tasks.llm.client.openai_client import OpenAICompatibleClient
 from tasks.llm.client.protocol import LLMRequest, LLMResult
 from tasks.llm.client.replies import REASK_TOOLS, looks_like_tool_call
 from tasks.query.agent_loop import make_llm_planner
-from tasks.query.evidence_board import EvidenceBoard
+from tasks.query.evidence.board import EvidenceBoard
 from tasks.query.plan import decompose
 from tasks.query.tools.registry import function_schemas
 from tests.fixtures.agent_fixtures import QUESTION

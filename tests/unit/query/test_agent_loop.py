@@ -27,9 +27,9 @@ from tasks.query.agent_loop import (
 )
 from tasks.query.answer_nkw import answer_nkw
 from tasks.query.answer_types import Answer
-from tasks.query.evidence_board import BoardItem, EvidenceBoard, Passage
-from tasks.query.finalize_llm import LLMFinalizer, make_llm_finalizer
+from tasks.query.evidence.board import BoardItem, EvidenceBoard, Passage
 from tasks.query.plan import decompose
+from tasks.query.reader.llm import LLMFinalizer, make_llm_finalizer
 from tasks.query.tools.env import ToolEnv
 from tasks.query.tools.registry import TOOLS, ToolCall, function_schemas
 from tasks.query.tools.types import ToolRow

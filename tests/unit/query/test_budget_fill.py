@@ -7,8 +7,8 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from tasks.query.budget_fill import FILLED, fill_budget, overlaps, window_passage
-from tasks.query.evidence_board import Passage
+from tasks.query.evidence.board import Passage
+from tasks.query.evidence.fill import FILLED, fill_budget, overlaps, window_passage
 
 
 def passage(chunk_id: str, ordinal: int, start: int, end: int, tokens: int, text: str = "x") -> Passage:

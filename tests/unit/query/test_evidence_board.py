@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tasks.query.evidence_board import (
+from tasks.query.evidence.board import (
     BoardBudget,
     BoardItem,
     allocate,

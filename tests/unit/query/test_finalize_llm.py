@@ -15,11 +15,11 @@ from tasks.llm.requests.prompts import load_prompt, render_messages
 from tasks.query.agent_loop import request_factory_for
 from tasks.query.answer_nkw import answer_nkw
 from tasks.query.answer_types import Answer
-from tasks.query.evidence_board import BoardItem, EvidenceBoard, Passage
-from tasks.query.finalize import FinalAnswer
-from tasks.query.finalize_llm import check_reply, final_values, make_llm_finalizer, quote_in
+from tasks.query.evidence.board import BoardItem, EvidenceBoard, Passage
 from tasks.query.question_form import read_question
-from tasks.query.reader_llm import READER_PROMPT, reader_request
+from tasks.query.reader.finalize import FinalAnswer
+from tasks.query.reader.llm import check_reply, final_values, make_llm_finalizer, quote_in
+from tasks.query.reader.shape import READER_PROMPT, reader_request
 from tasks.query.tools.env import ToolEnv
 from tasks.query.tools.types import ToolRow
 from tasks.tables.contracts import check_contracts

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tasks.query.source_passages import PINNED, pin_sections
+from tasks.query.evidence.passages import PINNED, pin_sections
 
 
 def test_named_section_chunk_outranks_every_retrieved_chunk_first_named_highest():
@@ -23,7 +23,7 @@ def test_unknown_or_empty_section_pins_nothing():
 
 
 def adjacent(support, directions):
-    from tasks.query.source_passages import add_adjacent_scenes
+    from tasks.query.evidence.passages import add_adjacent_scenes
 
     of_section = {"S1": ["a", "b"], "S2": ["c", "d"], "S3": ["e", "f"]}
     section_of = {c: s for s, chunks in of_section.items() for c in chunks}
@@ -31,7 +31,7 @@ def adjacent(support, directions):
 
 
 def test_scene_before_the_best_chunk_gets_its_last_chunk_ranked_second():
-    from tasks.query.source_passages import ADJACENT
+    from tasks.query.evidence.passages import ADJACENT
 
     support = {"c": (3.0, ["chunk:c"]), "f": (1.0, ["chunk:f"])}
     added = adjacent(support, ["before"])

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from tasks.query.question_form import read_question
-from tasks.query.short_answer import Candidate, short_answer
+from tasks.query.short_answers.choose import Candidate, short_answer
 
 HOVEL = (
     "Once upon a time there was a poor fisherman who lived with his wife in a miserable hovel "

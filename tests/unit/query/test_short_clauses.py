@@ -9,8 +9,8 @@ from __future__ import annotations
 import pytest
 
 from tasks.query.question_form import read_question
-from tasks.query.short_answer import Candidate, short_answer
-from tasks.query.short_clauses import clauses, predicate_keys, read_event_question, split_question
+from tasks.query.short_answers.choose import Candidate, short_answer
+from tasks.query.short_answers.clauses import clauses, predicate_keys, read_event_question, split_question
 
 PALACE = (
     "When the fisherman came home, the palace had grown much larger, with a tall tower and soldiers "

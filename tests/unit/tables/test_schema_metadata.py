@@ -12,7 +12,7 @@ import pytest
 
 from schemas.tables import TABLES
 from schemas.tables.dictionary import data_dictionary
-from schemas.tables.spec import columns, STR
+from schemas.tables.spec import STR, columns
 from tasks.tables.io import SchemaError, Workspace, read_frame, write_table
 
 
@@ -94,7 +94,7 @@ def test_duckdb_reads_board_arguments_and_payload_natively(tmp_path):
 def test_board_struct_holds_every_field_of_the_board_composition():
     # A struct drops keys it does not declare: the composition and the column must name the same fields.
     from schemas.tables.spec import BOARD
-    from tasks.query.evidence_board import EvidenceBoard
+    from tasks.query.evidence.board import EvidenceBoard
 
     composition = EvidenceBoard([], [], [], [], source_budget=100).composition()
     assert [field.name for field in BOARD] == list(composition)

@@ -14,7 +14,7 @@ from typing import Iterable, Iterator
 
 import numpy as np
 
-from tasks.query.evidence_board import Passage
+from tasks.query.evidence.board import Passage
 from tasks.query.hybrid.fine_windows import FineWindows, fine_search
 from tasks.query.store.document_store import NarrativeStore
 from tasks.text import count_tokens

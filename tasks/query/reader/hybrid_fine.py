@@ -12,7 +12,7 @@ import numpy as np
 from schemas.config import RetrievalSettings
 from tasks.query.agent_loop import RequestFactory
 from tasks.query.answer_types import Answer
-from tasks.query.evidence_board import EvidenceBoard, Passage
+from tasks.query.evidence.board import EvidenceBoard, Passage
 from tasks.query.extractive import EmbedFn
 from tasks.query.hybrid.answer_fine import (
     SYSTEM,
@@ -21,8 +21,8 @@ from tasks.query.hybrid.answer_fine import (
     hybrid_budget,
     window_evidence,
 )
-from tasks.query.hybrid.answer_llm import answer_board_llm
 from tasks.query.hybrid.fine_windows import FineWindows
+from tasks.query.reader.hybrid import answer_board_llm
 from tasks.query.store.doc_index import DocumentIndex
 
 

@@ -3,7 +3,7 @@ packet — source passages first, since source text takes precedence over summar
 selected reading-skill operators, and replies with an answer, the sections it rests on and
 verbatim quotes.
 
-The request is shaped per question (tasks.query.reader_llm, prompt final_answer/v2): the offline
+The request is shaped per question (tasks.query.reader.shape, prompt final_answer/v2): the offline
 reader's short answers are offered as candidates, a free answer is bounded by the question's form,
 and with options one must be named. The baselines' LLM answers are shaped the same way.
 
@@ -24,11 +24,11 @@ from typing import Any, Callable
 from schemas.responses.agent import FinalAnswerReply
 from tasks.llm.client.protocol import LLMClient
 from tasks.query.agent_loop import RequestFactory, clip
-from tasks.query.evidence_board import BoardItem, EvidenceBoard, Passage
-from tasks.query.finalize import FinalAnswer, Finalizer
-from tasks.query.finalize_offline import offline_finalizer, short_answer_candidates
+from tasks.query.evidence.board import BoardItem, EvidenceBoard, Passage
 from tasks.query.plan import QueryIntents
-from tasks.query.reader_llm import MAX_CANDIDATES, READER_PROMPT, as_final_reply, reader_request
+from tasks.query.reader.finalize import FinalAnswer, Finalizer
+from tasks.query.reader.offline import offline_finalizer, short_answer_candidates
+from tasks.query.reader.shape import MAX_CANDIDATES, READER_PROMPT, as_final_reply, reader_request
 from tasks.query.skills.cards import render_operators
 from tasks.query.tools.env import ToolEnv
 from tasks.text import count_tokens
@@ -178,7 +178,7 @@ class LLMFinalizer:
     fallback: Finalizer = offline_finalizer
     render_skills: SkillRenderer | None = None  # (skill ids, language) -> operator text
     # (env, question, options, intents, board) -> option verdict text, run for multiple choice when the
-    # option_admission reading skill is selected (tasks.query.options.audit_llm)
+    # option_admission reading skill is selected (tasks.query.reader.option_audit)
     audit_options: Callable[..., str] | None = None
     failures: list[dict[str, str]] = field(default_factory=list)
     llm_calls: list[dict[str, Any]] = field(default_factory=list)

@@ -15,13 +15,13 @@ import numpy as np
 from schemas.config import RetrievalSettings
 from tasks.query.agent_loop import RequestFactory
 from tasks.query.answer_types import Answer, Citation, EvidenceText
-from tasks.query.evidence_board import EvidenceBoard, Passage
+from tasks.query.evidence.board import EvidenceBoard, Passage
 from tasks.query.extractive import EmbedFn
-from tasks.query.finalize_llm import check_reply, final_values
 from tasks.query.hybrid.answer import answer_hybrid, evidence_from_chunks, quote
 from tasks.query.hybrid.retrieve import hybrid_top_chunks
 from tasks.query.question_form import read_question
-from tasks.query.reader_llm import READER_PROMPT, as_final_reply, reader_request
+from tasks.query.reader.llm import check_reply, final_values
+from tasks.query.reader.shape import READER_PROMPT, as_final_reply, reader_request
 from tasks.query.store.doc_index import DocumentIndex
 
 
@@ -98,7 +98,7 @@ def answer_board_llm(
 ) -> Answer:
     """A baseline's passages answered by the LLM with the final-answer prompt; `fallback` gives
     the offline answer when the call fails or the reply is unusable."""
-    # Shaped as NKW's reader is (tasks.query.reader_llm): the baseline's own offline answer is the
+    # Shaped as NKW's reader is (tasks.query.reader.shape): the baseline's own offline answer is the
     # candidate offered, its option pick is shown, and the answer's length follows the question.
     offline = fallback()
     candidates = [offline.answer] if not options and offline.answer.strip() else []

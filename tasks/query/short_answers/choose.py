@@ -1,11 +1,11 @@
 """Short answers of the asked type, cut from the best evidence sentences (offline, no LLM).
 
-First a clause read around the question's own words (tasks.query.short_clauses and its siblings):
+First a clause read around the question's own words (tasks.query.short_answers.clauses and its siblings):
 what follows the question's event ("What did X do when Y?", "What happened after Y?"); the cause
 beside the clause stating a why-question's predicate; a feeling named beside the event (or shown
 by a reaction, said so); the noun phrase before a who-question's verb; what follows a what- or
 how-question's verb; the place phrase after a where-question's verb. Otherwise the typed span of
-the best sentences that has one (tasks.query.short_spans). When no typed span is found the answer is
+the best sentences that has one (tasks.query.short_answers.spans). When no typed span is found the answer is
 the sentence stating the question's predicate (else the best sentence), and the result says so.
 """
 
@@ -17,11 +17,16 @@ from typing import Sequence
 
 from tasks.query.options.rules import term_key
 from tasks.query.question_form import QuestionForm
-from tasks.query.short_causes import cause_answer
-from tasks.query.short_clauses import anchor_sentence, event_answer, predicate_keys, read_event_question
-from tasks.query.short_feelings import feeling_answer
-from tasks.query.short_objects import object_answer, place_answer, subject_answer
-from tasks.query.short_spans import Candidate, EntityFinder, question_keys, typed_span
+from tasks.query.short_answers.causes import cause_answer
+from tasks.query.short_answers.clauses import (
+    anchor_sentence,
+    event_answer,
+    predicate_keys,
+    read_event_question,
+)
+from tasks.query.short_answers.feelings import feeling_answer
+from tasks.query.short_answers.objects import object_answer, place_answer, subject_answer
+from tasks.query.short_answers.spans import Candidate, EntityFinder, question_keys, typed_span
 from tasks.text import CJK_CHAR, content_words
 
 # Candidate and EntityFinder are part of this module's interface (callers build candidates for it).
@@ -52,7 +57,7 @@ def _clause_answer(
     objects: bool,
     find: EntityFinder | None = None,
 ) -> ShortAnswer | None:
-    """A clause read around the question's event, cause or verb (tasks.query.short_clauses,
+    """A clause read around the question's event, cause or verb (tasks.query.short_answers.clauses,
     short_causes, short_objects), or None."""
     lowered = question.lower().strip()
     triples = [(c.text, c.before, c.after) for c in candidates]

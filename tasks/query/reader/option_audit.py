@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from tasks.query.evidence_board import EvidenceBoard
-from tasks.query.finalize_offline import rank_sentences
+from tasks.query.evidence.board import EvidenceBoard
 from tasks.query.options.admission import EvidenceSnippet, OptionVerdict, admit_options_llm
 from tasks.query.plan import QueryIntents
+from tasks.query.reader.offline import rank_sentences
 from tasks.query.tools.env import ToolEnv
 
 OptionAudit = Callable[[ToolEnv, str, list[str], QueryIntents, EvidenceBoard], str]

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 
 from tasks.query.options.verbs import IRREGULAR_PAST
-from tasks.query.short_clauses import clauses, gather, keys_of, novelty, split_question, verb_base
+from tasks.query.short_answers.clauses import clauses, gather, keys_of, novelty, split_question, verb_base
 from tasks.text import STOPWORDS_EN
 
 OBJECT_QUESTION = re.compile(r"^\W*(?:what|how|which|whom|where)\b", re.IGNORECASE)

@@ -2,7 +2,7 @@
 
 Free-text questions: the evidence sentences are ranked by how well they fit the question's form
 (scored against the question, boosted by the board's structured support), then a short answer of
-the asked type is cut from the best of them (tasks.query.short_answer), with the graph answering
+the asked type is cut from the best of them (tasks.query.short_answers.choose), with the graph answering
 who-questions about things; the sentence itself is the answer when no typed span is found.
 Multiple choice: each option is scored against evidence retrieved for that option over the whole
 document (tasks.query.options.option_evidence), with per-option evidence and verdicts in the notes.
@@ -15,13 +15,13 @@ import re
 
 import numpy as np
 
-from tasks.query.evidence_board import EvidenceBoard
-from tasks.query.finalize import FinalAnswer
+from tasks.query.evidence.board import EvidenceBoard
 from tasks.query.options.option_evidence import SentenceTerms, choose, score_options
 from tasks.query.options.rules import asks_for_exception
 from tasks.query.plan import QueryIntents
 from tasks.query.question_form import answer_cue_bonus
-from tasks.query.short_answer import Candidate, EntityFinder, short_answer
+from tasks.query.reader.finalize import FinalAnswer
+from tasks.query.short_answers.choose import Candidate, EntityFinder, short_answer
 from tasks.query.store.document_store import NarrativeStore
 from tasks.query.tools.env import ToolEnv
 from tasks.text import content_words

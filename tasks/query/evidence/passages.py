@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tasks.query.evidence_board import Passage
+from tasks.query.evidence.board import Passage
 from tasks.query.store.document_store import NarrativeStore
 from tasks.text import count_tokens
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from tasks.query.short_clauses import anchor_sentence, clauses, keys_of, predicate_keys
+from tasks.query.short_answers.clauses import anchor_sentence, clauses, keys_of, predicate_keys
 
 # word form -> the adjective answered
 FEELING_FORMS = {

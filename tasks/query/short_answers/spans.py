@@ -13,7 +13,7 @@ from typing import Callable
 
 from tasks.query.options.rules import term_key
 from tasks.query.question_form import QuestionForm
-from tasks.query.short_objects import PLACE_PHRASE
+from tasks.query.short_answers.objects import PLACE_PHRASE
 from tasks.text import STOPWORDS_EN
 
 # (start, end, canonical name, entity type) of every entity named in a text

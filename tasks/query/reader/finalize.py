@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from tasks.query.answer_types import Citation
-from tasks.query.evidence_board import EvidenceBoard
+from tasks.query.evidence.board import EvidenceBoard
 from tasks.query.plan import QueryIntents
 from tasks.query.tools.env import ToolEnv
 

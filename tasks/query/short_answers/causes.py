@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from tasks.query.short_clauses import (
+from tasks.query.short_answers.clauses import (
     MAX_WORDS,
     anchor_sentence,
     clauses,
