@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,6 +38,8 @@ WORDS_PER_SENTENCE = 20  # a written sentence retells about one or two quotes
 HEADING_TOKENS = 10  # a scene is named, not read
 REPLY_TOKENS_PER_WORD = 3  # the part's words as tokens, with each sentence's JSON around them
 REPLY_TOKENS_FLOOR = 192
+# A screenplay heading's own scene numbers ("12 INT. HARBOUR - DAY 12", "12、日 内"), left out too
+SCENE_NUMBER = re.compile(r"^\s*\d+[A-Z]?(?:[.、]\s*|\s+)|\s+\d+[A-Z]?\s*$")
 NEAR_REPEAT = 0.8  # word overlap (Jaccard) at which a sentence repeats an earlier one
 
 
@@ -67,15 +70,14 @@ def story_parts(sizes: list[int], part_words: int = PART_WORDS) -> list[list[int
 
 
 def quote_lines(rows: list[ToolRow], headings: bool = True) -> str:
-    """The quotes as the prompt shows them: `Q<n> [<scene ordinal>] <heading>: <text>`, in story order.
-    Without `headings` (prose, whose part "headings" are its first words: the 0.5B model copied them
-    into its sentences), `Q<n> [<part ordinal>]: <text>`."""
+    """The quotes as the prompt shows them, in story order: `Q<n> (<scene heading>): <text>`, or
+    `Q<n>: <text>` without `headings` (prose, whose part "headings" are its first words: the 0.5B model
+    copied them into its sentences). No other number is shown: given `Q1 [5]: ...`, the model cited
+    the scene numbers as quote numbers (the scenes of a quote are known without the model)."""
     lines = []
     for number, row in enumerate(rows, start=1):
-        scene = f"[{row.section_ordinal}]" if row.section_ordinal is not None else ""
-        heading = clip(row.heading or "", HEADING_TOKENS) if headings else ""
-        where = " ".join(p for p in (scene, heading) if p)
-        lines.append(f"Q{number}{' ' + where if where else ''}: {normalize_space(row.text)}")
+        heading = SCENE_NUMBER.sub("", clip(row.heading or "", HEADING_TOKENS)).strip() if headings else ""
+        lines.append(f"Q{number}{f' ({heading})' if heading else ''}: {normalize_space(row.text)}")
     return "\n".join(lines)
 
 

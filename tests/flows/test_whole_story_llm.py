@@ -21,7 +21,7 @@ from tests.fixtures.openai_server import FakeOpenAIServer
 
 DOC = "the_lighthouse_key"
 PLOT = "What is the plot of the story?"
-QUOTE = re.compile(r"^Q(\d+) \[(\d+)\] [^\n]*?: (.+)$", re.MULTILINE)
+QUOTE = re.compile(r"^Q(\d+) \([^\n]*?\): (.+)$", re.MULTILINE)
 PART = re.compile(r"Part (\d+) of (\d+) of the story\. Length: about (\d+) words")
 
 
@@ -29,10 +29,9 @@ def _schema_name(body: dict) -> str:
     return ((body.get("response_format") or {}).get("json_schema") or {}).get("name", "")
 
 
-def _quotes(body: dict) -> dict[int, tuple[int, str]]:
-    """The numbered quotes of a WrittenAnswer request (one part): number -> (scene ordinal, text)."""
-    user = body["messages"][-1]["content"]
-    return {int(n): (int(ordinal), text) for n, ordinal, text in QUOTE.findall(user)}
+def _quotes(body: dict) -> dict[int, str]:
+    """The numbered quotes of a WrittenAnswer request (one part): number -> text."""
+    return {int(n): text for n, text in QUOTE.findall(body["messages"][-1]["content"])}
 
 
 def retelling(body: dict) -> dict:
@@ -40,7 +39,7 @@ def retelling(body: dict) -> dict:
     six words, retold), citing both; and one sentence citing a quote the part does not have."""
     quotes = _quotes(body)
     sentences = [
-        {"text": f"In the story, {' '.join(quotes[n][1].split()[:6])}.", "quotes": [n, n + 1]}
+        {"text": f"In the story, {' '.join(quotes[n].split()[:6])}.", "quotes": [n, n + 1]}
         for n in range(1, len(quotes), 2)
     ]
     sentences.insert(1, {"text": "Something no quote says happens.", "quotes": [len(quotes) + 5]})
@@ -65,6 +64,8 @@ def _engine(sample_workspace, url: str | None) -> QueryEngine:
 def test_the_model_writes_the_plot_part_by_part_from_the_numbered_quotes_each_sentence_citing_its_scenes(
     sample_workspace, server
 ):
+    offline = _engine(sample_workspace, None).ask(DOC, PLOT)
+    scene_of = {" ".join(c.quote.split()): c.ordinal for c in offline.citations}  # each quote's scene
     server.responder = lambda body: retelling(body) if _schema_name(body) == "WrittenAnswer" else None
     engine = _engine(sample_workspace, server.url)
     answer = engine.ask(DOC, PLOT)
@@ -79,8 +80,8 @@ def test_the_model_writes_the_plot_part_by_part_from_the_numbered_quotes_each_se
     assert summary["arguments"]["words"] == words
     quotes = [q for b in bodies for q in _quotes(b).values()]
     assert len(quotes) == summary["rows"] >= 10 and len(bodies) >= 2
-    assert [q[0] for q in quotes] == sorted(q[0] for q in quotes)  # story order across the parts
-    assert len(bodies) == len(story_parts([count_words(text, "en") for _, text in quotes]))
+    assert quotes == list(scene_of)  # the offline answer's quotes, in story order across the parts
+    assert len(bodies) == len(story_parts([count_words(text, "en") for text in quotes]))
     assert [(int(n), int(total)) for n, total, _ in parts] == [
         (n, len(bodies)) for n in range(1, len(bodies) + 1)
     ]
@@ -100,8 +101,8 @@ def test_the_model_writes_the_plot_part_by_part_from_the_numbered_quotes_each_se
     assert len(answer.citations) == len(kept)
     for citation, (sentence, numbered) in zip(answer.citations, kept):
         cited = [numbered[n] for n in sentence["quotes"] if n in numbered]
-        assert citation.ordinals == tuple(sorted({ordinal for ordinal, _ in cited}))
-        assert citation.ordinal == citation.ordinals[0] and citation.quote.startswith(cited[0][1][:40])
+        assert citation.ordinals == tuple(sorted({scene_of[text] for text in cited}))
+        assert citation.ordinal == citation.ordinals[0] and citation.quote.startswith(cited[0][:40])
     assert any(len(c.ordinals) == 2 for c in answer.citations)  # a pair of quotes across two scenes
     assert [c["prompt_id"] for c in answer.llm_calls].count(GLOBAL_PROMPT) == len(bodies)
     assert not answer.failures

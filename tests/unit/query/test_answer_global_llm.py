@@ -4,6 +4,8 @@ its quotes' scenes."""
 
 from __future__ import annotations
 
+import dataclasses
+
 from schemas.responses.summaries import MAX_ANSWER_SENTENCES, WrittenAnswer
 from tasks.llm.client.replies import response_schema
 from tasks.llm.requests.prompts import PLACEHOLDER, PROMPTS_DIR, SECTION_MARK
@@ -101,14 +103,18 @@ def test_the_prompt_numbers_a_parts_quotes_with_their_scenes_and_keeps_the_syste
         request = factory(GLOBAL_PROMPT, global_values(QUESTION, _rows(), 120, 2, 4), "global2")
         system, user = request.messages
         assert QUESTION not in system["content"] and QUESTION in user["content"]
-        assert f"Q3 [4] EXT. HARBOUR - DAY: {QUOTES[2][4]}" in user["content"]
+        assert f"Q3 (EXT. HARBOUR - DAY): {QUOTES[2][4]}" in user["content"]
+        assert "[4]" not in user["content"]  # no scene number to take for a quote number
         assert all(str(n) in user["content"] for n in (120, sentence_cap(120), 2, 4))
         assert not any(text in system["content"] for *_, text in QUOTES)
     for path in sorted((PROMPTS_DIR / GLOBAL_PROMPT.split("/")[0]).glob("v1*.md")):
         parts = SECTION_MARK.split(path.read_text(encoding="utf-8"))
         assert PLACEHOLDER.findall(parts[parts.index("system") + 1]) == [], path.name
-    # prose: a part's "heading" is its first words, which the model copied; the part number stays
-    assert quote_lines(_rows()[2:], headings=False) == f"Q1 [4]: {QUOTES[2][4]}"
+    # prose: a part's "heading" is its first words, which the model copied; a screenplay heading's own
+    # scene numbers are left out
+    assert quote_lines(_rows()[2:], headings=False) == f"Q1: {QUOTES[2][4]}"
+    numbered = dataclasses.replace(_rows()[2], heading="12 EXT. HARBOUR - DAY 12")
+    assert quote_lines([numbered]) == f"Q1 (EXT. HARBOUR - DAY): {QUOTES[2][4]}"
 
 
 def test_the_reply_schema_is_fixed_and_bounded_and_so_is_the_reply_length():
