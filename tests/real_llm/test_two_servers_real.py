@@ -16,7 +16,7 @@ replies part at the 135th character); a build's requests reach a server in no fi
 of them find a prefix cached differs from build to build, through one server as through two. So a
 reply may differ only where either build's server read part of that prompt from its cache, and the
 rows then are not compared. (A first version of this check, with a title block as a third chunk,
-met that; in the two runs since, every reply and every row was equal.) Rows equal to a one-server
+met that; in the three runs since, every reply and every row was equal.) Rows equal to a one-server
 build's are asserted every time where replies depend on the request alone: with the test servers
 (tests/faults/test_llm_two_servers.py).
 
