@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 
 import krippendorff
 import numpy as np
@@ -49,8 +50,11 @@ def responder(body):
     user = body["messages"][-1]["content"]
     if is_final_answer(body):  # the answer depends on the sample's seed, as sampling would
         seed = body.get("seed")
+        # words of the first passage, so the answer is one the reader keeps (tasks.query.reader.checks)
+        passage = re.search(r"^\[\d+\][^\n]*\n([^\n]+)", user, re.MULTILINE)
+        told = " ".join(passage.group(1).split()[:4]) if passage else ""
         reply = {
-            "answer": f"sampled answer {seed} {_draw(user, seed):.6f}",
+            "answer": f"{told} (sample {seed} {_draw(user, seed):.6f})",
             "chosen_option": None,
             "cited_ordinals": [],
             "quotes": [],

@@ -16,10 +16,10 @@ OPTIONS = ["In the lighthouse", "In a tobacco tin in the glovebox", "Under the h
 
 def responder(body):
     if is_final_answer(body):
-        options = "A." in body["messages"][-1]["content"]
+        listed = [line[3:] for line in body["messages"][-1]["content"].splitlines() if line[1:3] == ". "]
         reply = {
             "answer": "In a tobacco tin in the glovebox of his van.",
-            "chosen_option": 1 if options else None,
+            "chosen_option": listed.index(OPTIONS[1]) if OPTIONS[1] in listed else None,  # read, not a letter
             "cited_ordinals": [],
             "quotes": [],
             "confidence": 0.7,
@@ -65,3 +65,59 @@ def test_hybrid_uses_the_llm_and_the_final_answer_prompt(sample_workspace):
         # Equal evidence budget: NKW's source tokens never exceed the baseline's top-k chunk tokens.
         assert nkw.evidence_tokens <= hybrid.evidence_tokens
         llm.close()
+
+
+def letter_responder(letter_index: int | None, text: str | None = None):
+    """A reader that names the option at `letter_index`, or the option reading `text` wherever it is."""
+
+    def respond(body):
+        if not is_final_answer(body):
+            return None
+        listed = [line[3:] for line in body["messages"][-1]["content"].splitlines() if line[1:3] == ". "]
+        chosen = listed.index(text) if text is not None else letter_index
+        reply = {
+            "answer": "-",
+            "chosen_option": chosen,
+            "cited_ordinals": [],
+            "quotes": [],
+            "confidence": 0.5,
+        }
+        return shaped(body, reply)
+
+    return respond
+
+
+def ask_hybrid(sample_workspace, respond):
+    with FakeOpenAIServer(model_names=(TEST_MODEL,), responder=respond) as server:
+        settings = load_settings(
+            overrides={
+                "embed_texts": {"backend": "hashing"},
+                "llm": {"url": server.url, "model": TEST_MODEL, "max_tokens": 256},
+            }
+        )
+        llm = build_llm_client(settings.llm, None, None)
+        try:
+            answer = QueryEngine(sample_workspace, settings, llm=llm).ask(
+                "the_lighthouse_key", QUESTION, OPTIONS, system="hybrid"
+            )
+        finally:
+            llm.close()
+        return answer, [schema_name(r) for r in server.chat_requests()]
+
+
+def test_the_baselines_option_stands_only_when_named_again_with_the_options_rotated(sample_workspace):
+    settings = load_settings(overrides={"embed_texts": {"backend": "hashing"}})
+    offline = QueryEngine(sample_workspace, settings).ask(
+        "the_lighthouse_key", QUESTION, OPTIONS, system="hybrid"
+    )
+    assert offline.is_offline and offline.chosen_option is not None
+    other = (offline.chosen_option + 1) % len(OPTIONS)
+    # A model that prefers a letter: rotated, that letter is another option, so the offline pick stays.
+    biased, sent = ask_hybrid(sample_workspace, letter_responder(other))
+    assert sent == ["ReaderReplyOptions4"] * 2
+    assert biased.is_offline and biased.chosen_option == offline.chosen_option and biased.failures == []
+    assert "did not stand with the options rotated" in biased.notes[0]
+    # A model that reads the option's words names it under both letters: its pick stands.
+    reader, sent = ask_hybrid(sample_workspace, letter_responder(None, OPTIONS[other]))
+    assert sent == ["ReaderReplyOptions4"] * 2
+    assert not reader.is_offline and reader.chosen_option == other and reader.answer == OPTIONS[other]

@@ -16,7 +16,10 @@ OPTIONS = ["In the lighthouse", "In a tobacco tin in the glovebox", "Under the h
 
 def responder(body):
     if is_final_answer(body):
-        reply = {"answer": "In the glovebox.", "chosen_option": 1, "cited_ordinals": [], "quotes": [],
+        user = body["messages"][-1]["content"]
+        listed = [line[3:] for line in user.splitlines() if line[:3] in {"A. ", "B. ", "C. ", "D. "}]
+        chosen = listed.index(OPTIONS[1]) if OPTIONS[1] in listed else None  # read by content, not letter
+        reply = {"answer": "In the glovebox.", "chosen_option": chosen, "cited_ordinals": [], "quotes": [],
                  "confidence": 0.6}  # fmt: skip
         return shaped(body, reply, candidate=0)
     return None
@@ -49,7 +52,8 @@ def test_the_reader_alone_asks_once_a_question(sample_workspace) -> None:
     assert not free.is_offline and free.answer == "In the glovebox."
     assert any(row["round"] >= 1 for row in free.trace) or "stopped early" in free.notes[-1]  # offline rules
     choice, sent = ask(sample_workspace, "reader", OPTIONS)
-    assert sent == ["ReaderReplyOptions4"]  # no option audit either
+    # no option audit either; asked again, options rotated, only if the offline pick differed
+    assert sent in (["ReaderReplyOptions4"], ["ReaderReplyOptions4"] * 2)
     assert choice.chosen_option == 1 and not choice.is_offline
 
 

@@ -20,7 +20,8 @@ from tasks.query.extractive import EmbedFn
 from tasks.query.hybrid.answer import answer_hybrid, evidence_from_chunks, quote
 from tasks.query.hybrid.retrieve import hybrid_top_chunks
 from tasks.query.question_form import read_question
-from tasks.query.reader.llm import check_reply, final_values
+from tasks.query.reader.checks import confirm_option, rotated, screen_own_answer
+from tasks.query.reader.llm import check_reply, final_values, passages_text
 from tasks.query.reader.shape import READER_PROMPT, as_final_reply, reader_request
 from tasks.query.store.doc_index import DocumentIndex
 
@@ -112,18 +113,52 @@ def answer_board_llm(
     )
     request = request_factory(READER_PROMPT, values, f"{system}_final")
     result = client.structured(request, reply_model)
-    final, problem = (
-        check_reply(as_final_reply(result.value, candidates)[0], options, board)
-        if result.value is not None
-        else (None, f"llm {result.status}: {result.error}")
-    )
+    final, problem, kept = None, f"llm {result.status}: {result.error}", ""
+    if result.value is not None:
+        reply, taken = as_final_reply(result.value, candidates)
+        if taken is None:
+            verdict = screen_own_answer(reply.answer, question, candidates, passages_text(board))
+            if verdict.action == "refuse":
+                kept = f"its own answer did not stand: {verdict.note}"
+            elif verdict.action == "candidate":
+                reply = reply.model_copy(update={"answer": candidates[verdict.number - 1]})
+        if not kept:
+            final, problem = check_reply(reply, options, board)
+    if final is not None and options and final.chosen_option is not None:
+
+        def ask_rotated(offline_position: int | None) -> int | None:
+            moved = rotated(options)
+            moved_values, moved_model = reader_request(
+                final_values(question, moved, board, "", index.language),
+                moved,
+                [],
+                offline_position,
+                read_question(question, options),
+                index.language,
+            )
+            again = client.structured(
+                request_factory(READER_PROMPT, moved_values, f"{system}_final_rotated"), moved_model
+            )
+            return None if again.value is None else as_final_reply(again.value, [])[0].chosen_option
+
+        option = confirm_option(final.chosen_option, offline.chosen_option, len(options), ask_rotated)
+        if option.confirmed:
+            final.notes = [*(final.notes or []), option.note] if option.note else final.notes
+        else:
+            final, kept = None, option.note
     if final is None:
         answer = offline
-        answer.notes.insert(0, f"LLM answer failed ({problem}): offline extractive baseline answer")
-        # A failed call is already a failures row of the recording client; an unusable reply is not.
+        answer.notes.insert(
+            0,
+            f"LLM answer not kept ({kept}): offline extractive baseline answer"
+            if kept
+            else f"LLM answer failed ({problem}): offline extractive baseline answer",
+        )
+        # A failed call is already a failures row of the recording client; an unusable reply is not,
+        # and a reply overruled by a check is no failure.
         answer.failures = (
             []
-            if result.value is None
+            if result.value is None or kept
             else [
                 {
                     "doc_id": index.doc_id,

@@ -22,10 +22,11 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from schemas.responses.agent import FinalAnswerReply
-from tasks.llm.client.protocol import LLMClient
+from tasks.llm.client.protocol import LLMClient, LLMRequest
 from tasks.query.agent_loop import RequestFactory, clip
 from tasks.query.evidence.board import BoardItem, EvidenceBoard, Passage
 from tasks.query.plan import QueryIntents
+from tasks.query.reader.checks import confirm_option, rotated, screen_own_answer
 from tasks.query.reader.finalize import FinalAnswer, Finalizer
 from tasks.query.reader.offline import offline_finalizer, short_answer_candidates
 from tasks.query.reader.shape import MAX_CANDIDATES, READER_PROMPT, as_final_reply, reader_request
@@ -109,6 +110,24 @@ def final_values(
         "entities": lines(board.entities),
         "relations": lines(board.relations),
         "narrative": lines(board.narrative),
+    }
+
+
+def passages_text(board: EvidenceBoard) -> str:
+    return "\n".join(p.text for p in board.passages)
+
+
+def invalid_row(request: LLMRequest, call_key: str, value: Any, problem: str) -> dict[str, str]:
+    """The failures row of a reply that parsed but cannot be used (a failed call has its own)."""
+    return {
+        "doc_id": request.doc_id or "",
+        "stage": request.stage,
+        "item_id": request.item_id,
+        "error": f"llm invalid answer: {problem}",
+        "payload": json.dumps(
+            {"prompt_id": request.prompt_id, "call_key": call_key, "reply": value.model_dump()},
+            ensure_ascii=False,
+        ),
     }
 
 
@@ -218,29 +237,60 @@ class LLMFinalizer:
             self.failures.append(result.failure_row())
             return self._offline(offline, result.status)
         reply, taken = as_final_reply(result.value, candidates)
+        if taken is None:
+            verdict = screen_own_answer(reply.answer, question, candidates, passages_text(board))
+            if verdict.action == "refuse":
+                return self._offline(offline, f"its own answer did not stand: {verdict.note}", overruled=True)
+            if verdict.action == "candidate":
+                taken = verdict.number
+                reply = reply.model_copy(update={"answer": candidates[taken - 1]})
         final, problem = check_reply(reply, options, board)
         if final is None:
-            self.failures.append(
-                {
-                    "doc_id": request.doc_id or "",
-                    "stage": request.stage,
-                    "item_id": request.item_id,
-                    "error": f"llm invalid answer: {problem}",
-                    "payload": json.dumps(
-                        {
-                            "prompt_id": request.prompt_id,
-                            "call_key": result.call_key,
-                            "reply": result.value.model_dump(),
-                        },
-                        ensure_ascii=False,
-                    ),
-                }
-            )
+            self.failures.append(invalid_row(request, result.call_key, result.value, problem))
             return self._offline(offline, f"invalid: {problem}")
+        if options and final.chosen_option is not None:
+            rotated_ask = self._ask_rotated(question, options, board, skills_text, intents, language)
+            option = confirm_option(final.chosen_option, offline.chosen_option, len(options), rotated_ask)
+            if not option.confirmed:
+                return self._offline(offline, option.note, overruled=True)
+            if option.note:
+                final.notes = [*(final.notes or []), option.note]
         if taken is not None:
             final.notes = [*(final.notes or []), f"the model chose the offline reader's candidate {taken}"]
             final.kind = offline.kind if taken == 1 else ""
         return final
+
+    def _ask_rotated(
+        self,
+        question: str,
+        options: list[str],
+        board: EvidenceBoard,
+        skills_text: str,
+        intents: QueryIntents,
+        language: str,
+    ) -> Callable[[int | None], int | None]:
+        """The request with the options rotated one place (tasks.query.reader.checks), as a function of
+        the offline pick's rotated position, returning the model's rotated pick (None: no usable reply)."""
+
+        def ask(offline_position: int | None) -> int | None:
+            moved = rotated(options)
+            values, reply_model = reader_request(
+                final_values(question, moved, board, skills_text, language),
+                moved,
+                [],
+                offline_position,
+                intents.form,
+                language,
+            )
+            request = self.request_factory(READER_PROMPT, values, "final_rotated")
+            result = self.client.structured(request, reply_model)
+            self.llm_calls.extend(result.calls)
+            if result.value is None:
+                self.failures.append(result.failure_row())
+                return None
+            return as_final_reply(result.value, [])[0].chosen_option
+
+        return ask
 
     def _skills(self, skills: list[str], language: str) -> str:
         if not skills:
@@ -249,8 +299,10 @@ class LLMFinalizer:
         return render(skills, language)
 
     @staticmethod
-    def _offline(answer: FinalAnswer, status: str) -> FinalAnswer:
-        notes = [f"LLM answer failed ({status}): offline answer", *(answer.notes or [])]
+    def _offline(answer: FinalAnswer, status: str, overruled: bool = False) -> FinalAnswer:
+        """The offline answer, labelled offline: the model failed, or a check overruled its reading."""
+        head = f"LLM answer not kept ({status})" if overruled else f"LLM answer failed ({status})"
+        notes = [f"{head}: offline answer", *(answer.notes or [])]
         return dataclasses.replace(answer, notes=notes, is_offline=True)
 
 

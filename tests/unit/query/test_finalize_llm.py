@@ -180,25 +180,30 @@ def test_prompt_values_put_source_passages_first_and_letter_the_options() -> Non
 
 
 def test_llm_answer_through_the_pipeline(env: ToolEnv, settings: Settings, server: FakeOpenAIServer) -> None:
-    server.responder = lambda body: final_reply(body, chosen=0)
+    # The model reads option A as right wherever it is listed; the offline reader picks another, so
+    # the model is asked again with the options rotated and its pick stands.
+    server.responder = lambda body: final_reply(body, option_text=OPTIONS[0])
     with make_client(server.url) as client:
         answer, finalizer = run(
             env, settings, client, OPTIONS, render_skills=lambda ids, lang: f"Use {ids} in {lang}."
         )
     assert answer.is_offline is False and answer.chosen_option == 0 and answer.answer == OPTIONS[0]
-    assert finalizer.failures == [] and [row["status"] for row in finalizer.llm_calls] == ["ok"]
-    quoted = final_reply(server.chat_requests()[0].body)["quotes"][0]
+    assert finalizer.failures == [] and [row["status"] for row in finalizer.llm_calls] == ["ok", "ok"]
+    first, again = server.chat_requests()
+    quoted = final_reply(first.body)["quotes"][0]
     assert (
         answer.citations[0].quote == quoted
-        and answer.citations[0].ordinal == final_reply(server.chat_requests()[0].body)["cited_ordinals"][0]
+        and answer.citations[0].ordinal == final_reply(first.body)["cited_ordinals"][0]
     )
-    [sent] = server.chat_requests()
-    user = sent.body["messages"][-1]["content"]
+    user = first.body["messages"][-1]["content"]
     assert "Use ['literal_slot'] in en." in user and "D. In his boot" in user
-    schema = sent.body["response_format"]["json_schema"]
+    schema = first.body["response_format"]["json_schema"]
     assert schema["name"] == "ReaderReplyOptions4"  # an option is always named, one of the four
     assert schema["schema"]["properties"]["option"]["enum"] == ["A", "B", "C", "D"]
     assert "option" in schema["schema"]["required"]
+    moved = again.body["messages"][-1]["content"]
+    assert "A. Under the lamp" in moved and "D. In a tobacco tin in the glovebox" in moved
+    assert any("named option A again with the options rotated" in note for note in answer.notes)
 
 
 def test_out_of_range_option_falls_back(env: ToolEnv, settings: Settings, server: FakeOpenAIServer) -> None:
@@ -218,12 +223,40 @@ def test_out_of_range_option_falls_back(env: ToolEnv, settings: Settings, server
 def test_offline_pick_is_shown_beside_the_options(
     env: ToolEnv, settings: Settings, server: FakeOpenAIServer
 ) -> None:
-    server.responder = lambda body: final_reply(body, chosen=1)
+    server.responder = lambda body: final_reply(body, option_text=OPTIONS[1])
     with make_client(server.url) as client:
         answer, _ = run(env, settings, client, OPTIONS, fallback=fixed_fallback, render_skills=lambda *_: "")
-    user = server.chat_requests()[0].body["messages"][-1]["content"]
+    first, again = server.chat_requests()
+    user = first.body["messages"][-1]["content"]
     assert "A text-matching reader leans to option C (it can be wrong)." in user  # fixed_fallback picks 2
+    # rotated one place, the offline pick is shown under its new letter
+    assert "A text-matching reader leans to option B" in again.body["messages"][-1]["content"]
     assert answer.is_offline is False and answer.chosen_option == 1 and answer.answer == OPTIONS[1]
+
+
+def test_a_position_preference_does_not_override_the_offline_pick(
+    env: ToolEnv, settings: Settings, server: FakeOpenAIServer
+) -> None:
+    # The 0.5B model named B in every QuALITY answer: rotated, B is another option, so its pick falls.
+    server.responder = lambda body: final_reply(body, chosen=1)
+    with make_client(server.url) as client:
+        answer, finalizer = run(
+            env, settings, client, OPTIONS, fallback=fixed_fallback, render_skills=lambda *_: ""
+        )
+    assert len(server.chat_requests()) == 2
+    assert answer.is_offline is True and answer.chosen_option == 2 and answer.answer == "fallback answer"
+    assert "did not stand with the options rotated (option C): the offline pick C kept" in answer.notes[0]
+    assert finalizer.failures == []  # overruled by a check, not failed
+
+
+def test_a_model_agreeing_with_the_offline_pick_is_asked_once(
+    env: ToolEnv, settings: Settings, server: FakeOpenAIServer
+) -> None:
+    server.responder = lambda body: final_reply(body, option_text=OPTIONS[2])
+    with make_client(server.url) as client:
+        answer, _ = run(env, settings, client, OPTIONS, fallback=fixed_fallback, render_skills=lambda *_: "")
+    assert len(server.chat_requests()) == 1
+    assert answer.is_offline is False and answer.chosen_option == 2 and answer.answer == OPTIONS[2]
 
 
 @pytest.mark.parametrize("candidate", [1, 2, 0])
@@ -294,3 +327,27 @@ def test_real_reading_skill_operators_reach_the_prompt(
     assert skills == answer.skills
     assert picked and answer.is_offline is False
     assert render_operators(picked, "en") in server.chat_requests()[0].body["messages"][-1]["content"]
+
+
+@pytest.mark.parametrize(
+    "own, offline_kept",
+    [
+        ("Tom hides the brass key.", True),
+        ("In a purple zeppelin.", True),
+        ("In Mr. Crowe's drawer.", False),
+    ],
+)
+def test_an_own_answer_stands_only_when_it_adds_words_from_the_passages(
+    env: ToolEnv, settings: Settings, server: FakeOpenAIServer, own: str, offline_kept: bool
+) -> None:
+    def respond(body: dict[str, Any]) -> dict[str, Any]:
+        return {**final_reply(body, candidate=0), "answer": own}
+
+    server.responder = respond
+    with make_client(server.url) as client:
+        answer, finalizer = run(env, settings, client, render_skills=lambda *_: "")
+    assert answer.is_offline is offline_kept and finalizer.failures == []
+    if offline_kept:
+        assert answer.notes[0].startswith("LLM answer not kept (its own answer did not stand:")
+    else:
+        assert answer.answer == own
