@@ -21,10 +21,12 @@ import pyarrow.parquet as pq
 from jinja2 import Environment, PackageLoader, select_autoescape
 
 from tasks.evaluate.ablation_scenes import scene_intervals
+from tasks.evaluate.rubric import RUBRIC_CRITERIA
 from flows.inspection.build_costs import build_costs
 from flows.inspection.report_charts import ablation_chart, figures
 from flows.inspection.report_runs import answer_models, in_run_order, label_runs, model_of, run_order
 from flows.inspection.run_files import read_run_files
+from schemas.responses.judge import RUBRIC_SCALE
 from schemas.tables import TABLES
 from tasks.files import open_regular, write_output
 from tasks.tables.io import Workspace
@@ -38,6 +40,7 @@ QUERIES = {
     "tools": "report_tool_use",
     "latency": "report_latency_tokens",
     "judge": "report_judge_agreement",
+    "rubric": "report_rubric",
 }
 VARIANTS_DIR = "variants"  # where flows.evaluation.ablation builds a grid's build variants
 RUN_TABLES = tuple(name for name, table in TABLES.items() if table.partition == "run")
@@ -230,6 +233,11 @@ SECTIONS = (
         ("label", "run"), ("judge_model", "judge"), ("judged_answers", "judged answers"), ("votes", "votes"),
         ("pairwise_agreement", "pairwise agreement"), ("krippendorff_alpha", "Krippendorff α"),
     ]),
+    ("rubric", "Long answers: rubric judge per run", [
+        ("label", "run"), ("judge_model", "judge"), ("judged_answers", "judged answers"),
+        *((c, f"{c} ({RUBRIC_SCALE[0]}-{RUBRIC_SCALE[1]})") for c in RUBRIC_CRITERIA), ("score", "score"),
+        ("rouge_1_f1", "ROUGE-1"), ("rouge_2_f1", "ROUGE-2"), ("rouge_l_f1", "ROUGE-L"),
+    ]),
 )  # fmt: skip
 RUN_COLUMNS = [
     ("label", "run"), ("started", "started (UTC)"), ("questions_file", "questions file"),
@@ -241,7 +249,11 @@ NOTES = {
     "build_costs": "Tokens the build's LLM stages asked for, per token of the text they read (its "
     "chunks): prompt tokens as billed, and as the server computed them, without the prefix it read "
     "from its cache (cache reported: requests whose server said; the others count in full), and "
-    "completion tokens. Requests leave out replies from NKW's own cache, which cost nothing."
+    "completion tokens. Requests leave out replies from NKW's own cache, which cost nothing.",
+    "rubric": "Whole-story answers scored by the rubric judge against every reference: each criterion "
+    "is an answer's median over its votes, averaged over the judged answers; the score is the mean of "
+    "the criteria mapped to 0-1. Its votes are not the correctness judge's (judge agreement counts "
+    "label votes only). ROUGE F1 is against the best reference, over every answered question of the run.",
 }
 
 
