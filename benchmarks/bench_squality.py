@@ -5,12 +5,14 @@ each baseline and its 95 % paired bootstrap interval.
 
     python benchmarks/bench_squality.py --workspace W [--questions Q.jsonl] [--markdown]
         [--config FILE] [--llm-url URL --model NAME] [--systems nkw,hybrid,hybrid_fine] [--llm-systems nkw]
+        [--no-judge]
 
 The workspace must hold the stories (`nkw build ../shared/data/squality-train/documents.jsonl
 --workspace W --no-prefect`). `--systems` answer offline (extractive). With an LLM (`--llm-url` or the
 config's `[llm] url`), `--llm-systems` answer with the model too (labelled `<system>+llm`), and the
 model (or `[evaluate] judge_url` / `judge_model`) judges every answer of the run: whole-story answers
-with the rubric, whose means are reported beside ROUGE.
+with the rubric, whose means are reported beside ROUGE; `--no-judge` leaves the judge out (a small
+model's rubric is no measure, and judging doubles the run).
 """
 
 from __future__ import annotations
@@ -144,13 +146,16 @@ def main() -> None:
     parser.add_argument("--model", help="model name on that server")
     parser.add_argument("--systems", default=",".join(SYSTEMS), help="systems answering offline")
     parser.add_argument("--llm-systems", default="", help="systems answering with the model, e.g. nkw")
+    parser.add_argument(
+        "--no-judge", action="store_true", help="ROUGE only: no rubric judge even with a model configured"
+    )
     args = parser.parse_args()
     overrides = {"llm": {"url": args.llm_url, "model": args.model}}
     settings = load_settings(Path(args.config) if args.config else None, overrides)
     workspace = Workspace.at(args.workspace)
     key = os.environ.get("NKW_API_KEY") or os.environ.get("OPENAI_API_KEY")
     llm = build_llm_client(settings.llm, key, workspace.cache_dir / "llm")
-    judge = judge_client(settings, key, workspace) or llm
+    judge = None if args.no_judge else judge_client(settings, key, workspace) or llm
     offline = [s for s in args.systems.split(",") if s]
     with_llm = [s for s in args.llm_systems.split(",") if s]
     if with_llm and llm is None:
