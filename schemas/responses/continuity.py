@@ -4,7 +4,7 @@ Scene references are the short labels the prompts show (S1, S2, ...), resolved b
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import Field
 
@@ -12,6 +12,10 @@ from schemas.responses.base import ResponseModel
 from schemas.tables.continuity import STATE_KINDS
 
 StateKind = Literal[STATE_KINDS]  # type: ignore[valid-type]
+# A point of evidence or a fix: one short sentence. With the lists' caps this bounds a whole answer,
+# so a reply limit of the stage's tokens per item holds it however much a small model writes (the 0.5B
+# critic, with twelve unbounded problems, was cut at its limit in 26 of 44 requests).
+Point = Annotated[str, Field(max_length=160)]
 
 
 class ContinuityJudgment(ResponseModel):
@@ -19,9 +23,9 @@ class ContinuityJudgment(ResponseModel):
 
     is_continuity: bool
     confidence: float = Field(ge=0.0, le=1.0)
-    support: list[str] = Field(max_length=8, description="source-grounded evidence for a shared setup")
-    blockers: list[str] = Field(max_length=8, description="source-grounded evidence against it")
-    reason: str = Field(max_length=600)
+    support: list[Point] = Field(max_length=2, description="source-grounded evidence for a shared setup")
+    blockers: list[Point] = Field(max_length=2, description="source-grounded evidence against it")
+    reason: str = Field(max_length=240)
 
 
 class ChainCritique(ResponseModel):
@@ -54,4 +58,4 @@ class StatesCritique(ResponseModel):
     """The critic's check of extracted states: coverage, grounding, precision."""
 
     accept: bool
-    problems: list[str] = Field(max_length=12, description="what to fix in the next pass")
+    problems: list[Point] = Field(max_length=3, description="what to fix in the next pass")

@@ -77,7 +77,7 @@ _DECLARED = (
     ),
     RequestShape(
         "judge_continuity", "judge_continuity", "judge_continuity/v2", ContinuityJudgment,
-        "continuity", "pack_tokens", "max_candidates_per_request", 120,
+        "continuity", "pack_tokens", "max_candidates_per_request", 280,
     ),
     RequestShape(
         "character_states", "track_character_states", "extract_states/v2", StatesReply,
@@ -85,7 +85,7 @@ _DECLARED = (
     ),
     RequestShape(
         "character_states_critic", "track_character_states", "critique_states/v2", StatesCritique,
-        "character_states", "pack_tokens", "max_scenes_per_request", 60,
+        "character_states", "pack_tokens", "max_scenes_per_request", 160,
     ),
 )
 SHAPES: dict[str, RequestShape] = {shape.name: shape for shape in _DECLARED}
