@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from schemas.responses.agent import FinalAnswerReply
-from tasks.llm.client.protocol import LLMClient, LLMRequest
+from tasks.llm.client.protocol import LLMClient, LLMRequest, LLMResult
 from tasks.query.agent_loop import RequestFactory, clip
 from tasks.query.evidence.board import BoardItem, EvidenceBoard, Passage
 from tasks.query.plan import QueryIntents
@@ -186,6 +186,17 @@ def check_reply(
     return FinalAnswer(text, chosen, None, quotes, notes, is_offline=False), ""
 
 
+@dataclass(frozen=True)
+class ReadingRequest:
+    """What every reader request of one question shares (the options and candidates vary)."""
+
+    question: str
+    board: EvidenceBoard
+    skills_text: str
+    intents: QueryIntents
+    language: str
+
+
 @dataclass
 class LLMFinalizer:
     """A `Finalizer` (tasks.query.answer_nkw) backed by an LLM, falling back to `fallback`; one per question.
@@ -222,19 +233,9 @@ class LLMFinalizer:
         # its option pick is shown beside the options, and it is the answer when the model fails.
         offline = self.fallback(env, question, options, intents, board, skills)
         candidates = [] if options else short_answer_candidates(env, question, intents, board, MAX_CANDIDATES)
-        values, reply_model = reader_request(
-            final_values(question, options, board, skills_text, language),
-            options,
-            candidates,
-            offline.chosen_option,
-            intents.form,
-            language,
-        )
-        request = self.request_factory(READER_PROMPT, values, "final")
-        result = self.client.structured(request, reply_model)
-        self.llm_calls.extend(result.calls)
+        read = ReadingRequest(question, board, skills_text, intents, language)
+        request, result = self._read(read, options, candidates, offline.chosen_option, "final")
         if result.value is None:
-            self.failures.append(result.failure_row())
             return self._offline(offline, result.status)
         reply, taken = as_final_reply(result.value, candidates)
         if taken is None:
@@ -249,8 +250,9 @@ class LLMFinalizer:
             self.failures.append(invalid_row(request, result.call_key, result.value, problem))
             return self._offline(offline, f"invalid: {problem}")
         if options and final.chosen_option is not None:
-            rotated_ask = self._ask_rotated(question, options, board, skills_text, intents, language)
-            option = confirm_option(final.chosen_option, offline.chosen_option, len(options), rotated_ask)
+            option = confirm_option(
+                final.chosen_option, offline.chosen_option, len(options), self._ask_rotated(read, options)
+            )
             if not option.confirmed:
                 return self._offline(offline, option.note, overruled=True)
             if option.note:
@@ -260,35 +262,38 @@ class LLMFinalizer:
             final.kind = offline.kind if taken == 1 else ""
         return final
 
-    def _ask_rotated(
+    def _read(
         self,
-        question: str,
-        options: list[str],
-        board: EvidenceBoard,
-        skills_text: str,
-        intents: QueryIntents,
-        language: str,
-    ) -> Callable[[int | None], int | None]:
+        read: ReadingRequest,
+        options: list[str] | None,
+        candidates: list[str],
+        offline_choice: int | None,
+        suffix: str,
+    ) -> tuple[LLMRequest, LLMResult]:
+        """One reader request of this question's shape, sent; its calls (and a failed call's
+        failures row) recorded."""
+        values, reply_model = reader_request(
+            final_values(read.question, options, read.board, read.skills_text, read.language),
+            options,
+            candidates,
+            offline_choice,
+            read.intents.form,
+            read.language,
+        )
+        request = self.request_factory(READER_PROMPT, values, suffix)
+        result = self.client.structured(request, reply_model)
+        self.llm_calls.extend(result.calls)
+        if result.value is None:
+            self.failures.append(result.failure_row())
+        return request, result
+
+    def _ask_rotated(self, read: ReadingRequest, options: list[str]) -> Callable[[int | None], int | None]:
         """The request with the options rotated one place (tasks.query.reader.checks), as a function of
         the offline pick's rotated position, returning the model's rotated pick (None: no usable reply)."""
 
         def ask(offline_position: int | None) -> int | None:
-            moved = rotated(options)
-            values, reply_model = reader_request(
-                final_values(question, moved, board, skills_text, language),
-                moved,
-                [],
-                offline_position,
-                intents.form,
-                language,
-            )
-            request = self.request_factory(READER_PROMPT, values, "final_rotated")
-            result = self.client.structured(request, reply_model)
-            self.llm_calls.extend(result.calls)
-            if result.value is None:
-                self.failures.append(result.failure_row())
-                return None
-            return as_final_reply(result.value, [])[0].chosen_option
+            _, result = self._read(read, rotated(options), [], offline_position, "final_rotated")
+            return None if result.value is None else as_final_reply(result.value, [])[0].chosen_option
 
         return ask
 
