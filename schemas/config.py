@@ -271,6 +271,11 @@ class ContinuitySettings(Section):
 
 class CharacterStatesSettings(Section):
     max_rounds: int = Field(3, ge=1, le=6, description="extract -> critic -> revise rounds per scene (LLM)")
+    critic: bool = Field(
+        True,
+        description="LLM: a critic reads each scene's states (a second reading of the scene); off, states "
+        "are written once and left unreviewed (accepted false)",
+    )
     max_characters_per_scene: int = Field(8, ge=1, description="candidate characters per scene")
     max_states_per_character: int = Field(4, ge=1)
     pack_tokens: int = Field(

@@ -256,7 +256,8 @@ def estimate_stage(
     summary_tokens = docs * sum(n * words * 4 / 3 for n, words in chosen) / max(1.0, summaries)
     summary_requests = grouped(summaries, summary_tokens, summary.max_per_request, summary.pack_tokens)
     states = settings.character_states
-    rounds = min(states.max_rounds, a["state_rounds_per_section"])
+    rounds = min(states.max_rounds, a["state_rounds_per_section"]) if states.critic else 1
+    state_kinds = 2 if states.critic else 1  # an extract request, and a critic request for it
     scene_block = corpus.chunk_tokens / max(1, corpus.sections) + STATE_SCENE_EXTRA_TOKENS
     state_requests = rounds * grouped(
         corpus.sections, scene_block, states.max_scenes_per_request, states.pack_tokens
@@ -289,13 +290,13 @@ def estimate_stage(
         "summarize_hierarchy": summary_requests,
         "judge_continuity": judge_requests,
         "chain_continuity": corpus.sections * a["chains_per_section"],
-        "track_character_states": state_requests * 2,  # extract + critic
+        "track_character_states": state_requests * state_kinds,
     }.get(stage.name)
     if calls is None:
         return {"stage": stage.name, "calls": None, "prompt_tokens": None, "completion_tokens": None}
     calls = int(round(calls))
     prompt_tokens = int(calls * (_template_tokens(stage, settings) + per_call_input.get(stage.name, chunk)))
-    if stage.name == "track_character_states":  # an extract and a critic request: one template each
+    if stage.name == "track_character_states" and states.critic:  # an extract and a critic request
         prompt_tokens = int(
             calls / 2 * _template_tokens(stage, settings) + calls * per_call_input[stage.name]
         )

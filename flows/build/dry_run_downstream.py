@@ -142,13 +142,15 @@ def states(f: dict[str, pd.DataFrame], s: Settings, template: int) -> tuple[int,
             characters = state_candidates(graph, scene, counts, settings.max_characters_per_scene)
             if characters:
                 rows = doc_states[doc_states["section_id"] == scene.section_id]
-                if len(rows) and (rows["method"] == "llm").all():
-                    rounds: float = min(settings.max_rounds, max(1, int(rows["round"].max())))
+                if not settings.critic:
+                    rounds: float = 1
+                elif len(rows) and (rows["method"] == "llm").all():
+                    rounds = min(settings.max_rounds, max(1, int(rows["round"].max())))
                 else:  # an offline build's states (or none kept): the rounds an LLM needs are assumed
                     rounds = min(settings.max_rounds, STATE_ROUNDS_PER_SCENE)
                 planned.append((scene, ", ".join(c.name for c in characters), rows, rounds, assumed))
                 assumed += rounds != int(rounds)
-        for round_ in range(1, settings.max_rounds + 1):
+        for round_ in range(1, (settings.max_rounds if settings.critic else 1) + 1):
             extract: dict[str, SceneAsk] = {}
             critic: dict[str, SceneAsk] = {}
             for scene, names, rows, rounds, position in planned:
@@ -166,7 +168,7 @@ def states(f: dict[str, pd.DataFrame], s: Settings, template: int) -> tuple[int,
                 critic[key] = SceneAsk(key, scene.heading, names, scene.text, listing, place)
             for asks, is_critic, prompt_id in (
                 (extract, False, EXTRACT_PROMPT),
-                (critic, True, CRITIC_PROMPT),
+                (critic if settings.critic else {}, True, CRITIC_PROMPT),
             ):
                 for ids in scene_groups(list(asks.values()), is_critic, language, settings):
                     calls += 1

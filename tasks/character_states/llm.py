@@ -12,12 +12,7 @@ from typing import Any
 from schemas.ids import make_id
 from schemas.responses.continuity import StatesReply
 from tasks.character_states.offline import Character
-from tasks.character_states.requests import (
-    SceneAsk,
-    round_values,
-    scene_groups,
-    scene_key,
-)
+from tasks.character_states.requests import SceneAsk, round_values, scene_groups, scene_key
 from tasks.continuity.scenes import Scene, SceneGraph
 from tasks.llm.requests.grouped import GroupedBatch, run_grouped
 from tasks.llm.requests.shapes import SHAPES
@@ -100,8 +95,11 @@ def llm_states(
     plan: list[tuple[Scene, list[Character]]],
     max_rounds: int,
     per_character: int,
+    critic: bool = True,
 ) -> dict[str, list[dict[str, Any]]]:
-    """States, llm_calls and failures of the planned scenes."""
+    """States, llm_calls and failures of the planned scenes. Without the critic, one extraction
+    round and no review: the critic reads every scene a second time, which on a small model costs
+    about as much as the extraction, for a label when no revision round is left."""
     open_scenes = {scene.section_id: (scene, characters) for scene, characters in plan}
     feedback: dict[str, str] = {s: "(first pass)" for s in open_scenes}
     last: dict[str, list[dict[str, Any]]] = {}
@@ -133,6 +131,10 @@ def llm_states(
                 del open_scenes[section_id]
                 continue
             last[section_id] = _rows(graph, scene, characters, reply, round_, per_character)
+            if not critic:
+                done.extend({**row, "accepted": False} for row in last[section_id])
+                del open_scenes[section_id]
+                continue
             judged[f"{section_id}#critic{round_}"] = SceneAsk(
                 f"{section_id}#critic{round_}",
                 scene.heading,
@@ -141,6 +143,8 @@ def llm_states(
                 _listing(last[section_id], graph),
                 scene_key(scene.index),
             )
+        if not judged:
+            continue
         critiques = _ask(ctx, judged, critic=True)
         calls.extend(critiques.calls)
         failures.extend(critiques.failures)

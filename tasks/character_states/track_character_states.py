@@ -38,7 +38,14 @@ def run(ctx: StageContext) -> StageOutput:
         for scene in graph.scenes
         if (chosen := candidates(graph, scene, mentions, settings.max_characters_per_scene))
     ]
-    produced = llm_states(ctx, graph, plan, settings.max_rounds, settings.max_states_per_character)
+    produced = llm_states(
+        ctx,
+        graph,
+        plan,
+        settings.max_rounds if settings.critic else 1,
+        settings.max_states_per_character,
+        critic=settings.critic,
+    )
     output: StageOutput = {
         "character_states": sorted(
             produced["character_states"], key=lambda r: (r["char_start"], r["state_id"])

@@ -120,3 +120,18 @@ def test_llm_loop_revises_until_the_critic_accepts(sample_workspace, tmp_path: P
     _assert_spans(states, sections, read_frame(workspace, "documents", DOC).iloc[0]["text"])
     capped, _, _ = _llm_states(sample_workspace, tmp_path / "one", max_rounds=1)
     assert (capped["round"] == 1).all() and not capped["accepted"].all() and capped["accepted"].any()
+
+
+def test_without_the_critic_states_are_written_once_and_left_unreviewed(sample_workspace, tmp_path: Path):
+    reviewed, _, _ = _llm_states(sample_workspace, tmp_path / "reviewed", max_rounds=1)
+    states, calls, _ = _llm_states(sample_workspace, tmp_path / "once", critic=False, max_rounds=3)
+    assert set(calls["prompt_id"]) == {"extract_states/v2"}  # no critic request, no second round
+    assert (states["round"] == 1).all() and not states["accepted"].any()
+    # the same first-pass states as a one-round build with the critic, only the label differs
+    columns = ["state_id", "entity_id", "state", "evidence", "char_start", "char_end"]
+    assert (
+        states[columns]
+        .sort_values("state_id")
+        .reset_index(drop=True)
+        .equals(reviewed[columns].sort_values("state_id").reset_index(drop=True))
+    )
