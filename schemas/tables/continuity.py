@@ -172,7 +172,7 @@ register(
             ("char_start", INT, REQUIRED),
             ("char_end", INT, REQUIRED),
             ("round", INT, REQUIRED),
-            ("accepted", BOOL, REQUIRED, "True when a critic accepted it (false: rejected at the last round, or not reviewed)"),
+            ("accepted", BOOL, REQUIRED, "True when a critic accepted it (false: rejected, or not reviewed)"),
             ("method", STR, REQUIRED, "llm or offline"),
         ),
         accepted_values={"state_kind": STATE_KINDS, "method": ("llm", "offline")},
