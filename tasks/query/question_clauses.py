@@ -23,7 +23,7 @@ PROGRESSION = re.compile(
 )
 ORDER_BEFORE = re.compile(
     r"\bjust before\b|\bshortly before\b|\bright before\b|\bbefore\b|\bprior to\b|\bby the time\b|"
-    r"\balready\b|\bearlier\b|\bpreceding\b|之前|此前|以前|先发生|已经|已发生|到了.{1,40}时"
+    r"\bprecedes?\b|\balready\b|\bearlier\b|\bpreceding\b|之前|此前|以前|先发生|已经|已发生|到了.{1,40}时"
 )
 ORDER_AFTER = re.compile(
     r"\bjust after\b|\bshortly after\b|\bright after\b|\bimmediately after\b|\bafter\b|\bfollowing\b|"
@@ -41,7 +41,7 @@ CAUSE = re.compile(
 EN_SPLIT = re.compile(
     r",|;|:|\?|—|--|\bleading (?:directly )?to\b|\bleads? (?:directly )?to\b|\bsetting off\b|"
     r"\bsets? off\b|\bbefore\b|\bafter\b|\bwhile\b|\bwhen\b|\band then\b|\bfrom\b|\bto\b(?= [a-z]+ing\b)|"
-    r"\bas\b|\bwhich\b|\bthat\b|\band\b(?= (?:his|her|their|the|a|an|then)\b)"
+    r"\bas\b|\bwhich\b|\bthat\b|\bprecedes?\b|\band\b(?= (?:his|her|their|the|a|an|then)\b)"
 )
 ZH_SPLIT = re.compile(
     r"[，,、；;：:？?！!。“”\"「」『』\[\]【】（）()]|之前|之后|以后|以及|并且|引发|导致|促成|到了|从|直到"
@@ -59,7 +59,14 @@ ZH_FRAME = re.compile(
     r"^(?:哪一?个|什么|何种)?(?:关键)?(?:事件|决定|情节|行动|举动|转折|发展)?(?:成为|是)?(?:了)?"
     r"(?:触发|引发|促成|推动|导致)?"
 )
-SCENE_CLAUSE = re.compile(r"^(?:in |在)?\s*(?:第\s*)?\d+\s*(?:场|、|\.|\s)", re.IGNORECASE)
+# The asked part of an order question: the wh-led words up to its first "before" / "after" ("What
+# does Jim do immediately before joining Pamela?"). They name what is asked for, not a described
+# event, and anchored as one they place the walk's start anywhere in the story.
+EN_ASKED = re.compile(
+    r"(?:^|(?<=[,\]]))\s*(?:what|which|who|whom|how)\b[^,?\]]*?(?=\b(?:before|after|prior to|precedes?)\b)",
+    re.IGNORECASE,
+)
+SCENE_CLAUSE = re.compile(r"^(?:in |在)?\s*[\[【]?\s*(?:第\s*)?\d+\s*(?:场|、|\.|\s)", re.IGNORECASE)
 EN_STOP = frozenset(
     "a an the of to in on at by for with and or but his her their its he she they it this that these those "
     "what which who whom whose how why when where is are was were be been being do does did has have had "
@@ -96,7 +103,7 @@ def question_clauses(question: str) -> tuple[str, ...]:
     text = question.strip()
     cjk = detect_language(text) == "zh"
     quoted = [q.strip() for q in re.findall(r"[“\"「『]([^”\"」』]{4,120})[”\"」』]", text)]
-    pieces = ZH_SPLIT.split(text) if cjk else EN_SPLIT.split(text)
+    pieces = ZH_SPLIT.split(text) if cjk else EN_SPLIT.split(EN_ASKED.sub(" ", text, count=1))
     clauses: list[str] = []
     for piece in quoted + pieces:
         piece = piece.strip(" .,;:!?'\"")

@@ -53,3 +53,26 @@ def test_a_scene_the_question_names_is_not_a_clause():
 def test_short_fragments_are_not_clauses():
     assert question_clauses("Who is he?") == ()
     assert len(question_clauses("A, b, c, d, e, f, g, h, i " * 3)) <= 4
+
+
+def test_the_asked_part_of_an_order_question_is_not_a_described_event():
+    # "Bourne do immediately" anchored as an event would start the walk anywhere in the story.
+    shape = read_shape("What does Bourne do immediately before Desh takes the phone and moves out?")
+    assert (shape.kind, shape.direction) == ("order", "before")
+    assert shape.clauses == ("Desh takes the phone and moves out",)
+    precedes = read_shape("Which scene immediately precedes the moment Snow White and William are separated?")
+    assert (precedes.kind, precedes.direction) == ("order", "before")
+    assert precedes.clauses == ("the moment Snow White and William are separated",)
+
+
+def test_a_described_event_that_opens_the_question_stays_a_clause():
+    clauses = question_clauses("By the time the crew departs for the operation, what has Sami already done?")
+    assert "By the time the crew departs for the operation" in clauses
+
+
+def test_a_bracketed_scene_heading_split_by_its_comma_is_not_a_clause():
+    clauses = question_clauses(
+        "In [49、INT HOSPITAL PHARMACY, MOMENTS LATER], what action by Chev immediately before the "
+        "pharmacist refuses him creates trouble?"
+    )
+    assert clauses == ("the pharmacist refuses him creates trouble",)
