@@ -29,6 +29,14 @@ ORDER_AFTER = re.compile(
     r"\bjust after\b|\bshortly after\b|\bright after\b|\bimmediately after\b|\bafter\b|\bfollowing\b|"
     r"\bnext\b|\bsubsequent|\bthen\b|之后|此后|随后|接着|紧接着|以后|后来"
 )
+# "By the time X, what has already happened?" asks for anything earlier than X, not the scene next to it.
+FAR_BEFORE = re.compile(r"\bby the time\b|\balready\b|\bearlier\b|到了.{1,40}时|已经|已发生|此前|先前")
+ASKED_EARLIER = re.compile(r"\balready\b|已经|已发生|已先|此前", re.IGNORECASE)
+# A Chinese clause with a question word is the asked part ("紧接着发生了什么"), not a described event.
+ZH_ASKED = re.compile(r"什么|为何|何事|何种|哪")
+# "在“X”之前，前面先发生了什么？" and "“X”之后不久，紧接着发生了什么？" ask for the scene next to X.
+ZH_NEXT = re.compile(r"之前，?前面先发生|之后不久|紧接着发生")
+NEAR = re.compile(r"\b(?:just|shortly|right|immediately|directly) before\b|紧接着|就在")
 ARC = re.compile(
     r"\bfrom\b.{3,120}\bto\b|\bchange|\bevolv|\btransform|\bthroughout\b|\bover the course\b|"
     r"\bremain|\bconsistent|从.{2,60}到|始终|一直|转变|变化|发展"
@@ -86,6 +94,7 @@ class QuestionShape:
     kind: str  # progression | order | arc | cause | local
     direction: str  # before | after | "" (which way from the described events the answer lies)
     clauses: tuple[str, ...]
+    far: bool = False  # an order question about anything earlier ("already"), not the next scene
 
 
 def _content_words(clause: str) -> list[str]:
@@ -120,16 +129,23 @@ def question_clauses(question: str) -> tuple[str, ...]:
 def read_shape(question: str) -> QuestionShape:
     """The question's shape: progression, order, arc, cause or local, with its clauses."""
     lowered = question.lower()
+    far = False
     before = bool(ORDER_BEFORE.search(lowered))
     after = bool(ORDER_AFTER.search(lowered))
-    if PROGRESSION.search(lowered):
+    if PROGRESSION.search(lowered) and not ZH_NEXT.search(lowered):
         kind, direction = "progression", "before"
     elif before or after:
         kind, direction = "order", "before" if before else "after"
+        far = before and bool(FAR_BEFORE.search(lowered)) and not NEAR.search(lowered)
     elif ARC.search(lowered):
         kind, direction = "arc", ""
     elif CAUSE.search(lowered):
         kind, direction = "cause", "before"
     else:
         kind, direction = "local", ""
-    return QuestionShape(kind, direction, question_clauses(question))
+    clauses = question_clauses(question)
+    if far:  # "what has already happened" is what is asked, not an event to anchor
+        clauses = tuple(c for c in clauses if not ASKED_EARLIER.search(c)) or clauses
+    if kind in ("progression", "order"):
+        clauses = tuple(c for c in clauses if not ZH_ASKED.search(c)) or clauses
+    return QuestionShape(kind, direction, clauses, far)

@@ -90,3 +90,19 @@ def test_the_budget_the_board_leaves_is_spent_on_text_ranked_places_after_the_wa
     assert {r.chunk_id for r in episode_walk_search(env, BEFORE)} <= {e.chunk_id for e in answer.evidence}
     spans = sorted((e.chunk_id, e.text) for e in answer.evidence)
     assert len(spans) == len(set(spans))  # no place is given twice
+
+
+def test_a_by_the_time_question_searches_the_whole_story_before_its_event(env):
+    question = (
+        "By the time Ellis locks the brass key in his desk drawer, "
+        "what has already taken place in the lamp room?"
+    )
+    rows = episode_walk_search(env, question)
+    anchors = [r for r in rows if r.extra["walk"] == "anchor"]
+    walked = [r for r in rows if r.extra["walk"] == "before"]
+    assert len(anchors) == 1 and walked  # the asked part is not anchored as an event
+    anchor_ordinal = _ordinal(env, anchors[0].chunk_id)
+    assert all(_ordinal(env, r.chunk_id) < anchor_ordinal for r in walked)
+    # The lamp room is the first scene, not the one next to the anchor's: the walk is not the nearest.
+    assert anchor_ordinal > 2
+    assert any("LAMP ROOM" in (r.heading or "") for r in walked), [r.heading for r in walked]

@@ -159,6 +159,30 @@ def walk(
     return sorted(neighbours, key=lambda e: (-rank(e), e))[:MAX_WALKED]
 
 
+def earlier_matches(env: ToolEnv, anchor: Anchor, asked_scores: dict[str, float]) -> list[tuple[str, str]]:
+    """(episode, chunk) of the episodes told before the anchor's that best match what the question
+    asks ("by the time X, what has already happened in the studio?"): anywhere earlier, not next door,
+    so the whole story before X is searched and the nearer scenes get no preference."""
+    episodes = env.store.episodes_by_id
+    first = int(episodes[anchor.episode_id]["first_ordinal"])
+    found: list[tuple[float, str, str]] = []
+    for episode_id, episode in episodes.items():
+        if int(episode["last_ordinal"]) >= first:
+            continue
+        chunk_id = _best_chunk(episode_chunk_ids(env, episode), asked_scores)
+        if chunk_id:
+            found.append((asked_scores.get(chunk_id, 0.0), episode_id, chunk_id))
+    found.sort(key=lambda t: (-t[0], t[1]))
+    return [(episode_id, chunk_id) for _, episode_id, chunk_id in found[:MAX_WALKED]]
+
+
+def _asked_part(query: str, clauses: list[str]) -> str:
+    """The question without the events it describes: what it asks about."""
+    for clause in clauses:
+        query = query.replace(clause, " ")
+    return " ".join(query.split())
+
+
 def _scene_within(env: ToolEnv, anchor: Anchor, direction: str) -> str | None:
     """The chunk of the scene before (after) the anchor's scene inside the anchor's own episode
     (the one nearest the anchor), or None when the anchor's scene opens (closes) the episode."""
@@ -242,6 +266,14 @@ def episode_walk_search(
         # for an order question, the episode of the scene next door.
         inside = _scene_within(env, start, direction)
         neighbour = (start.episode_id, inside) if inside else None
+        if shape.far and direction == "before":
+            asked = _asked_part(query, described)
+            asked_scores = _chunk_scores(env, asked, env.vector(asked))
+            for episode_id, chunk_id in earlier_matches(env, start, asked_scores):
+                if chunk_id not in seen:
+                    seen.add(chunk_id)
+                    rows.append(_row(env, episode_id, chunk_id, start.score / 2, direction))
+            return rows[:top_k]
         if neighbour is None and shape.kind == "order":
             neighbour = _scene_next_door(env, start, direction)
         if neighbour is not None and neighbour[1] not in seen:

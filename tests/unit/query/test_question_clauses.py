@@ -76,3 +76,22 @@ def test_a_bracketed_scene_heading_split_by_its_comma_is_not_a_clause():
         "pharmacist refuses him creates trouble?"
     )
     assert clauses == ("the pharmacist refuses him creates trouble",)
+
+
+def test_by_the_time_asks_for_anything_earlier_and_its_asked_part_is_no_anchor():
+    shape = read_shape(
+        "By the time Jim confronts Jerry outside the Whisky, what has already taken place in the studio?"
+    )
+    assert (shape.kind, shape.direction, shape.far) == ("order", "before", True)
+    assert shape.clauses == ("By the time Jim confronts Jerry outside the Whisky",)
+    assert not read_shape("What has Sami already done just before the crew departs?").far
+    zh = read_shape("到了小武听胡梅梅唱歌时，此前在街头电话亭的对话里，她已先向小武提出了什么关键问题？")
+    assert (zh.kind, zh.far, zh.clauses) == ("order", True, ("小武听胡梅梅唱歌时",))
+
+
+def test_the_chinese_next_scene_templates_are_order_questions_without_their_asked_part():
+    before = read_shape("在“玛多娜穿演出服亮相并宣布留下”之前，前面先发生了什么关键情节？")
+    assert (before.kind, before.direction, before.far) == ("order", "before", False)
+    assert before.clauses == ("玛多娜穿演出服亮相并宣布留下",)
+    after = read_shape("“徐正太拿回BB机并招呼徐太浪”之后不久，紧接着发生了什么？")
+    assert (after.kind, after.direction, after.clauses) == ("order", "after", ("徐正太拿回BB机并招呼徐太浪",))
