@@ -43,12 +43,16 @@ ARC = re.compile(
 )
 CAUSE = re.compile(
     r"\bwhy\b|\bwhat (?:prompts?|causes?|caused|leads?|led|motivates?|drives?|makes?|made)\b|"
-    r"\bprovokes?\b|\breason\b|为什么|为何|原因|促使|导致|使得"
+    r"\bprovokes?\b|\breason\b|为什么|为何|原因|促使|导致|使得|"
+    # "What action by Thor directly leads Odin to ...", "What moment in the bowling alley explains ..."
+    r"^what (?:[\w'’-]+ ){1,8}?(?:directly |immediately |most )?(?:leads?|led|motivates?|enables?|explains?|"
+    r"prompts?|causes?|drives?|allows?)\b"
 )
 # Where a question's own framing ends and its description of events begins.
 EN_SPLIT = re.compile(
     r",|;|:|\?|—|--|\bleading (?:directly )?to\b|\bleads? (?:directly )?to\b|\bsetting off\b|"
-    r"\bsets? off\b|\bbefore\b|\bafter\b|\bwhile\b|\bwhen\b|\band then\b|\bfrom\b|\bto\b(?= [a-z]+ing\b)|"
+    r"\bsets? off\b|\bbefore\b|\bafter\b|\bprior to\b|\bexplains?\b|\benables?\b|\bmotivates?\b|"
+    r"\bwhile\b|\bwhen\b|\band then\b|\bfrom\b|\bto\b(?= [a-z]+ing\b)|"
     r"\bas\b|\bwhich\b|\bthat\b|\bprecedes?\b|\band\b(?= (?:his|her|their|the|a|an|then)\b)"
 )
 ZH_SPLIT = re.compile(

@@ -95,3 +95,14 @@ def test_the_chinese_next_scene_templates_are_order_questions_without_their_aske
     assert before.clauses == ("玛多娜穿演出服亮相并宣布留下",)
     after = read_shape("“徐正太拿回BB机并招呼徐太浪”之后不久，紧接着发生了什么？")
     assert (after.kind, after.direction, after.clauses) == ("order", "after", ("徐正太拿回BB机并招呼徐太浪",))
+
+
+def test_what_leads_or_explains_questions_ask_for_a_cause_before_the_described_event():
+    shape = read_shape("What action by Thor directly leads Odin to conclude he is unfit to be king?")
+    assert (shape.kind, shape.direction) == ("cause", "before")
+    explained = read_shape("What moment in the alley explains Bobby's later physical advance on Rayette?")
+    assert explained.kind == "cause"
+    assert "Bobby's later physical advance on Rayette" in explained.clauses
+    prior = read_shape("What event immediately prior to the detonation explains Bourne's presence with Desh?")
+    assert (prior.kind, prior.direction) == ("order", "before")
+    assert prior.clauses == ("Bourne's presence with Desh",)
