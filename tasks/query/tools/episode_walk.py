@@ -262,11 +262,7 @@ def episode_walk_search(
         # From the earliest described event when looking back, the latest when looking ahead.
         pick = min if direction == "before" else max
         start = pick(anchors, key=lambda a: (int(episodes[a.episode_id]["first_ordinal"]), a.clause))
-        # The anchor's episode itself goes on in the next (or began in the previous) scene; else,
-        # for an order question, the episode of the scene next door.
-        inside = _scene_within(env, start, direction)
-        neighbour = (start.episode_id, inside) if inside else None
-        if shape.far and direction == "before":
+        if shape.far and direction == "before":  # anything earlier, by what is asked: no next door
             asked = _asked_part(query, described)
             asked_scores = _chunk_scores(env, asked, env.vector(asked))
             for episode_id, chunk_id in earlier_matches(env, start, asked_scores):
@@ -274,6 +270,10 @@ def episode_walk_search(
                     seen.add(chunk_id)
                     rows.append(_row(env, episode_id, chunk_id, start.score / 2, direction))
             return rows[:top_k]
+        # The anchor's episode itself goes on in the next (or began in the previous) scene; else,
+        # for an order question, the episode of the scene next door.
+        inside = _scene_within(env, start, direction)
+        neighbour = (start.episode_id, inside) if inside else None
         if neighbour is None and shape.kind == "order":
             neighbour = _scene_next_door(env, start, direction)
         if neighbour is not None and neighbour[1] not in seen:
