@@ -24,7 +24,13 @@ from tasks.query.evidence.board import (
     score_items,
 )
 from tasks.query.evidence.fill import fill_budget, window_candidates
-from tasks.query.evidence.passages import add_adjacent_scenes, lift_walked, pin_sections, select_passages
+from tasks.query.evidence.passages import (
+    ENTITY_ARC,
+    add_adjacent_scenes,
+    lift_walked,
+    pin_sections,
+    select_passages,
+)
 from tasks.query.plan import QueryIntents, decompose, follow_up_plan, is_answerable
 from tasks.query.question_scope import answer_words
 from tasks.query.reader.finalize import FinalAnswer, Finalizer
@@ -142,6 +148,8 @@ def build_board(
         support = add_adjacent_scenes(support, directions, _section_of_chunk(env), order, of_section)
     walked = [r.chunk_id for r in rows if r.extra.get("walk") and r.chunk_id]
     support = lift_walked(support, walked)
+    arcs = [r.chunk_id for r in rows if r.extra.get("arc") and r.chunk_id]
+    support = lift_walked(support, arcs, ENTITY_ARC)
     focus: dict[str, list[tuple[int, int]]] = {}
     for row in rows:
         if row.chunk_id and row.char_start is not None and row.char_end is not None:

@@ -115,6 +115,9 @@ def follow_up_plan(
         if intents.shape is not None and intents.shape.kind in WALKED_SHAPES:
             # Which episodes the described events sit in, and the one before / after them.
             plan.append(("episode_walk_search", {"query": q, "top_k": WALK_ROWS}))
+        if intents.shape is not None and intents.shape.kind == "arc" and characters:
+            # Where the named characters share scenes: the first one and the moments the question names.
+            plan.append(("entity_arc_search", {"entity_ids": characters[:2], "query": q}))
         if intents.needs & {"order", "cause"}:
             plan.append(
                 ("narrative_trace_search", {"query": q, "direction": _direction(intents.form), "top_k": 6})

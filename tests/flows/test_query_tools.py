@@ -39,6 +39,7 @@ def test_every_tool_returns_grounded_rows(env):
         "entity_search": {"query": "Margaret and Tom", "top_k": 4},
         "relation_search": {"query": "brother and sister", "entity_ids": [margaret, tom]},
         "top_k_by_centrality": {"k": 3},
+        "entity_arc_search": {"entity_ids": [margaret, tom], "query": "Margaret and Tom, from first to last"},
         "narrative_trace_search": {"query": "the storm warning is hidden", "direction": "after"},
         "narrative_semantic_search": {"query": "the shipwreck rescue", "top_k": 5},
         "narrative_sql_search": {"query_name": "dialogue_by_speaker", "entity_id": margaret, "limit": 5},

@@ -13,6 +13,7 @@ MIN_PASSAGE_TOKENS = 20
 PINNED = "scene_named"
 ADJACENT = "scene_adjacent"
 WALKED = "episode_walk"
+ENTITY_ARC = "entity_arc"
 
 
 def pin_sections(
@@ -87,11 +88,12 @@ def add_adjacent_scenes(
 
 
 def lift_walked(
-    support: dict[str, tuple[float, list[str]]], chunk_ids: list[str]
+    support: dict[str, tuple[float, list[str]]], chunk_ids: list[str], label: str = WALKED
 ) -> dict[str, tuple[float, list[str]]]:
-    """Support with the chunks an episode walk placed (anchors of the described events, then the
-    episode reached) ranked just below the best supported chunk, in the walk's order: they are the
-    places a question's own words do not reach as a whole, so they must not compete with them."""
+    """Support with the chunks an episode walk (or an entity arc) placed (anchors of the described
+    events, then the episode reached) ranked just below the best supported chunk, in the walk's
+    order: they are the places a question's own words do not reach as a whole, so they must not
+    compete with them."""
     if not chunk_ids:
         return support
     ranked = sorted((score for score, _ in support.values()), reverse=True)
@@ -99,7 +101,7 @@ def lift_walked(
     lifted = dict(support)
     for rank, chunk_id in enumerate(dict.fromkeys(chunk_ids)):
         score, sources = lifted.get(chunk_id, (0.0, []))
-        lifted[chunk_id] = (max(score, second + 1e-3 * (len(chunk_ids) - rank)), [WALKED, *sources])
+        lifted[chunk_id] = (max(score, second + 1e-3 * (len(chunk_ids) - rank)), [label, *sources])
     return lifted
 
 

@@ -249,6 +249,15 @@ class NarrativeStore:
         return found
 
     @cached_property
+    def entities_of_section(self) -> dict[str, frozenset[str]]:
+        """The entities mentioned in each section (the entity graph's mentions)."""
+        mentions = self.tables["mentions"]
+        found: dict[str, set[str]] = {}
+        for section_id, entity_id in zip(mentions["section_id"], mentions["entity_id"]):
+            found.setdefault(section_id, set()).add(entity_id)
+        return {section_id: frozenset(ids) for section_id, ids in found.items()}
+
+    @cached_property
     def sentences_of_chunk(self) -> dict[str, np.ndarray]:
         """Positions (in the sentences frame) of each chunk's sentences."""
         found: dict[str, list[int]] = {}

@@ -40,7 +40,7 @@ class Anchor:
     score: float
 
 
-def _chunk_scores(env: ToolEnv, text: str, vector: np.ndarray | None) -> dict[str, float]:
+def passage_scores(env: ToolEnv, text: str, vector: np.ndarray | None) -> dict[str, float]:
     """Each chunk's match to `text`: BM25 normalised to [0, 1], blended with the best sentence's
     cosine when vectors are there (the same reading as the hybrid text channel's)."""
     source = env.store.source
@@ -95,7 +95,7 @@ def anchor_clause(env: ToolEnv, clause: str) -> Anchor | None:
             if episode_id:
                 candidates.add(episode_id)
                 own[episode_id] = max(own.get(episode_id, 0.0), score)
-    chunk_scores = _chunk_scores(env, clause, vector)
+    chunk_scores = passage_scores(env, clause, vector)
     of_section = _episodes_of_section(env)
     for chunk_id in sorted(chunk_scores, key=lambda c: (-chunk_scores[c], c))[:CANDIDATES]:
         candidates.update(of_section.get(env.store.chunks_by_id[chunk_id]["section_id"], []))
@@ -264,7 +264,7 @@ def episode_walk_search(
         start = pick(anchors, key=lambda a: (int(episodes[a.episode_id]["first_ordinal"]), a.clause))
         if shape.far and direction == "before":  # anything earlier, by what is asked: no next door
             asked = _asked_part(query, described)
-            asked_scores = _chunk_scores(env, asked, env.vector(asked))
+            asked_scores = passage_scores(env, asked, env.vector(asked))
             for episode_id, chunk_id in earlier_matches(env, start, asked_scores):
                 if chunk_id not in seen:
                     seen.add(chunk_id)
@@ -279,7 +279,7 @@ def episode_walk_search(
         if neighbour is not None and neighbour[1] not in seen:
             seen.add(neighbour[1])
             rows.append(_row(env, neighbour[0], neighbour[1], start.score / 2, direction))
-        question_scores = _chunk_scores(env, query, env.vector(query))
+        question_scores = passage_scores(env, query, env.vector(query))
         for episode_id in walk(env, start, direction, question_scores, nearest=shape.kind == "order"):
             chunk_ids = episode_chunk_ids(env, episodes[episode_id])
             # The scene nearest the anchor tells what leads into it (or follows from it).

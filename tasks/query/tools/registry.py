@@ -10,7 +10,7 @@ from typing import Any, Callable, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from tasks.query.tools import episode_walk
+from tasks.query.tools import entity_arc, episode_walk
 from tasks.query.tools import graph as graph_tools
 from tasks.query.tools import narrative as narrative_tools
 from tasks.query.tools import summaries as summary_tools
@@ -67,6 +67,16 @@ class EntitySearchArgs(QueryArgs):
 
 class RelationArgs(QueryArgs):
     entity_ids: list[str] | None = Field(None, max_length=10, description="relations touching these entities")
+
+
+class EntityArcArgs(Args):
+    entity_ids: list[str] = Field(
+        ..., min_length=1, max_length=2, description="the one or two characters whose arc is asked"
+    )
+    query: str = Field(
+        ..., min_length=1, max_length=500, description="the question: the moments the arc runs between"
+    )
+    top_k: int = Field(entity_arc.ARC_ROWS, ge=1, le=8)
 
 
 class CentralityArgs(Args):
@@ -149,6 +159,7 @@ TOOLS: dict[str, Tool] = {
         _tool("entity_search", "graph", EntitySearchArgs, graph_tools.entity_search),
         _tool("relation_search", "graph", RelationArgs, graph_tools.relation_search),
         _tool("top_k_by_centrality", "graph", CentralityArgs, graph_tools.top_k_by_centrality),
+        _tool("entity_arc_search", "graph", EntityArcArgs, entity_arc.entity_arc_search),
         _tool(
             "narrative_trace_search", "narrative", NarrativeTraceArgs, narrative_tools.narrative_trace_search
         ),
