@@ -84,3 +84,13 @@ def sample_workspace(tmp_path_factory):
     report = build([str(SCREENPLAY), str(STORY)], workspace, settings, quiet=True)
     assert report.ok, report.summary()
     return workspace
+
+
+@pytest.fixture(scope="session")
+def screenplay_env(sample_workspace):
+    """The query-time tools over the bundled screenplay (hashing embeddings), read-only."""
+    from tasks.embeddings import HashingEmbedder
+    from tasks.query.store.document_store import NarrativeStore
+    from tasks.query.tools.env import ToolEnv
+
+    return ToolEnv(NarrativeStore.load(sample_workspace, "the_lighthouse_key"), HashingEmbedder(384).embed)

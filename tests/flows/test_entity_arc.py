@@ -7,10 +7,8 @@ from __future__ import annotations
 import pytest
 
 from schemas.config import load_settings
-from tasks.embeddings import HashingEmbedder
 from tasks.query.answer_nkw import answer_nkw
 from tasks.query.plan import decompose, follow_up_plan
-from tasks.query.store.document_store import NarrativeStore
 from tasks.query.tools.entity_arc import arc_points, entity_arc_search, shared_sections
 from tasks.query.tools.env import ToolEnv
 from tasks.query.tools.registry import GRAPH_TOOLS, TOOLS, call_tool
@@ -21,9 +19,9 @@ ARC = (
 )
 
 
-@pytest.fixture(scope="module")
-def env(sample_workspace) -> ToolEnv:
-    return ToolEnv(NarrativeStore.load(sample_workspace, "the_lighthouse_key"), HashingEmbedder(384).embed)
+@pytest.fixture
+def env(screenplay_env) -> ToolEnv:
+    return screenplay_env
 
 
 def _characters(env: ToolEnv, question: str) -> list[str]:

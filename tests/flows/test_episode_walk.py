@@ -7,9 +7,7 @@ from __future__ import annotations
 import pytest
 
 from schemas.config import load_settings
-from tasks.embeddings import HashingEmbedder
 from tasks.query.answer_nkw import answer_nkw
-from tasks.query.store.document_store import NarrativeStore
 from tasks.query.tools.env import ToolEnv
 from tasks.query.tools.episode_walk import episode_chunk_ids, episode_walk_search
 from tasks.query.tools.registry import call_tool
@@ -21,9 +19,9 @@ PROGRESSION = (
 )
 
 
-@pytest.fixture(scope="module")
-def env(sample_workspace) -> ToolEnv:
-    return ToolEnv(NarrativeStore.load(sample_workspace, "the_lighthouse_key"), HashingEmbedder(384).embed)
+@pytest.fixture
+def env(screenplay_env) -> ToolEnv:
+    return screenplay_env
 
 
 def _ordinal(env: ToolEnv, chunk_id: str) -> int:
