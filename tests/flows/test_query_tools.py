@@ -5,16 +5,13 @@ from __future__ import annotations
 
 import pytest
 
-from tasks.embeddings import HashingEmbedder
-from tasks.query.store.document_store import NarrativeStore
 from tasks.query.tools.env import ToolEnv
 from tasks.query.tools.registry import TOOLS, call_tool, function_schemas
 
 
-@pytest.fixture(scope="module")
-def env(sample_workspace) -> ToolEnv:
-    store = NarrativeStore.load(sample_workspace, "the_lighthouse_key")
-    return ToolEnv(store, HashingEmbedder(384).embed)
+@pytest.fixture
+def env(screenplay_env) -> ToolEnv:
+    return screenplay_env
 
 
 def _character(env: ToolEnv, name: str) -> str:
@@ -101,6 +98,15 @@ def test_function_schemas_cover_the_allowed_tools():
     entity = next(s for s in schemas if s["function"]["name"] == "entity_search")
     assert entity["function"]["parameters"]["properties"]["top_k"]["maximum"] == 20
     assert len(function_schemas()) == len(TOOLS)
+
+
+def test_each_tool_is_described_to_the_model_in_whole_sentences():
+    # The description is the docstring's first paragraph, not its first line cut mid-sentence.
+    for schema in function_schemas():
+        description = schema["function"]["description"]
+        assert description.endswith("."), (schema["function"]["name"], description)
+        assert "\n" not in description and "  " not in description
+    assert "storylines that contain it" in TOOLS["narrative_trace_search"].description
 
 
 def test_a_scene_named_in_the_question_gives_a_passage(env):

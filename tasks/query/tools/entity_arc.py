@@ -55,8 +55,10 @@ def _best_section(sections: list[str], of_section: dict[str, list[str]], scores:
 def entity_arc_search(
     env: ToolEnv, entity_ids: list[str], query: str, top_k: int = ARC_ROWS
 ) -> list[ToolRow]:
-    """The scenes two characters (or one) share in story order: the first or last one the question
-    points at, and the one that best tells each moment it describes; one row per scene."""
+    """Scenes two characters (or one) share, in story order, for how a relationship or a character changes.
+
+    The first or last shared scene where the question points at it, and the shared scene that best
+    tells each moment it describes; one row per scene."""
     known = [e for e in dict.fromkeys(entity_ids) if e in env.store.entities_by_id][:2]
     sections = shared_sections(env, known)
     if not sections:

@@ -143,7 +143,9 @@ def _tool(name: str, channel: str, args: type[Args], fn: Callable, **rename: str
         values = parsed.model_dump()
         return fn(env, **{rename.get(k, k): v for k, v in values.items()})
 
-    return Tool(name, channel, args, call, (fn.__doc__ or name).strip().splitlines()[0])
+    # The docstring's first paragraph, whole: the model reads it as the tool's description.
+    first = (fn.__doc__ or name).strip().split("\n\n")[0]
+    return Tool(name, channel, args, call, " ".join(first.split()))
 
 
 TOOLS: dict[str, Tool] = {
