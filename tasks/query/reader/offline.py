@@ -216,8 +216,7 @@ def graph_who(env: ToolEnv, intents: QueryIntents) -> tuple[str, Candidate | Non
     mentions = env.store.table("mentions")
     if not named or mentions.empty:
         return None
-    by_section = mentions.groupby("section_id")["entity_id"].agg(set)
-    scenes = {section_id for section_id, ids in by_section.items() if set(named) <= ids}
+    scenes = {section_id for section_id, ids in env.store.entities_of_section.items() if set(named) <= ids}
     counts: dict[str, int] = {}
     where: dict[
         str, tuple[str, int]
