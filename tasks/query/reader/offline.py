@@ -202,6 +202,7 @@ def short_candidates(
                 _actor(env, position, find),
                 _neighbour(rows, position, -1),
                 _neighbour(rows, position, 1),
+                " ".join(str(row["text"]).split()) == " ".join(str(section.get("heading") or "").split()),
             )
         )
     return found

@@ -101,6 +101,8 @@ def short_answer(
     if not candidates:
         return None
     best = candidates[0]
+    # A sentence answer is the best line that says something: a scene heading only places it.
+    line = next((c for c in candidates if not c.heading), best)
     if who and form.wh == "who":
         name, support = who
         key = name.lower().split()[0]
@@ -119,7 +121,7 @@ def short_answer(
         reason = (
             "Chinese question" if CJK_CHAR.search(question) else f"a {form.wh} question has no typed slot"
         )
-        return ShortAnswer(best.text, "sentence", False, best.text, best.section_id, reason)
+        return ShortAnswer(line.text, "sentence", False, line.text, line.section_id, reason)
     keys = question_keys(question) | {term_key(w) for w in content_words(question)}
     lowered = question.lower().strip()
     found = _clause_answer(question, form, candidates, keys, form.wh in ("what", "which"), find)
@@ -137,11 +139,12 @@ def short_answer(
         if found:
             return found
     predicate = predicate_keys(question)
-    anchored = anchor_sentence([c.text for c in candidates], predicate, 0.34) if predicate else None
+    lines = [c for c in candidates if not c.heading] or list(candidates)
+    anchored = anchor_sentence([c.text for c in lines], predicate, 0.34) if predicate else None
     if anchored is not None:  # the sentence that says most of the question's predicate
-        support = candidates[anchored[0]]
+        support = lines[anchored[0]]
         reason = f"no {form.wh} span in the best sentences; the sentence stating the question's predicate"
         return ShortAnswer(support.text, "sentence", False, support.text, support.section_id, reason)
     return ShortAnswer(
-        best.text, "sentence", False, best.text, best.section_id, f"no {form.wh} span in the best sentences"
+        line.text, "sentence", False, line.text, line.section_id, f"no {form.wh} span in the best sentences"
     )

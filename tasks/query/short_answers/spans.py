@@ -76,6 +76,7 @@ class Candidate:
     )
     before: str | None = None  # the sentence before it in the same section
     after: str | None = None  # the sentence after it in the same section
+    heading: bool = False  # the line is its scene's heading: a place to quote, never a sentence answer
 
 
 def _words(text: str) -> list[str]:

@@ -144,3 +144,14 @@ def test_no_candidates_and_chinese():
         [Candidate("汤姆把钥匙藏在车里。", "s", 1.0)],
     )
     assert not result.typed and result.text == "汤姆把钥匙藏在车里。"
+
+
+def test_a_scene_heading_is_never_the_sentence_answer():
+    question = "How does Margaret's relationship with Daniel evolve from their first meeting to the dawn?"
+    heading = Candidate("16 EXT. CLIFF PATH - DAWN 16", "s16", 0.9, heading=True)
+    line = Candidate("Margaret looks at him for a long time, then nods once.", "s16", 0.8)
+    answer = short_answer(question, read_question(question), [heading, line])
+    assert answer is not None and answer.kind == "sentence"
+    assert answer.text == line.text and answer.quote == line.text
+    only_heading = short_answer(question, read_question(question), [heading])
+    assert only_heading is not None and only_heading.text == heading.text  # nothing else to say
