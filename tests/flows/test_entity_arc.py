@@ -38,6 +38,22 @@ def test_the_moments_of_an_arc_are_read_from_the_question():
     assert arc_points("Why does Margaret keep the key?") == []
 
 
+def test_a_moment_ends_at_its_comma_but_a_bracketed_heading_is_whole():
+    assert arc_points(
+        "What role holds from the temple battle to the river confrontation, based on their actions?"
+    ) == ["the temple battle", "the river confrontation"]
+    assert arc_points(
+        "From early conflicts in the music room to later rehearsal, how did De Sean and Roberta evolve?"
+    ) == ["early conflicts in the music room", "later rehearsal"]
+    assert arc_points(
+        "From [24, INT. BRIAN'S BEDROOM - NIGHT] to [138, EXT. ROBERTA'S BROWNSTONE - DAY], how?"
+    ) == ["[24, INT. BRIAN'S BEDROOM - NIGHT]", "[138, EXT. ROBERTA'S BROWNSTONE - DAY]"]
+    assert arc_points("从[14、阳台上，日，外]到[58、小河，日，外]，两人的关系如何变化？") == [
+        "[14、阳台上，日，外]",
+        "[58、小河，日，外]",
+    ]
+
+
 def test_an_arc_picks_the_first_shared_scene_and_the_one_that_tells_each_moment(env):
     characters = _characters(env, ARC)
     names = {env.store.entities_by_id[e]["name"] for e in characters}

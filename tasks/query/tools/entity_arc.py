@@ -28,13 +28,28 @@ LAST = re.compile(r"\b(?:final|last|end(?:ing)?|climax|conclusion|closing)\b|最
 ARC_ROWS = 4
 
 
+BRACKETED = re.compile(r"\[[^\[\]]*\]")
+
+
 def arc_points(question: str) -> list[str]:
     """The moments an arc question runs between ("their initial interaction", "the rooftop
-    mission sequence"), in the question's order; none when it names no span."""
-    match = ARC_SPAN.search(question) or ZH_ARC_SPAN.search(question)
+    mission sequence"), in the question's order; none when it names no span.
+
+    A moment ends at its first comma ("the river confrontation, based on their coordinated
+    actions"; "From X to Y, how did …"), except inside a bracketed scene heading ("[138, EXT.
+    ROBERTA'S BROWNSTONE - DAY]"), which is one moment whatever it holds."""
+    headings = BRACKETED.findall(question)
+    masked = BRACKETED.sub(lambda m: f"\x00{headings.index(m.group(0))}\x00", question)
+    match = ARC_SPAN.search(masked) or ZH_ARC_SPAN.search(masked)
     if match is None:
         return []
-    return [part.strip(" ,，") for part in match.groups() if part and part.strip(" ,，")]
+    points = []
+    for part in match.groups():
+        point = re.split(r"[,，]", part or "", maxsplit=1)[0]
+        point = re.sub(r"\x00(\d+)\x00", lambda m: headings[int(m.group(1))], point).strip(" ,，")
+        if point:
+            points.append(point)
+    return points
 
 
 def shared_sections(env: ToolEnv, entity_ids: list[str]) -> list[str]:
