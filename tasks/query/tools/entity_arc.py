@@ -25,10 +25,9 @@ FIRST = re.compile(
     r"\b(?:first|initial|earl(?:y|ier|iest)|opening|beginning|start|outset)\b|最初|初次|第一次|开始|起初|开篇|早期|初见|初遇"
 )
 LAST = re.compile(r"\b(?:final|last|end(?:ing)?|climax|conclusion|closing)\b|最终|最后|结尾|结局|末尾")
-ARC_ROWS = 4
-
-
+# A bracketed scene heading the question names ("[138, EXT. ROBERTA'S BROWNSTONE - DAY]").
 BRACKETED = re.compile(r"\[[^\[\]]*\]")
+ARC_ROWS = 4
 
 
 def arc_points(question: str) -> list[str]:
