@@ -9,7 +9,7 @@ import pytest
 from schemas.config import load_settings
 from tasks.query.answer_nkw import answer_nkw
 from tasks.query.tools.env import ToolEnv
-from tasks.query.tools.episode_walk import episode_chunk_ids, episode_walk_search
+from tasks.query.tools.episode_walk import episode_chunk_ids, episode_walk_search, passage_scores
 from tasks.query.tools.registry import call_tool
 
 BEFORE = "What happens just before Ellis locks the brass key in his desk drawer?"
@@ -104,3 +104,15 @@ def test_a_by_the_time_question_searches_the_whole_story_before_its_event(env):
     # The lamp room is the first scene, not the one next to the anchor's: the walk is not the nearest.
     assert anchor_ordinal > 2
     assert any("LAMP ROOM" in (r.heading or "") for r in walked), [r.heading for r in walked]
+
+
+def test_an_order_question_also_walks_from_where_the_whole_question_points(env):
+    # The clause is anchored elsewhere (as when X happens twice); the scene just before the one the
+    # whole question's best passage tells is walked to as well.
+    rows = episode_walk_search(env, BEFORE, clauses=["the Kittiwake crew being brought in from the storm"])
+    anchor = next(r for r in rows if r.extra["walk"] == "anchor")
+    scores = passage_scores(env, BEFORE, env.vector(BEFORE))
+    told = _ordinal(env, max(sorted(scores), key=lambda c: scores[c]))
+    assert told != _ordinal(env, anchor.chunk_id)  # not the anchor's own scene next door
+    walked = {_ordinal(env, r.chunk_id) for r in rows if r.extra["walk"] == "before"}
+    assert told - 1 in walked, (told, walked)

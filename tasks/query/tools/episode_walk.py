@@ -280,6 +280,15 @@ def episode_walk_search(
             seen.add(neighbour[1])
             rows.append(_row(env, neighbour[0], neighbour[1], start.score / 2, direction))
         question_scores = passage_scores(env, query, env.vector(query))
+        if shape.kind == "order" and question_scores:
+            # The whole question's best passage often tells X where the clause's anchor misses it
+            # (X happens twice, or the clause's words are elsewhere): its scene next door as well.
+            best = max(sorted(question_scores), key=lambda c: question_scores[c])
+            told = Anchor(query, start.episode_id, best, start.score)
+            beside = _scene_next_door(env, told, direction)
+            if beside is not None and beside[1] not in seen:
+                seen.add(beside[1])
+                rows.append(_row(env, beside[0], beside[1], start.score / 2, direction))
         for episode_id in walk(env, start, direction, question_scores, nearest=shape.kind == "order"):
             chunk_ids = episode_chunk_ids(env, episodes[episode_id])
             # The scene nearest the anchor tells what leads into it (or follows from it).
