@@ -116,3 +116,11 @@ def test_an_order_question_also_walks_from_where_the_whole_question_points(env):
     assert told != _ordinal(env, anchor.chunk_id)  # not the anchor's own scene next door
     walked = {_ordinal(env, r.chunk_id) for r in rows if r.extra["walk"] == "before"}
     assert told - 1 in walked, (told, walked)
+
+
+def test_a_progression_question_also_walks_from_where_the_whole_question_points(env):
+    rows = episode_walk_search(env, PROGRESSION, clauses=["Ellis locks the brass key in his desk drawer"])
+    scores = passage_scores(env, PROGRESSION, env.vector(PROGRESSION))
+    told = _ordinal(env, max(sorted(scores), key=lambda c: scores[c]))
+    walked = {_ordinal(env, r.chunk_id) for r in rows if r.extra["walk"] == "before"}
+    assert told - 1 in walked, (told, walked)

@@ -280,9 +280,10 @@ def episode_walk_search(
             seen.add(neighbour[1])
             rows.append(_row(env, neighbour[0], neighbour[1], start.score / 2, direction))
         question_scores = passage_scores(env, query, env.vector(query))
-        if shape.kind == "order" and question_scores:
-            # The whole question's best passage often tells X where the clause's anchor misses it
-            # (X happens twice, or the clause's words are elsewhere): its scene next door as well.
+        if shape.kind in ("order", "progression") and question_scores:
+            # The whole question's best passage often tells X (or one of the described events) where
+            # the clauses' anchors miss it (X happens twice, or the words are elsewhere): what came
+            # just before (after) is told in its scene next door as well.
             best = max(sorted(question_scores), key=lambda c: question_scores[c])
             told = Anchor(query, start.episode_id, best, start.score)
             beside = _scene_next_door(env, told, direction)
