@@ -197,10 +197,10 @@ def _scene_within(env: ToolEnv, anchor: Anchor, direction: str) -> str | None:
     return (chunk_ids[-1] if direction == "before" else chunk_ids[0]) if chunk_ids else None
 
 
-def _scene_next_door(env: ToolEnv, anchor: Anchor, direction: str) -> tuple[str, str] | None:
-    """(episode, its chunk nearest the anchor) of the episode in the scene just before (after) the
-    anchor's scene, in story order: "just before X" is most often told in the scene before X's."""
-    ordinal = env.store.section_heading(env.store.chunks_by_id[anchor.chunk_id]["section_id"])[1]
+def _scene_next_door(env: ToolEnv, chunk_id: str, direction: str) -> tuple[str, str] | None:
+    """(episode, its chunk nearest the chunk) of the episode in the scene just before (after) the
+    chunk's scene, in story order: "just before X" is most often told in the scene before X's."""
+    ordinal = env.store.section_heading(env.store.chunks_by_id[chunk_id]["section_id"])[1]
     if ordinal is None:
         return None
     episodes = env.store.episodes_by_id.values()
@@ -275,7 +275,7 @@ def episode_walk_search(
         inside = _scene_within(env, start, direction)
         neighbour = (start.episode_id, inside) if inside else None
         if neighbour is None and shape.kind == "order":
-            neighbour = _scene_next_door(env, start, direction)
+            neighbour = _scene_next_door(env, start.chunk_id, direction)
         if neighbour is not None and neighbour[1] not in seen:
             seen.add(neighbour[1])
             rows.append(_row(env, neighbour[0], neighbour[1], start.score / 2, direction))
@@ -285,8 +285,7 @@ def episode_walk_search(
             # the clauses' anchors miss it (X happens twice, or the words are elsewhere): what came
             # just before (after) is told in its scene next door as well.
             best = max(sorted(question_scores), key=lambda c: question_scores[c])
-            told = Anchor(query, start.episode_id, best, start.score)
-            beside = _scene_next_door(env, told, direction)
+            beside = _scene_next_door(env, best, direction)
             if beside is not None and beside[1] not in seen:
                 seen.add(beside[1])
                 rows.append(_row(env, beside[0], beside[1], start.score / 2, direction))
