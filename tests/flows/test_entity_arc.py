@@ -1,6 +1,7 @@
-"""Entity arcs on the bundled screenplay: an arc question naming two characters gets the first scene
-they share and the shared scene that tells each moment it describes; the planner asks for the arc
-only where graph tools are allowed, and the places it picks reach the final evidence."""
+"""Entity arcs on the bundled screenplay: an arc question naming two characters gets the first two
+scenes they share (the last two for an end) and the shared scene that tells each moment it
+describes; the planner asks for the arc only where graph tools are allowed, and the places it picks
+reach the final evidence."""
 
 from __future__ import annotations
 
@@ -54,14 +55,15 @@ def test_a_moment_ends_at_its_comma_but_a_bracketed_heading_is_whole():
     ]
 
 
-def test_an_arc_picks_the_first_shared_scene_and_the_one_that_tells_each_moment(env):
+def test_an_arc_picks_the_first_two_shared_scenes_and_the_one_that_tells_each_moment(env):
     characters = _characters(env, ARC)
     names = {env.store.entities_by_id[e]["name"] for e in characters}
     assert names == {"Margaret Hale", "Daniel Pryce"}
     shared = shared_sections(env, characters)
     assert len(shared) >= 3
     rows = entity_arc_search(env, characters, ARC)
-    assert rows[0].extra["arc"] == "first" and rows[0].section_id == shared[0]
+    # The first scene both are named in is often a mention before they meet: the next one as well.
+    assert [r.section_id for r in rows if r.extra["arc"] == "first"] == shared[:2]
     assert {r.section_id for r in rows} <= set(shared)  # only scenes both are in
     cliff = [r for r in rows if r.extra["moment"] == "the dawn on the cliff path"]
     assert cliff and "CLIFF PATH" in (cliff[0].heading or ""), [r.heading for r in rows]
@@ -69,6 +71,14 @@ def test_an_arc_picks_the_first_shared_scene_and_the_one_that_tells_each_moment(
         assert env.store.chunks_by_id[row.chunk_id]["section_id"] == row.section_id
         assert row.channel == "graph"
     assert len({r.section_id for r in rows}) == len(rows)
+
+
+def test_an_arc_to_the_end_picks_the_last_two_shared_scenes_latest_first(env):
+    question = "How does Margaret's relationship with Daniel change from the harbour to their final scene?"
+    characters = _characters(env, question)
+    shared = shared_sections(env, characters)
+    rows = entity_arc_search(env, characters, question)
+    assert [r.section_id for r in rows if r.extra["arc"] == "last"] == shared[-2:][::-1]
 
 
 def test_an_arc_of_characters_that_never_meet_or_of_no_one_is_empty(env):

@@ -4,8 +4,10 @@
 through the rooftop mission?" has its answer in two places: where the two first meet, and the
 rooftop scene. Passage retrieval over the whole question finds scenes that use its words, mostly
 the busiest scenes of both names; the entity graph knows where both are mentioned, so the arc picks,
-among the scenes the two share, the first (or last) one the question points at and the one that
-best tells each moment it describes.
+among the scenes the two share, the first (or last) two where the question points at its start (end)
+and the one that best tells each moment it describes. Two, because the first scene naming both is
+often a mention before they meet: on the STAGE corpus's arc questions the first shared scene was
+the gold start for 40 of 90, one of the first two for 51.
 """
 
 from __future__ import annotations
@@ -27,7 +29,8 @@ FIRST = re.compile(
 LAST = re.compile(r"\b(?:final|last|end(?:ing)?|climax|conclusion|closing)\b|最终|最后|结尾|结局|末尾")
 # A bracketed scene heading the question names ("[138, EXT. ROBERTA'S BROWNSTONE - DAY]").
 BRACKETED = re.compile(r"\[[^\[\]]*\]")
-ARC_ROWS = 4
+EDGE_SCENES = 2  # shared scenes taken at a start or an end the question points at
+ARC_ROWS = 6
 
 
 def arc_points(question: str) -> list[str]:
@@ -71,8 +74,8 @@ def entity_arc_search(
 ) -> list[ToolRow]:
     """Scenes two characters (or one) share, in story order, for how a relationship or a character changes.
 
-    The first or last shared scene where the question points at it, and the shared scene that best
-    tells each moment it describes; one row per scene."""
+    The first (last) two shared scenes where the question points at its start (end), and the shared
+    scene that best tells each moment it describes; one row per scene."""
     known = [e for e in dict.fromkeys(entity_ids) if e in env.store.entities_by_id][:2]
     sections = shared_sections(env, known)
     if not sections:
@@ -82,9 +85,9 @@ def entity_arc_search(
     points = arc_points(query)
     for point in points:
         if FIRST.search(point.lower()):
-            picked.append((sections[0], "first", point))
+            picked += [(s, "first", point) for s in sections[:EDGE_SCENES]]
         elif LAST.search(point.lower()):
-            picked.append((sections[-1], "last", point))
+            picked += [(s, "last", point) for s in sections[-EDGE_SCENES:][::-1]]
         # Also the shared scene that best tells the moment ("their initial confrontation").
         scores = passage_scores(env, point, env.vector(point))
         picked.append((_best_section(sections, of_section, scores), "moment", point))
