@@ -118,6 +118,18 @@ def test_an_order_question_also_walks_from_where_the_whole_question_points(env):
     assert told - 1 in walked, (told, walked)
 
 
+def test_an_order_question_walks_from_the_whole_question_s_two_best_scenes(env):
+    # X's scene is often the text channel's second-best: both best scenes get their scene before.
+    rows = episode_walk_search(env, BEFORE, clauses=["the Kittiwake crew being brought in from the storm"])
+    scores = passage_scores(env, BEFORE, env.vector(BEFORE))
+    told = []
+    for chunk_id in sorted(scores, key=lambda c: (-scores[c], c)):
+        if _ordinal(env, chunk_id) not in told:
+            told.append(_ordinal(env, chunk_id))
+    walked = {_ordinal(env, r.chunk_id) for r in rows if r.extra["walk"] == "before"}
+    assert {told[0] - 1, told[1] - 1} <= walked, (told[:2], walked)
+
+
 def test_a_progression_question_also_walks_from_where_the_whole_question_points(env):
     rows = episode_walk_search(env, PROGRESSION, clauses=["Ellis locks the brass key in his desk drawer"])
     scores = passage_scores(env, PROGRESSION, env.vector(PROGRESSION))
