@@ -25,8 +25,9 @@ UNIT_KINDS = ("event", "interaction")
 MAX_ANCHORS = 4
 CANDIDATES = 3  # episodes a clause proposes from each index (episodes, events, passages)
 MAX_WALKED = 2
-# Every row a walk can give: one per anchor, the anchor's own next scene, the episodes reached.
 NEXT_DOOR_FROM = 2  # an order question's best-matching scenes whose scene next door is walked to
+# Every row a walk can give: one per anchor, the anchor's own next scene, the next door of the whole
+# question's best scenes, the episodes reached.
 WALK_ROWS = MAX_ANCHORS + 1 + NEXT_DOOR_FROM + MAX_WALKED
 PROXIMITY = 0.5  # how much a nearer predecessor is preferred over a better-matching distant one
 
