@@ -122,7 +122,8 @@ def follow_up_plan(
             plan.append(
                 ("narrative_trace_search", {"query": q, "direction": _direction(intents.form), "top_k": 6})
             )
-        if "pair" in intents.needs:
+        # "pair" may come from the LLM's reading while fewer than two characters were found.
+        if "pair" in intents.needs and len(characters) >= 2:
             plan.append(
                 (
                     "narrative_sql_search",

@@ -54,3 +54,32 @@ def test_llm_reading_keeps_the_question_scope(agent_env, fake_llm_server):
         ):
             intents = make_llm_decomposer(client, _factory(agent_env, question))(agent_env, question)
             assert intents.reader == "llm" and intents.scope.kind == kind
+
+
+def test_a_pair_read_by_the_model_with_one_character_found_plans_without_a_pair_lookup(
+    agent_env, fake_llm_server
+):
+    # The 1.5B model read "pair" into a question naming one character found in the graph: the
+    # offline follow-up rules then took a second character that was not there and the run crashed.
+    from tasks.query.plan import follow_up_plan
+    from tasks.query.tools.registry import TOOLS
+
+    entities = agent_env.store.table("entities")
+    nia = entities[entities["name"].str.contains("Nia")].iloc[0]
+    fake_llm_server.responder = lambda body: json.dumps(
+        {"entities": [nia["name"]], "needs": ["pair", "dialogue"], "answer_slot": ""}
+    )
+    question = "What does Nia say to the keeper's friend?"
+    with OpenAICompatibleClient(fast_llm_settings(fake_llm_server.url), sleep=lambda _s: None) as client:
+        intents = make_llm_decomposer(client, _factory(agent_env, question))(agent_env, question)
+    assert "pair" in intents.needs
+    characters = [
+        e for e in intents.entity_ids if agent_env.store.entities_by_id[e]["entity_type"] == "character"
+    ]
+    assert len(characters) == 1
+    plan = follow_up_plan(agent_env, intents, 1, [], set(TOOLS), 5)
+    assert plan and not any(args.get("query_name") == "interactions_between" for _, args in plan)
+    assert (
+        "narrative_sql_search",
+        {"query_name": "dialogue_by_speaker", "entity_id": characters[0], "limit": 12},
+    ) in plan
