@@ -18,7 +18,7 @@ from tasks.query.decompose_llm import make_llm_decomposer
 from tasks.query.hybrid.answer import answer_hybrid
 from tasks.query.hybrid.answer_fine import answer_hybrid_fine
 from tasks.query.hybrid.fine_windows import FineWindows, build_windows
-from tasks.query.plan import decompose
+from tasks.query.plan import decompose, shape_calls
 from tasks.query.question_scope import answer_words
 from tasks.query.reader.hybrid import answer_hybrid_llm
 from tasks.query.reader.hybrid_fine import answer_hybrid_fine_llm
@@ -151,7 +151,9 @@ class QueryEngine:
                 )
                 write_global = make_global_writer(recorder, factory)
                 if self.settings.answer.llm_steps == "agent":
-                    planner = make_llm_planner(recorder, factory, fallback=offline_planner)
+                    planner = make_llm_planner(
+                        recorder, factory, fallback=offline_planner, required=shape_calls
+                    )
                     select = llm_skill_selector(recorder, factory, language)
                     read = make_llm_decomposer(recorder, factory)
                 else:  # the model as the reader alone: one request a question

@@ -188,6 +188,10 @@ class LLMPlanner:
     # model never asks for a follow-up (0 of 40 dev questions), so without this the LLM path reads
     # a packet the offline path would have completed.
     fallback: Callable[..., list[tuple[str, dict[str, Any]]] | None] | None = None
+    # The structure's calls the question's shape asks for (tasks.query.plan.shape_calls): run in the
+    # first follow-up round beside the model's own. A small model asks for searches by the
+    # question's words; the episode walk reaches the scenes those words miss.
+    required: Callable[[ToolEnv, QueryIntents], list[tuple[str, dict[str, Any]]]] | None = None
 
     def __call__(
         self,
@@ -210,6 +214,8 @@ class LLMPlanner:
             "history": history_summary(calls, self.dropped, language),
         }
         plan = self._ask(round_number, allowed, max_calls, values)
+        if plan is not None and round_number == 1 and self.required is not None:
+            plan = self._with_required(self.required(env, intents), plan, allowed, max_calls)
         if plan or self.fallback is None:
             return plan
         rules = self.fallback(env, intents, round_number, calls, allowed, max_calls, board)
@@ -220,6 +226,23 @@ class LLMPlanner:
             )
             return rules
         return plan
+
+    def _with_required(
+        self,
+        required: list[tuple[str, dict[str, Any]]],
+        plan: list[tuple[str, dict[str, Any] | str]],
+        allowed: set[str],
+        max_calls: int,
+    ) -> list[tuple[str, dict[str, Any] | str]]:
+        """The shape's calls first, then the model's calls of other tools, within `max_calls`; also
+        when the model's reply failed (the shape's calls are decided by rule, not by the model)."""
+        required = [(tool, arguments) for tool, arguments in required if tool in allowed]
+        if not required:
+            return plan
+        names = {tool for tool, _ in required}
+        merged = [*required, *[(tool, arguments) for tool, arguments in plan if tool not in names]]
+        self.notes.append(f"round 1: the question's shape adds {', '.join(sorted(names))}")
+        return merged[:max_calls]
 
     def _ask(
         self, round_number: int, allowed: set[str], max_calls: int, values: dict[str, Any]
@@ -260,7 +283,9 @@ def make_llm_planner(
     client: LLMClient,
     request_factory: RequestFactory,
     fallback: Callable[..., list[tuple[str, dict[str, Any]]] | None] | None = None,
+    required: Callable[[ToolEnv, QueryIntents], list[tuple[str, dict[str, Any]]]] | None = None,
 ) -> LLMPlanner:
     """The LLM planner for one question (a `Planner` with `failures`, `llm_calls` and `notes`);
-    `fallback` plans the follow-up the model did not ask for when the packet lacks something."""
-    return LLMPlanner(client, request_factory, fallback=fallback)
+    `fallback` plans the follow-up the model did not ask for when the packet lacks something,
+    `required` the calls the question's shape asks for whatever the model plans."""
+    return LLMPlanner(client, request_factory, fallback=fallback, required=required)

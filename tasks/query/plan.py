@@ -99,6 +99,27 @@ def _direction(form: QuestionForm) -> str:
     return "cause" if form.is_causal else "any"
 
 
+def _characters(env: ToolEnv, intents: QueryIntents) -> list[str]:
+    return [e for e in intents.entity_ids if env.store.entities_by_id[e]["entity_type"] == "character"]
+
+
+def shape_calls(env: ToolEnv, intents: QueryIntents) -> list[tuple[str, dict[str, Any]]]:
+    """The structure's calls the question's shape asks for, whoever plans the round: the episode
+    walk for a progression, order or cause question, the entity arc for an arc question naming two
+    characters. The walk reaches scenes whose words the question does not use, so no plan of
+    searches by the question's words stands in for it."""
+    q = intents.question
+    calls: list[tuple[str, dict[str, Any]]] = []
+    if intents.shape is not None and intents.shape.kind in WALKED_SHAPES:
+        # Which episodes the described events sit in, and the one before / after them.
+        calls.append(("episode_walk_search", {"query": q, "top_k": WALK_ROWS}))
+    characters = _characters(env, intents)
+    if intents.shape is not None and intents.shape.kind == "arc" and characters:
+        # Where the named characters share scenes: the first one and the moments the question names.
+        calls.append(("entity_arc_search", {"entity_ids": characters[:2], "query": q}))
+    return calls
+
+
 def follow_up_plan(
     env: ToolEnv,
     intents: QueryIntents,
@@ -110,14 +131,9 @@ def follow_up_plan(
     """Rule-chosen tool calls for one follow-up round (offline stand-in for the LLM's choice)."""
     q = intents.question
     plan: list[tuple[str, dict[str, Any]]] = []
-    characters = [e for e in intents.entity_ids if env.store.entities_by_id[e]["entity_type"] == "character"]
+    characters = _characters(env, intents)
     if round_number == 1:
-        if intents.shape is not None and intents.shape.kind in WALKED_SHAPES:
-            # Which episodes the described events sit in, and the one before / after them.
-            plan.append(("episode_walk_search", {"query": q, "top_k": WALK_ROWS}))
-        if intents.shape is not None and intents.shape.kind == "arc" and characters:
-            # Where the named characters share scenes: the first one and the moments the question names.
-            plan.append(("entity_arc_search", {"entity_ids": characters[:2], "query": q}))
+        plan.extend(shape_calls(env, intents))
         if intents.needs & {"order", "cause"}:
             plan.append(
                 ("narrative_trace_search", {"query": q, "direction": _direction(intents.form), "top_k": 6})

@@ -451,3 +451,40 @@ def test_a_model_that_asks_nothing_gets_the_offline_planners_follow_up(
     assert asked[0] > 0 and sum(asked) == len(follow_ups)  # the rules asked, and their calls ran
     assert any("round 1: the packet lacks what the question needs" in note for note in planner.notes)
     assert not any("the model judged the packet answerable" in note for note in planner.notes[-1:])
+
+
+def test_the_questions_shape_adds_the_episode_walk_to_the_models_first_round(env: ToolEnv) -> None:
+    """A small model plans searches by the question's words; an order question still walks the
+    episodes in round 1, first, and the model's own call of the walk is not run twice."""
+    from tasks.query.plan import shape_calls
+    from tasks.query.tools.episode_walk import WALK_ROWS
+
+    own = [
+        ToolCallRequest(id="c0", name="episode_walk_search", arguments='{"query": "key"}'),
+        *[
+            ToolCallRequest(id=f"c{i}", name="bm25_search_docs", arguments='{"query": "key"}')
+            for i in (1, 2, 3)
+        ],
+    ]
+    client = StubClient(ToolStep(tool_calls=own))
+    factory = request_factory_for(env.store.doc_id, "en", QUESTION)
+    planner = make_llm_planner(client, factory, required=shape_calls)
+    board = EvidenceBoard([], [], [], [], 0)
+    intents = decompose(env, QUESTION)  # "... before Nia took it?": an order question
+    assert intents.shape is not None and intents.shape.kind == "order"
+    allowed = {"bm25_search_docs", "episode_walk_search"}
+    plan = planner(env, intents, 1, [], allowed, 3, board)
+    walk = ("episode_walk_search", {"query": QUESTION, "top_k": WALK_ROWS})
+    assert plan == [walk, ("bm25_search_docs", {"query": "key"}), ("bm25_search_docs", {"query": "key"})]
+    assert "round 1: the question's shape adds episode_walk_search" in planner.notes
+    # Later rounds are the model's alone; without the walk among the allowed tools nothing is added.
+    as_asked = [("episode_walk_search", {"query": "key"})] + [("bm25_search_docs", {"query": "key"})] * 2
+    assert planner(env, intents, 2, [], allowed, 3, board) == as_asked
+    assert planner(env, intents, 1, [], {"bm25_search_docs"}, 3, board) == as_asked
+    assert sum("shape adds" in note for note in planner.notes) == 1
+    # A failed reply keeps the shape's calls: they are decided by rule, not by the model.
+    failing = StubClient(ToolStep())
+    failing.tool_step = lambda request, tools: LLMResult(request, None, "error", "down", [])  # type: ignore
+    broken = make_llm_planner(failing, factory, required=shape_calls)
+    assert broken(env, intents, 1, [], allowed, 3, board) == [walk]
+    assert broken.failures
