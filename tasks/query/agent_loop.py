@@ -189,7 +189,7 @@ class LLMPlanner:
     # a packet the offline path would have completed.
     fallback: Callable[..., list[tuple[str, dict[str, Any]]] | None] | None = None
     # The structure's calls the question's shape asks for (tasks.query.plan.shape_calls): run in the
-    # first follow-up round beside the model's own. A small model asks for searches by the
+    # first follow-up round beside the model's own. A model that plans asks for searches by the
     # question's words; the episode walk reaches the scenes those words miss.
     required: Callable[[ToolEnv, QueryIntents], list[tuple[str, dict[str, Any]]]] | None = None
 

@@ -105,8 +105,8 @@ def _characters(env: ToolEnv, intents: QueryIntents) -> list[str]:
 
 def shape_calls(env: ToolEnv, intents: QueryIntents) -> list[tuple[str, dict[str, Any]]]:
     """The structure's calls the question's shape asks for, whoever plans the round: the episode
-    walk for a progression, order or cause question, the entity arc for an arc question naming two
-    characters. The walk reaches scenes whose words the question does not use, so no plan of
+    walk for a progression, order or cause question, the entity arc for an arc question naming a
+    character. The walk reaches scenes whose words the question does not use, so no plan of
     searches by the question's words stands in for it."""
     q = intents.question
     calls: list[tuple[str, dict[str, Any]]] = []
