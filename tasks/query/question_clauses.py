@@ -16,10 +16,12 @@ from dataclasses import dataclass
 from tasks.text import detect_language
 
 PROGRESSION = re.compile(
-    r"\bpivotal\b|\bturning point\b|\bsets? off\b|\bset in motion\b|\binitiat|\btrigger|\bcatalys|"
+    r"\bpivotal\b|\bturning point\b|\bsets? off\b|\bsets? (?:[\w'’]+ ){0,3}in motion\b|\binitiat|"
+    r"\btrigger|\bcatalys|\bpav(?:e|es|ed|ing) the way\b|\bstarting point\b|"
     r"\bspark|\bpropel|\bchain of\b|\bescalat|\bprecipitat|\bshifts? (?:the )?(?:narrative|momentum|"
     r"trajectory|story|focus|dynamic)|\bleads? (?:directly )?to\b|\bleading (?:directly )?to\b|"
-    r"关键转折|转折点|转折|引发|促成|触发|推动|导火索|起点|关键事件|关键情节|关键决定|埋下伏笔|开端"
+    r"关键转折|转折点|转折|引发|促成|触发|推动|导火索|起点|关键事件|关键情节|关键决定|埋下.{0,8}伏笔|开端|"
+    r"奠定.{0,8}基础|叙事支点|开始转向"
 )
 ORDER_BEFORE = re.compile(
     r"\bjust before\b|\bshortly before\b|\bright before\b|\bbefore\b|\bprior to\b|\bby the time\b|"

@@ -26,6 +26,24 @@ def test_a_progression_question_lists_each_described_event():
         ("What does Nia do right after Daniel leaves the office?", "order", "after"),
         ("在“幺鸡与陈末在地铁上谈论爱情”之前，幺鸡先采取了什么关键行动？", "order", "before"),
         ("哪一个事件成为触发大王洞察祥太子隐忍、杰王子安抚王后的关键转折？", "progression", "before"),
+        # Progression wordings the corpus uses that were read as local, order or arc questions.
+        (
+            "What event sets in motion Bourne's pursuit of Desh through the streets of Tangier?",
+            "progression",
+            "before",
+        ),
+        (
+            "What event sets the story in motion toward Scotty's challenges on the field?",
+            "progression",
+            "before",
+        ),
+        ("Which event paved the way for Janet's mandate over the class?", "progression", "before"),
+        ("哪一个事件为后续军装冲突、何小萍受辱及众人反应的发展埋下结构性伏笔？", "progression", "before"),
+        (
+            "哪个事件为后续燕子观察余国伟修理钟表以及两人在雨夜共舞相拥的发展奠定了关键基础？",
+            "progression",
+            "before",
+        ),
         ("What motivates Queenie to hide the baby under the stairs?", "cause", "before"),
         ("从食堂众人调侃刘峰，到书店中刘峰被警察推搡，郝淑雯对他保持着怎样的态度？", "arc", ""),
         ("Which scenes show Sister Abigail and Yolanda together?", "local", ""),
