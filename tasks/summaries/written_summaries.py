@@ -1,10 +1,11 @@
 """summarize_hierarchy with an LLM: the summaries of the configured levels (by default the whole work,
 the storylines and the communities) written by the model from their extractive quotes, several
 summaries per request (`SHAPES["summarize_hierarchy"]`). Each item shows its quotes numbered Q1, Q2 ...
-in story order with their scenes; each written sentence names the quotes it rests on, and becomes a
-`summary_claims` row pointing to those sentences. A number outside the item's quotes is dropped, and
-a sentence left with none is not kept: every claim points to its sources. A summary whose reply
-failed, or kept no sentence, stays extractive and is a failures row.
+in story order, under the heading of their scene (once per run of quotes from one scene); each
+written sentence names the quotes it rests on, and becomes a `summary_claims` row pointing to those
+sentences. A number outside the item's quotes is dropped, and a sentence left with none is not
+kept: every claim points to its sources. A summary whose reply failed, or kept no sentence, stays
+extractive and is a failures row.
 """
 
 from __future__ import annotations
@@ -42,9 +43,14 @@ class WritingPlan:
         row = self.rows[summary_id]
         kind = LEVEL_NAMES.get(language, LEVEL_NAMES["en"])[row["level"]]
         lines = [f"{number}. {kind}: {row['title']}"]
+        scene = None
         for position, quote in enumerate(self.quotes[summary_id], start=1):
-            scene = self.headings.get(quote["section_id"], "")
-            lines.append(f"Q{position} {scene}: {normalize_space(quote['text'])}")
+            # The heading once per run of quotes from one scene: repeated on every quote it cost
+            # as many tokens as the quotes themselves.
+            if quote["section_id"] != scene:
+                scene = quote["section_id"]
+                lines.append(self.headings.get(scene) or "[?]")
+            lines.append(f"Q{position} {normalize_space(quote['text'])}")
         return "\n".join(lines)
 
     def values(self, ids: list[str], title: str, language: str, words: int) -> dict[str, Any]:

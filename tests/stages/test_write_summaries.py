@@ -91,3 +91,25 @@ def test_the_model_writes_summaries_that_point_to_their_quotes(sample_workspace)
 def test_offline_there_are_no_claims(sample_workspace):
     assert read_frame(sample_workspace, "summary_claims", DOC).empty
     assert set(read_frame(sample_workspace, "summaries", DOC)["method"]) == {"extractive"}
+
+
+def test_a_scene_heading_is_shown_once_per_run_of_its_quotes(sample_workspace):
+    settings = load_settings(overrides={"embed_texts": {"backend": "hashing"}})
+    tables = _tables(sample_workspace)
+    with llm_client(written) as (client, server):
+        ctx = StageContext("summarize_hierarchy", DOC, settings, tables=tables, llm=client)
+        summarize_hierarchy.run(ctx)
+        prompts = [r.body["messages"][-1]["content"] for r in server.chat_requests()]
+    runs = 0
+    for prompt in prompts:
+        for body in ITEM.split(prompt)[3::3]:  # each item's lines after its title
+            lines = [line for line in body.splitlines()[1:] if line.strip()]
+            headings = [line for line in lines if line.startswith("[")]
+            quotes = [line for line in lines if QUOTE.match(line)]
+            assert quotes and len(headings) + len(quotes) == len(lines)
+            # a heading never follows itself: each one opens a run of quotes from another scene
+            assert all(a != b for a, b in zip(headings, headings[1:]))
+            assert lines[0].startswith("[")
+            runs += len(headings)
+            assert len(headings) < len(quotes) or len(quotes) == 1
+    assert runs
