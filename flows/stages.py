@@ -323,10 +323,11 @@ STAGES: tuple[Stage, ...] = (
     Stage(
         "track_character_states",
         track_character_states.run,
-        reads=("documents", "sections", "entities", "mentions", "occasions"),
+        reads=("documents", "sections", "chunks", "entities", "mentions", "occasions", "raw_units"),
         writes=("character_states",),
-        version="2",
+        version="3",
         config="character_states",
+        reads_settings=("extract_graph.combined",),  # combined: the first round from raw_units
         uses_llm=True,
         prompts=grouped_prompts("track_character_states"),
     ),

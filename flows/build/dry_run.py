@@ -39,6 +39,7 @@ ASSUMPTIONS = {
     "candidate_share_of_scene_pairs": 0.15,  # 0.035-0.20 measured on the STAGE dev screenplays
     "chains_per_section": 0.4,
     "state_rounds_per_section": STATE_ROUNDS_PER_SCENE,
+    "observable_share": 0.6,  # of a scene's text, the lines a states request shows (0.57 on the samples)
     "relate_pair_tokens": 30,  # a candidate pair's line and its share of the episode lines
     "continuity_tokens_per_pair": 300,  # its line and its share of the scene packets (about 300 measured)
     "episode_block_tokens": 200,  # an episode's unit lines in an assemble request
@@ -256,13 +257,14 @@ def estimate_stage(
     summary_tokens = docs * sum(n * words * 4 / 3 for n, words in chosen) / max(1.0, summaries)
     summary_requests = grouped(summaries, summary_tokens, summary.max_per_request, summary.pack_tokens)
     states = settings.character_states
-    rounds = min(states.max_rounds, a["state_rounds_per_section"]) if states.critic else 1
-    state_kinds = 2 if states.critic else 1  # an extract request, and a critic request for it
-    scene_block = corpus.chunk_tokens / max(1, corpus.sections) + STATE_SCENE_EXTRA_TOKENS
-    state_requests = rounds * grouped(
-        corpus.sections, scene_block, states.max_scenes_per_request, states.pack_tokens
-    )  # per round: extract requests, and as many critic requests
     combined = settings.extract_graph.combined
+    rounds = min(states.max_rounds, a["state_rounds_per_section"]) if states.critic else 1
+    scene_block = (
+        corpus.chunk_tokens * a["observable_share"] / max(1, corpus.sections) + STATE_SCENE_EXTRA_TOKENS
+    )
+    per_round = grouped(corpus.sections, scene_block, states.max_scenes_per_request, states.pack_tokens)
+    # Extract requests (the combined extraction wrote the first round's), and a critic request each round.
+    state_requests = per_round * ((rounds - (1 if combined else 0)) + (rounds if states.critic else 0))
     per_call_input = {
         "extract_graph": corpus.chunk_tokens / max(1, graph_requests)
         + (COMBINED_HEADER_TOKENS if combined else 0),
@@ -276,7 +278,7 @@ def estimate_stage(
         "summarize_hierarchy": summaries * summary_tokens / max(1, summary_requests),
         "judge_continuity": continuity_pairs * a["continuity_tokens_per_pair"] / max(1, judge_requests),
         "chain_continuity": 1200,
-        "track_character_states": corpus.sections * rounds * scene_block / max(1, state_requests),
+        "track_character_states": scene_block * corpus.sections / max(1, per_round),
     }
     calls = {
         "extract_graph": graph_requests * (2 if settings.extract_graph.gleaning else 1),
@@ -290,13 +292,13 @@ def estimate_stage(
         "summarize_hierarchy": summary_requests,
         "judge_continuity": judge_requests,
         "chain_continuity": corpus.sections * a["chains_per_section"],
-        "track_character_states": state_requests * state_kinds,
+        "track_character_states": state_requests,
     }.get(stage.name)
     if calls is None:
         return {"stage": stage.name, "calls": None, "prompt_tokens": None, "completion_tokens": None}
     calls = int(round(calls))
     prompt_tokens = int(calls * (_template_tokens(stage, settings) + per_call_input.get(stage.name, chunk)))
-    if stage.name == "track_character_states" and states.critic:  # an extract and a critic request
+    if stage.name == "track_character_states" and states.critic:  # extract and critic templates
         prompt_tokens = int(
             calls / 2 * _template_tokens(stage, settings) + calls * per_call_input[stage.name]
         )

@@ -119,7 +119,7 @@ ESTIMATORS: dict[str, tuple[tuple[str, ...], Callable[..., tuple[int, int]]]] = 
         downstream.chains,
     ),
     "track_character_states": (
-        ("character_states", "documents", "sections", "entities", "mentions", "occasions"),
+        ("character_states", "documents", "sections", "entities", "mentions", "occasions", "raw_units"),
         downstream.states,
     ),
 }

@@ -25,6 +25,7 @@ from tasks.character_states.requests import (
     scene_groups,
     scene_key,
 )
+from tasks.character_states.observable import observable_text
 from tasks.character_states.offline import candidates as state_candidates
 from tasks.continuity.critic import PROMPT_ID as CHAIN_PROMPT
 from tasks.continuity.critic import chain_item
@@ -37,7 +38,9 @@ from tasks.tables.io import as_list
 STATE_ROUNDS_PER_SCENE = 1.5  # extract -> critic rounds an LLM takes per scene: an assumption, stated
 DEFAULT_REVIEW = "revise for coverage and grounding"  # the stage's note when the critic names no problem
 # Tables a downstream estimate reads that a build may leave empty (no occasions, no facts ...).
-MAY_BE_EMPTY = ("mentions", "occasions", "events", "interactions", "atomic_facts", "continuity_judgments")
+MAY_BE_EMPTY = (
+    "mentions", "occasions", "events", "interactions", "atomic_facts", "continuity_judgments", "raw_units",
+)  # fmt: skip
 
 
 def _graphs(f: dict[str, pd.DataFrame], doc_ids: list[str]) -> dict[str, SceneGraph]:
@@ -125,6 +128,7 @@ def states(f: dict[str, pd.DataFrame], s: Settings, template: int) -> tuple[int,
     or a scene without states, STATE_ROUNDS_PER_SCENE rounds. Each round's open scenes are grouped
     into requests as the stage groups them."""
     titles = documents(f)
+    texts = dict(zip(f["documents"]["doc_id"], f["documents"]["text"].fillna("")))
     kept = f["character_states"]
     mentions = f["mentions"]
     settings = s.character_states
@@ -136,11 +140,17 @@ def states(f: dict[str, pd.DataFrame], s: Settings, template: int) -> tuple[int,
         for section_id, entity_id in zip(in_doc.get("section_id", []), in_doc.get("entity_id", [])):
             counts[section_id][entity_id] += 1
         doc_states = kept[kept["doc_id"] == doc_id]
+        text = texts.get(doc_id, "")
+        raw = f.get("raw_units")
+        # The combined extraction wrote the first round's states when it wrote this document's units.
+        has_units = raw is not None and "doc_id" in raw and bool((raw["doc_id"] == doc_id).any())
+        stored = s.extract_graph.combined and has_units
         planned = []  # (scene, its characters line, its kept rows, its rounds, its place among assumed)
         assumed = 0
         for scene in graph.scenes:
             characters = state_candidates(graph, scene, counts, settings.max_characters_per_scene)
-            if characters:
+            shown = observable_text(scene, text, language, characters) if characters else ""
+            if shown:
                 rows = doc_states[doc_states["section_id"] == scene.section_id]
                 if not settings.critic:
                     rounds: float = 1
@@ -148,12 +158,12 @@ def states(f: dict[str, pd.DataFrame], s: Settings, template: int) -> tuple[int,
                     rounds = min(settings.max_rounds, max(1, int(rows["round"].max())))
                 else:  # an offline build's states (or none kept): the rounds an LLM needs are assumed
                     rounds = min(settings.max_rounds, STATE_ROUNDS_PER_SCENE)
-                planned.append((scene, ", ".join(c.name for c in characters), rows, rounds, assumed))
+                planned.append((scene, ", ".join(c.name for c in characters), shown, rows, rounds, assumed))
                 assumed += rounds != int(rounds)
         for round_ in range(1, (settings.max_rounds if settings.critic else 1) + 1):
             extract: dict[str, SceneAsk] = {}
             critic: dict[str, SceneAsk] = {}
-            for scene, names, rows, rounds, position in planned:
+            for scene, names, shown, rows, rounds, position in planned:
                 if not _asked_in(round_, rounds, position):
                     continue
                 last = math.ceil(rounds)
@@ -164,8 +174,9 @@ def states(f: dict[str, pd.DataFrame], s: Settings, template: int) -> tuple[int,
                 )
                 key = scene.section_id
                 place = scene_key(scene.index)
-                extract[key] = SceneAsk(key, scene.heading, names, scene.text, notes, place)
-                critic[key] = SceneAsk(key, scene.heading, names, scene.text, listing, place)
+                if round_ > 1 or not stored:  # the combined extraction wrote the first round
+                    extract[key] = SceneAsk(key, scene.heading, names, shown, notes, place)
+                critic[key] = SceneAsk(key, scene.heading, names, shown, listing, place)
             for asks, is_critic, prompt_id in (
                 (extract, False, EXTRACT_PROMPT),
                 (critic if settings.critic else {}, True, CRITIC_PROMPT),

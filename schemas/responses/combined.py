@@ -1,6 +1,7 @@
-"""The reply to one combined extraction request (`extract_graph/v3`): the entities and relations,
-the narrative units and the atomic facts of a passage (one or several consecutive chunks), in one
-structured reply. Names, not ids: later stages resolve them to canonical entities."""
+"""The reply to one combined extraction request (`extract_graph/v4`): the entities and relations,
+the narrative units, the atomic facts and the characters' visible states of a passage (one or several
+consecutive chunks), in one structured reply. Names, not ids: later stages resolve them to canonical
+entities."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from typing import Any, Mapping
 from pydantic import Field, create_model
 
 from schemas.responses.base import ResponseModel
+from schemas.responses.continuity import StateItem
 from schemas.responses.graph import ExtractedEntity, ExtractedRelation
 from schemas.responses.narrative import EventItem, FactType, InteractionItem, Name, OccasionItem
 
@@ -33,6 +35,8 @@ class CombinedExtraction(ResponseModel):
     interactions: list[InteractionItem] = Field(max_length=120)
     occasions: list[OccasionItem] = Field(max_length=48)
     facts: list[PassageFact] = Field(max_length=160)
+    # Last: a reply cut at its limit loses the states first, never the graph or the units.
+    states: list[StateItem] = Field(max_length=60)
 
 
 LISTS = tuple(CombinedExtraction.model_fields)
@@ -41,6 +45,7 @@ LISTS = tuple(CombinedExtraction.model_fields)
 # (3/2/2/1/1/2) took 812 tokens, where these figures allow 910.
 ITEM_REPLY_TOKENS = {
     "entities": 60, "relations": 70, "events": 110, "interactions": 100, "occasions": 70, "facts": 100,
+    "states": 80,
 }  # fmt: skip
 
 

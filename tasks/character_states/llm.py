@@ -1,6 +1,7 @@
 """LLM character states (paper appendix D.2): per scene, extract -> critic -> revise rounds
 until the critic accepts or `max_rounds` is reached. Every round is one batch over the scenes
-still open, several scenes per request (tasks.character_states.requests). A state must name a
+still open, several scenes per request (tasks.character_states.requests), each shown by the lines
+where its characters are seen or heard (tasks.character_states.observable). A state must name a
 candidate character and quote the scene (else it is dropped);
 a scene's rows are the states of its last round, with that round and whether it was accepted.
 A failed request ends its scene with a `failures` row (and the previous round's states)."""
@@ -11,6 +12,7 @@ from typing import Any
 
 from schemas.ids import make_id
 from schemas.responses.continuity import StatesReply
+from tasks.character_states.observable import observable_text
 from tasks.character_states.offline import Character
 from tasks.character_states.requests import SceneAsk, round_values, scene_groups, scene_key
 from tasks.continuity.scenes import Scene, SceneGraph
@@ -96,11 +98,23 @@ def llm_states(
     max_rounds: int,
     per_character: int,
     critic: bool = True,
+    first: dict[str, StatesReply] | None = None,
 ) -> dict[str, list[dict[str, Any]]]:
     """States, llm_calls and failures of the planned scenes. Without the critic, one extraction
     round and no review: the critic reads every scene a second time, which on a small model costs
-    about as much as the extraction, for a label when no revision round is left."""
-    open_scenes = {scene.section_id: (scene, characters) for scene, characters in plan}
+    about as much as the extraction, for a label when no revision round is left. `first`: the first
+    round's replies by section id, already written by the combined extraction (not asked again; a
+    scene it has nothing for has no states in that round)."""
+    document = ctx.document
+    # What each request shows of a scene: the lines where its characters are seen or heard. A scene
+    # showing none of them is not asked.
+    shown = {
+        scene.section_id: observable_text(scene, document.text, document.language, characters)
+        for scene, characters in plan
+    }
+    open_scenes = {
+        scene.section_id: (scene, characters) for scene, characters in plan if shown[scene.section_id]
+    }
     feedback: dict[str, str] = {s: "(first pass)" for s in open_scenes}
     last: dict[str, list[dict[str, Any]]] = {}
     done: list[dict[str, Any]] = []
@@ -114,13 +128,18 @@ def llm_states(
                 f"{section_id}#extract{round_}",
                 scene.heading,
                 ", ".join(c.name for c in characters),
-                scene.text,
+                shown[section_id],
                 feedback[section_id],
                 scene_key(scene.index),
             )
             for section_id, (scene, characters) in open_scenes.items()
         }
-        extracted = _ask(ctx, asks, critic=False)
+        if round_ == 1 and first is not None:
+            extracted: GroupedBatch[Any] = GroupedBatch(
+                values={i: first.get(i.rsplit("#", 1)[0]) or StatesReply(states=[]) for i in asks}
+            )
+        else:
+            extracted = _ask(ctx, asks, critic=False)
         calls.extend(extracted.calls)
         failures.extend(extracted.failures)
         judged: dict[str, SceneAsk] = {}
@@ -139,7 +158,7 @@ def llm_states(
                 f"{section_id}#critic{round_}",
                 scene.heading,
                 ", ".join(c.name for c in characters),
-                scene.text,
+                shown[section_id],
                 _listing(last[section_id], graph),
                 scene_key(scene.index),
             )

@@ -3,7 +3,7 @@ still open in a round are grouped, in script order, while their blocks fit a tok
 `max_scenes_per_request`), with content-defined boundaries keyed by the scene's number in the script
 (tasks.llm.requests.request_groups), so an edited scene re-asks its own group and not every later one; each
 scene is one numbered block with its heading, its candidate characters, the reviewer's notes
-(extract) or the extracted states (critic) and its text."""
+(extract) or the extracted states (critic) and its observable lines."""
 
 from __future__ import annotations
 
@@ -18,8 +18,8 @@ EXTRACT_PROMPT = SHAPES["character_states"].prompt_id
 CRITIC_PROMPT = SHAPES["character_states_critic"].prompt_id
 MAX_SCENE_CHARS = 6000
 LABELS = {
-    "en": ("Scene", ": ", "Characters", "Reviewer notes", "Scene text", "Extracted states"),
-    "zh": ("场次", "：", "人物", "审核意见", "场次原文", "抽取的状态"),
+    "en": ("Scene", ": ", "Characters", "Reviewer notes", "Lines", "Extracted states"),
+    "zh": ("场次", "：", "人物", "审核意见", "可见可闻的句子", "抽取的状态"),
 }
 
 
@@ -30,7 +30,7 @@ class SceneAsk:
     item_id: str  # "<section id>#extract<round>" or "<section id>#critic<round>"
     heading: str
     characters: str
-    text: str
+    text: str  # the lines of the scene the request shows
     notes: str  # the reviewer's notes (extract) or the extracted states (critic)
     key: str = ""  # what places the scene's group boundary: its number in the script (default: item_id)
 

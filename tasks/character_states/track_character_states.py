@@ -1,7 +1,9 @@
 """Stage track_character_states (paper appendix D.2): observable per-scene states of the
 characters the scene-entity graph places in each scene. Offline, states are spans of the
 scene's action lines, parentheticals and cues (tasks.character_states.offline); with an LLM,
-the extract -> critic -> revise loop (tasks.character_states.llm)."""
+the extract -> critic -> revise loop (tasks.character_states.llm), whose first extraction the
+combined extraction has already written (`[extract_graph] combined`, the default: read from
+raw_units, tasks.character_states.stored)."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ from collections import Counter, defaultdict
 
 from tasks.character_states.llm import llm_states
 from tasks.character_states.offline import candidates, offline_states
+from tasks.character_states.stored import stored_states
 from tasks.continuity.scenes import scene_graph
 from tasks.stage import StageContext, StageOutput
 
@@ -38,6 +41,9 @@ def run(ctx: StageContext) -> StageOutput:
         for scene in graph.scenes
         if (chosen := candidates(graph, scene, mentions, settings.max_characters_per_scene))
     ]
+    first, unread = None, []
+    if ctx.settings.extract_graph.combined:  # the extraction wrote the first round's states
+        first, unread = stored_states(ctx.table("raw_units"), ctx.table("chunks"), ctx.doc_id, ctx.stage)
     produced = llm_states(
         ctx,
         graph,
@@ -45,7 +51,9 @@ def run(ctx: StageContext) -> StageOutput:
         settings.max_rounds if settings.critic else 1,
         settings.max_states_per_character,
         critic=settings.critic,
+        first=first,
     )
+    produced["failures"] = unread + produced["failures"]
     output: StageOutput = {
         "character_states": sorted(
             produced["character_states"], key=lambda r: (r["char_start"], r["state_id"])

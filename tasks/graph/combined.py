@@ -1,13 +1,15 @@
 """The combined LLM extraction: one structured request per pack of consecutive chunks (up to
 `combined_pack_tokens`) asks for the entities and relations, the narrative units (events,
-interactions, occasions) and the atomic facts of the passage at once, so the source is sent once
-for the three construction passes. Instructions and schema come first, the passage last.
+interactions, occasions), the atomic facts and the characters' visible states of the passage at
+once, so the source is sent once for the three construction passes and the character states.
+Instructions and schema come first, the passage last.
 
 Each packed reply is split back per chunk: the graph part as `tasks.graph.packing` splits it
 (grounded into raw_entities / raw_mentions / raw_relations like the graph-only reply), the units
 as `tasks.narrative.packing` splits them (by evidence quote), facts by their evidence quote (else
-the chunk naming their entity, else the pack's first chunk). Units and facts are stored per chunk
-in `raw_units` with names as written; extract_narrative and extract_facts resolve them later.
+the chunk naming their entity, else the pack's first chunk), states as facts are. Units, facts and
+states are stored per chunk in `raw_units` with names as written; extract_narrative, extract_facts
+and track_character_states resolve them later.
 A pack whose request fails is a `failures` row for every chunk it held.
 """
 
@@ -18,6 +20,7 @@ from typing import Any, Callable
 
 from schemas.ids import make_id
 from schemas.responses.combined import ITEM_REPLY_TOKENS, CombinedExtraction, PassageFact, capped_extraction
+from schemas.responses.continuity import StateItem
 from schemas.responses.graph import GraphExtraction
 from schemas.responses.narrative import NarrativeReply
 from tasks.graph.llm import graph_output, known_characters, named_in
@@ -59,24 +62,38 @@ def split_facts(
 ) -> list[list[PassageFact]]:
     """Facts per member chunk (same order): the first chunk holding the evidence quote, else the
     first chunk naming the fact's entity, else the pack's first chunk."""
-    out: list[list[PassageFact]] = [[] for _ in members]
-    for fact in facts:
+    return _by_home(facts, members, language, lambda fact: fact.entity)
+
+
+def split_states(
+    states: list[StateItem], members: tuple[Member, ...], language: str = "en"
+) -> list[list[StateItem]]:
+    """Character states per member chunk, placed as facts are (evidence, else the character's name)."""
+    return _by_home(states, members, language, lambda state: state.character)
+
+
+def _by_home(
+    items: list[Any], members: tuple[Member, ...], language: str, name_of: Callable[[Any], str]
+) -> list[list[Any]]:
+    out: list[list[Any]] = [[] for _ in members]
+    for item in items:
         home = next(
-            (k for k, m in enumerate(members) if locate_quote(m.text, fact.evidence) is not None), None
+            (k for k, m in enumerate(members) if locate_quote(m.text, item.evidence) is not None), None
         )
         if home is None:
-            name = fact.entity.strip()
+            name = name_of(item).strip()
             bounded = rf"(?<!\w){re.escape(name)}(?!\w)"  # Chinese names: no word boundaries
             pattern = re.compile(re.escape(name) if language == "zh" else bounded, re.IGNORECASE)
             home = next((k for k, m in enumerate(members) if name and pattern.search(m.text)), 0)
-        out[home].append(fact)
+        out[home].append(item)
     return out
 
 
 def split_combined(
     reply: CombinedExtraction, members: tuple[Member, ...], language: str
-) -> tuple[GraphExtraction, list[tuple[NarrativeReply, list[PassageFact]]]]:
-    """The pack's graph part (split later with the graph replies) and per-chunk units and facts."""
+) -> tuple[GraphExtraction, list[tuple[NarrativeReply, list[PassageFact], list[StateItem]]]]:
+    """The pack's graph part (split later with the graph replies) and per-chunk units, facts and
+    character states."""
     reply = without_repeats(reply)
     graph = GraphExtraction.model_construct(entities=reply.entities, relations=reply.relations)
     narrative = NarrativeReply.model_construct(
@@ -84,7 +101,8 @@ def split_combined(
     )
     units = split_narrative(narrative, members)
     facts = split_facts(list(reply.facts), members, language)
-    return graph, list(zip(units, facts))
+    states = split_states(list(reply.states), members, language)
+    return graph, list(zip(units, facts, states))
 
 
 def without_repeats(reply: CombinedExtraction) -> CombinedExtraction:
@@ -118,12 +136,13 @@ def without_repeats(reply: CombinedExtraction) -> CombinedExtraction:
             "interactions": interactions,
             "occasions": first_of(reply.occasions, lambda o: key(o.description))[0],
             "facts": first_of(reply.facts, lambda f: key(f.entity, f.text))[0],
+            "states": first_of(reply.states, lambda s: key(s.character, s.state))[0],
         }
     )
 
 
 def unit_rows(
-    doc_id: str, chunk_id: str, units: NarrativeReply, facts: list[PassageFact]
+    doc_id: str, chunk_id: str, units: NarrativeReply, facts: list[PassageFact], states: list[StateItem]
 ) -> list[dict[str, Any]]:
     """raw_units rows of one chunk: every item as JSON, in reply order within its kind."""
     rows = []
@@ -132,6 +151,7 @@ def unit_rows(
         ("interaction", units.interactions),
         ("occasion", units.occasions),
         ("fact", facts),
+        ("state", states),
     ):
         for position, item in enumerate(items):
             payload = item.model_dump_json()
@@ -186,8 +206,8 @@ def extract_combined(ctx: StageContext, offline_entities: list[dict[str, Any]]) 
             continue
         graph, per_chunk = split_combined(reply, pack.members, document.language)
         answered.append((pack, graph))
-        for member, (units, facts) in zip(pack.members, per_chunk):
-            raw_units.extend(unit_rows(document.doc_id, member.chunk_id, units, facts))
+        for member, (units, facts, states) in zip(pack.members, per_chunk):
+            raw_units.extend(unit_rows(document.doc_id, member.chunk_id, units, facts, states))
     output = graph_output(ctx, GLEAN_PROMPT_ID, known, answered, batch)
     return {**output, "raw_units": raw_units}
 

@@ -109,7 +109,7 @@ def test_the_llm_path_fills_every_downstream_table(runs):
     assert len(states) > 0 and (states["method"] == "llm").all() and set(states["round"]) == {1, 2}
     # Several scenes per extract and per critic request (prompts v2).
     rounds = calls[calls["stage"] == "track_character_states"]
-    assert set(rounds["prompt_id"]) == {"extract_states/v2", "critique_states/v2"}
+    assert set(rounds["prompt_id"]) == {"extract_states/v3", "critique_states/v3"}
     assert len(rounds) < 2 * states["section_id"].nunique()
 
 

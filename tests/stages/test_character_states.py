@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from flows.build.corpus import build, make_resources
-from flows.stages import STAGES_BY_NAME
+from flows.stages import STAGES_BY_NAME, select_stages
 from schemas.config import load_settings
 from tasks.character_states.offline import state_kind
 from tasks.llm.client.openai_client import OpenAICompatibleClient
@@ -115,7 +115,7 @@ def test_llm_loop_revises_until_the_critic_accepts(sample_workspace, tmp_path: P
     states, calls, workspace = _llm_states(sample_workspace, tmp_path / "two")
     assert len(states) > 0 and (states["method"] == "llm").all() and states["accepted"].all()
     assert set(states["round"]) == {1, 2}  # one-character scenes pass at once; the others are sent back once
-    assert {"extract_states/v2", "critique_states/v2"} == set(calls["prompt_id"])
+    assert {"extract_states/v3", "critique_states/v3"} == set(calls["prompt_id"])
     sections = read_frame(workspace, "sections", DOC)
     _assert_spans(states, sections, read_frame(workspace, "documents", DOC).iloc[0]["text"])
     capped, _, _ = _llm_states(sample_workspace, tmp_path / "one", max_rounds=1)
@@ -125,7 +125,7 @@ def test_llm_loop_revises_until_the_critic_accepts(sample_workspace, tmp_path: P
 def test_without_the_critic_states_are_written_once_and_left_unreviewed(sample_workspace, tmp_path: Path):
     reviewed, _, _ = _llm_states(sample_workspace, tmp_path / "reviewed", max_rounds=1)
     states, calls, _ = _llm_states(sample_workspace, tmp_path / "once", critic=False, max_rounds=3)
-    assert set(calls["prompt_id"]) == {"extract_states/v2"}  # no critic request, no second round
+    assert set(calls["prompt_id"]) == {"extract_states/v3"}  # no critic request, no second round
     assert (states["round"] == 1).all() and not states["accepted"].any()
     # the same first-pass states as a one-round build with the critic, only the label differs
     columns = ["state_id", "entity_id", "state", "evidence", "char_start", "char_end"]
@@ -135,3 +135,33 @@ def test_without_the_critic_states_are_written_once_and_left_unreviewed(sample_w
         .reset_index(drop=True)
         .equals(reviewed[columns].sort_values("state_id").reset_index(drop=True))
     )
+
+
+def test_after_a_combined_extraction_the_first_round_asks_nothing(tmp_path: Path):
+    """The combined extraction wrote each passage's states (raw_units kind "state"): the stage reads
+    them as its first round, so without the critic it sends no request."""
+    workspace = Workspace.at(tmp_path / "ws")
+    with FakeOpenAIServer(model_names=(TEST_MODEL,), responder=pipeline_responder) as server:
+        llm = fast_llm_settings(server.url, max_retries=1)
+        settings = load_settings(
+            overrides={"embed_texts": {"backend": "hashing"}, "character_states": {"critic": False}}
+        )
+        settings = settings.model_copy(update={"llm": llm})
+        with OpenAICompatibleClient(llm, cache=None, sleep=lambda _s: None) as client:
+            report = build(
+                [str(SCREENPLAY)],
+                workspace,
+                settings,
+                stages=select_stages(until="track_character_states"),
+                resources=make_resources(settings, llm=client),
+                quiet=True,
+            )
+    assert report.ok, report.summary()
+    raw = read_frame(workspace, "raw_units", DOC)
+    assert (raw["kind"] == "state").any()
+    calls = read_frame(workspace, "llm_calls", DOC)
+    assert not (calls["stage"] == "track_character_states").any()
+    states = read_frame(workspace, "character_states", DOC)
+    assert (states["method"] == "llm").all() and (states["round"] == 1).all()
+    text = read_frame(workspace, "documents", DOC).iloc[0]["text"]
+    _assert_spans(states, read_frame(workspace, "sections", DOC), text)

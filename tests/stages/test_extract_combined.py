@@ -68,7 +68,7 @@ def _outcome(report, stage: str):
 
 
 def _reply(**parts: list[dict[str, Any]]) -> CombinedExtraction:
-    empty = {k: [] for k in ("entities", "relations", "events", "interactions", "occasions", "facts")}
+    empty = {k: [] for k in CombinedExtraction.model_fields}
     return CombinedExtraction.model_validate({**empty, **parts})
 
 
@@ -120,16 +120,22 @@ def test_a_packed_reply_is_split_back_per_chunk_by_evidence_and_names() -> None:
                 "evidence": "nowhere",
             },
         ],
+        states=[
+            {"character": "Anna", "state": "smiles", "kind": "expression", "evidence": "Anna smiles."},
+            {"character": "Ben", "state": "waits", "kind": "posture", "evidence": "not a quote"},
+        ],
     )
     graph, per_chunk = split_combined(reply, members, "en")
     assert len(graph.entities) == 2 and len(graph.relations) == 1  # split later with the graph replies
-    (units1, facts1), (units2, facts2) = per_chunk
+    (units1, facts1, states1), (units2, facts2, states2) = per_chunk
+    # states placed as facts are: by their quote, else the first chunk naming the character
+    assert [s.character for s in states1] == ["Ben"] and [s.character for s in states2] == ["Anna"]
     assert units1.events == [] and [e.evidence for e in units2.events] == [event["evidence"]]
     assert units2.interactions[0].event_index == 0  # renumbered within its chunk
     assert [f.entity for f in facts1] == ["Anna", "Ben"]  # evidence in c1; unlocated: first chunk naming Ben
     assert facts2 == []
-    rows = unit_rows("doc", "c2", units2, facts2)
-    assert {(r["kind"], r["position"]) for r in rows} == {("event", 0), ("interaction", 0)}
+    rows = unit_rows("doc", "c2", units2, facts2, states2)
+    assert {(r["kind"], r["position"]) for r in rows} == {("event", 0), ("interaction", 0), ("state", 0)}
     assert (
         json.loads(next(r for r in rows if r["kind"] == "event")["payload"])["evidence"] == event["evidence"]
     )
@@ -186,9 +192,9 @@ def test_one_request_per_pack_fills_every_construction_table(combined_build) -> 
     # canonicalize may ask about open pairs; narrative and facts ask nothing
     assert set(calls["stage"]) <= {"extract_graph", "canonicalize_entities"}
     assert (calls["stage"] == "extract_graph").sum() == len(packs)
-    assert set(calls.loc[calls["stage"] == "extract_graph", "prompt_id"]) == {"extract_graph/v3"}
+    assert set(calls.loc[calls["stage"] == "extract_graph", "prompt_id"]) == {"extract_graph/v4"}
     units = tables["raw_units"]
-    assert set(units["kind"]) == {"event", "interaction", "occasion", "fact"}
+    assert set(units["kind"]) == {"event", "interaction", "occasion", "fact", "state"}
     assert set(units["chunk_id"]) <= set(chunks["chunk_id"])
     for table in ("events", "interactions", "occasions", "atomic_facts"):
         assert len(tables[table]) > 0, table

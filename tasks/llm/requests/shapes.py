@@ -80,19 +80,19 @@ _DECLARED = (
         "continuity", "pack_tokens", "max_candidates_per_request", 280,
     ),
     RequestShape(
-        "character_states", "track_character_states", "extract_states/v2", StatesReply,
+        "character_states", "track_character_states", "extract_states/v3", StatesReply,
         "character_states", "pack_tokens", "max_scenes_per_request", 400,
     ),
     RequestShape(
-        "character_states_critic", "track_character_states", "critique_states/v2", StatesCritique,
+        "character_states_critic", "track_character_states", "critique_states/v3", StatesCritique,
         "character_states", "pack_tokens", "max_scenes_per_request", 160,
     ),
 )
 SHAPES: dict[str, RequestShape] = {shape.name: shape for shape in _DECLARED}
 
-# The combined extraction (graph, narrative units and facts of a pack of chunks in one reply) is
+# The combined extraction (graph, narrative units, facts and states of a pack of chunks in one reply) is
 # not grouped by item: its reply limit grows with the source it carries.
-COMBINED_PROMPT_ID = "extract_graph/v3"
+COMBINED_PROMPT_ID = "extract_graph/v4"
 COMBINED_REPLY_FRAME_TOKENS = 256  # the reply's keys and brackets, whatever the passage's length
 COMBINED_REPLY_TOKENS_PER_SOURCE_TOKEN = 2  # a reply lists entities, relations, units and facts
 
