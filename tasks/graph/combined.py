@@ -225,6 +225,14 @@ def reply_model_and_limit(
     return capped_extraction(max_items), max(limit, COMBINED_REPLY_FRAME_TOKENS + filled)
 
 
+def reached_facts(reply: CombinedExtraction | None) -> bool:
+    """Whether a cut reply was cut in its facts or states: the lists are written in order, so its
+    entities, relations and units are whole, as many as a reply that ended has (the caps hold both).
+    Asking its chunks again one at a time would read the pack a second time for the last lists
+    only (about 0.5 computed prompt tokens per source token with the 0.5B model)."""
+    return reply is not None and bool(reply.facts or reply.states)
+
+
 def _split_truncated_packs(
     ctx: StageContext,
     packs: list[Pack],
@@ -233,13 +241,17 @@ def _split_truncated_packs(
     limit: int,
     reply_model: type[CombinedExtraction],
 ) -> tuple[list[Pack], LLMBatch[CombinedExtraction]]:
-    """A pack of several chunks whose reply was cut at its limit (lost, or salvaged with only its
-    first chunks' items) is asked again one chunk at a time, each with the pack's whole limit: a
-    small model's reply for three scenes can outgrow any limit, while one scene's fits. The cut
-    attempts stay in llm_calls; only chunks that fail alone are failures rows."""
-    # Cut and lost, or cut and salvaged: a salvaged pack holds its first chunks' items only.
+    """A pack of several chunks whose reply was cut at its limit (lost, or salvaged before its facts)
+    is asked again one chunk at a time, each with the pack's whole limit: a small model's reply for
+    three scenes can outgrow any limit, while one scene's fits. The cut attempts stay in llm_calls;
+    only chunks that fail alone are failures rows."""
+    # Cut and lost, or cut and salvaged with lists it never finished.
     cut = {row["item_id"] for row in batch.failures if row["error"].startswith("llm truncated")}
-    cut |= {row["item_id"] for row in batch.calls if row["status"] == "salvaged"}
+    cut |= {
+        row["item_id"]
+        for row in batch.calls
+        if row["status"] == "salvaged" and not reached_facts(batch.values.get(row["item_id"]))
+    }
     split = [p for p in packs if p.item_id in cut and len(p.members) > 1]
     if not split:
         return packs, batch

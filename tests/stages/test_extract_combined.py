@@ -17,7 +17,7 @@ from flows.build.dry_run import dry_run
 from flows.stages import select_stages
 from schemas.config import Settings, load_settings
 from schemas.responses.combined import ITEM_REPLY_TOKENS, CombinedExtraction, PassageFact
-from tasks.graph.combined import split_combined, split_facts, unit_rows, without_repeats
+from tasks.graph.combined import reached_facts, split_combined, split_facts, unit_rows, without_repeats
 from tasks.llm.client.openai_client import OpenAICompatibleClient
 from tasks.llm.requests.chunk_packs import Member, pack_chunks
 from tasks.narrative.combined import stored_replies
@@ -346,3 +346,15 @@ def test_an_item_repeated_with_a_side_field_changed_is_kept_once() -> None:
     cleaned = without_repeats(reply)
     assert [e.description for e in cleaned.events] == ["Rosa tears the ticket.", "Tomas leaves."]
     assert [i.event_index for i in cleaned.interactions] == [1]  # still "Tomas leaves."
+
+
+def test_a_reply_cut_in_its_facts_is_kept_and_one_cut_before_them_is_not() -> None:
+    entity = {"name": "Anna", "type": "character", "description": "A woman.", "aliases": []}
+    fact = {"entity": "Anna", "text": "Anna waits.", "fact_type": "state", "related": [], "evidence": "x"}
+    state = {"character": "Anna", "state": "waits", "kind": "posture", "evidence": "Anna waits."}
+    # its entities, relations and units were finished before the cut: nothing to ask again
+    assert reached_facts(_reply(entities=[entity], facts=[fact]))
+    assert reached_facts(_reply(entities=[entity], states=[state]))
+    # cut before any fact: its later chunks may have no units at all
+    assert not reached_facts(_reply(entities=[entity]))
+    assert not reached_facts(None)
