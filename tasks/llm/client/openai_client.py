@@ -25,14 +25,7 @@ from schemas.responses.batched import fixed_count_schema
 from tasks.llm.client.cache import LLMCache, cache_key
 from tasks.llm.client.cached_replies import cached_result, store_reply
 from tasks.llm.client.deadline import deadline_http_client
-from tasks.llm.client.http import (
-    DUMMY_API_KEY,
-    HTTPCallError,
-    api_base,
-    chat_payload,
-    get_models,
-    scrub,
-)
+from tasks.llm.client.http import DUMMY_API_KEY, HTTPCallError, api_base, chat_payload, get_models, scrub
 from tasks.llm.client.pool import server_pool
 from tasks.llm.client.protocol import LLMRequest, LLMResult, call_row, with_fields
 from tasks.llm.client.replies import (
@@ -51,7 +44,7 @@ from tasks.llm.client.replies import (
     tool_step_text,
 )
 from tasks.llm.client.retry import attempt_timeout, backoff_delay, larger_reply_limit
-from tasks.llm.client.salvage import Salvage, salvage_cut_reply
+from tasks.llm.client.salvage import Salvage, closed_after_whitespace_loop, salvage_cut_reply
 from tasks.llm.client.server_fit import MIN_REPLY_TOKENS, ServerFit
 from tasks.llm.client.streaming import DEADLINE_FINISH, stream_payload
 
@@ -315,6 +308,12 @@ class OpenAICompatibleClient:
                     call_row(request, key, self.model, len(calls), "truncated", started, reply, error)
                 )
                 final = out_of_time or length_retried or larger <= max_tokens
+                closed = closed_after_whitespace_loop(content or "") if salvage is not None else None
+                whole = parsed_or_none(parse, closed) if closed is not None else None
+                if whole is not None:  # every answer was written; only spaces followed
+                    note = "; the reply was whole, then only whitespace: closed"
+                    calls[-1] = {**calls[-1], "status": "salvaged", "error": self._clean(error + note)}
+                    return LLMResult(request, whole, "ok", None, calls, closed)
                 kept = salvage(content or "") if salvage is not None else None
                 value = parsed_or_none(parse, kept.content) if kept is not None else None
                 # A model repeating items word for word is looping: more tokens buy more repeats.

@@ -24,6 +24,9 @@ class Salvage:
 
 
 TOP_LIST = ["{", "["]  # inside one of the reply object's own lists
+# Grammars leave whitespace between JSON tokens free, and a small model may write nothing but spaces
+# after its last value until its limit (a merge judgment: the reason closed, then 200 spaces).
+WHITESPACE_LOOP = 32  # trailing whitespace characters that mean the model had finished writing
 
 
 def last_complete_item_prefix(text: str) -> str | None:
@@ -112,3 +115,33 @@ def salvage_cut_reply(content: str, response_model: type[BaseModel]) -> Salvage 
     if kept == 0:
         return None
     return Salvage(json.dumps(data, ensure_ascii=False), kept, repeats)
+
+
+def closed_after_whitespace_loop(content: str) -> str | None:
+    """A reply cut while it wrote only whitespace after a complete value, closed: its open objects
+    and lists get their closing brackets. None when the cut came elsewhere (inside a string, after a
+    comma or a colon) or the tail is not a whitespace loop."""
+    body = content.rstrip()
+    if len(content) - len(body) < WHITESPACE_LOOP or not body:
+        return None
+    stack: list[str] = []
+    in_string = escaped = False
+    for char in body:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in "{[":
+            stack.append("}" if char == "{" else "]")
+        elif char in "}]":
+            if not stack:
+                return None
+            stack.pop()
+    if in_string or not stack or body[-1] in ",:{[":
+        return None
+    return body + "".join(reversed(stack))

@@ -7,7 +7,11 @@ import json
 from pydantic import BaseModel, Field
 
 from schemas.responses.combined import CombinedExtraction
-from tasks.llm.client.salvage import last_complete_item_prefix, salvage_cut_reply
+from tasks.llm.client.salvage import (
+    closed_after_whitespace_loop,
+    last_complete_item_prefix,
+    salvage_cut_reply,
+)
 
 
 class Pair(BaseModel):
@@ -63,3 +67,21 @@ def test_the_combined_extraction_of_a_real_cut_reply_is_readable() -> None:
     assert salvage is not None and (salvage.kept, salvage.repeats) == (2, 11)  # one entity, one relation
     value = CombinedExtraction.model_validate_json(salvage.content)
     assert len(value.entities) == 1 and len(value.relations) == 1 and value.facts == []
+
+
+def test_a_whole_reply_followed_only_by_spaces_is_closed() -> None:
+    # the 0.5B model's merge judgment: its reason closed, then spaces until the limit
+    cut = '{\n  "items": [\n    {\n      "number": 1,\n      "decision": "merge",\n      "reason": "Same. | "'
+    closed = closed_after_whitespace_loop(cut + " " * 200)
+    assert json.loads(closed)["items"] == [{"number": 1, "decision": "merge", "reason": "Same. | "}]
+    # braces and brackets inside strings are text, not structure
+    inside = '{"names": ["A {b", "c]"]' + "\n" * 40
+    assert json.loads(closed_after_whitespace_loop(inside)) == {"names": ["A {b", "c]"]}
+
+
+def test_only_a_whitespace_loop_after_a_complete_value_is_closed() -> None:
+    assert closed_after_whitespace_loop('{"names": ["Ann"]' + " " * 4) is None  # not a loop
+    assert closed_after_whitespace_loop('{"names": ["An' + " " * 40) is None  # inside a string
+    assert closed_after_whitespace_loop('{"names": ["Ann",' + " " * 40) is None  # after a comma
+    assert closed_after_whitespace_loop('{"names": ' + " " * 40) is None  # a value never written
+    assert closed_after_whitespace_loop('{"names": []}' + " " * 40) is None  # already whole
