@@ -1,10 +1,12 @@
 """summarize_hierarchy with an LLM: the summaries of the configured levels (by default the whole work,
 the storylines and the communities) written by the model from their extractive quotes, several
-summaries per request (`SHAPES["summarize_hierarchy"]`). Each item shows its quotes numbered Q1, Q2 ...
-in story order, under the heading of their scene (once per run of quotes from one scene); each
-written sentence names the quotes it rests on, and becomes a `summary_claims` row pointing to those
-sentences. A number outside the item's quotes is dropped, and a sentence left with none is not
-kept: every claim points to its sources. A summary whose reply failed, or kept no sentence, stays
+summaries per request (`SHAPES["summarize_hierarchy"]`). A request shows its summaries' quotes once
+each, numbered Q1, Q2 ... in story order under the heading of their scene (once per run of quotes
+from one scene), then each summary with the numbers of its own quotes (the whole work and a
+storyline or a community often quote the same sentences). Each written sentence names the quotes
+it rests on, and becomes a `summary_claims` row pointing to those sentences. A number the request
+does not show is dropped, and a sentence left with none is not kept: every claim points to its
+sources. A summary whose reply failed, or kept no sentence, stays
 extractive and is a failures row.
 """
 
@@ -39,23 +41,49 @@ class WritingPlan:
     headings: dict[str, str]  # section id -> "[ordinal] heading"
     groups: list[list[str]]
 
-    def item(self, number: int, summary_id: str, language: str) -> str:
-        row = self.rows[summary_id]
-        kind = LEVEL_NAMES.get(language, LEVEL_NAMES["en"])[row["level"]]
-        lines = [f"{number}. {kind}: {row['title']}"]
-        scene = None
-        for position, quote in enumerate(self.quotes[summary_id], start=1):
-            # The heading once per run of quotes from one scene: repeated on every quote it cost
-            # as many tokens as the quotes themselves.
-            if quote["section_id"] != scene:
-                scene = quote["section_id"]
-                lines.append(self.headings.get(scene) or "[?]")
-            lines.append(f"Q{position} {normalize_space(quote['text'])}")
-        return "\n".join(lines)
+    def pool(self, ids: list[str]) -> list[dict[str, Any]]:
+        """The quotes of a request's summaries, each once, in story order: the whole work's quotes
+        and a storyline's or a community's are often the same sentences."""
+        unique: dict[str, dict[str, Any]] = {}
+        for summary_id in ids:
+            for quote in self.quotes[summary_id]:
+                unique.setdefault(quote["sentence_id"], quote)
+        return sorted(unique.values(), key=lambda q: (q["char_start"], q["sentence_id"]))
+
+    def numbered(self, summary_id: str, ids: list[str]) -> dict[int, dict[str, Any]]:
+        """The request's quote numbers a reply about `summary_id` may cite: every quote the request
+        shows (each is a sentence of the source)."""
+        return dict(enumerate(self.pool(ids), start=1))
 
     def values(self, ids: list[str], title: str, language: str, words: int) -> dict[str, Any]:
-        items = "\n\n".join(self.item(n, summary_id, language) for n, summary_id in enumerate(ids, 1))
-        return {"document_title": title, "items": items, "words": words}
+        pool = self.pool(ids)
+        number_of = {quote["sentence_id"]: n for n, quote in enumerate(pool, start=1)}
+        lines: list[str] = []
+        scene = None
+        for n, quote in enumerate(pool, start=1):
+            if quote["section_id"] != scene:  # the heading once per run of quotes from one scene
+                scene = quote["section_id"]
+                lines.append(self.headings.get(scene) or "[?]")
+            lines.append(f"Q{n} {normalize_space(quote['text'])}")
+        items = []
+        for n, summary_id in enumerate(ids, start=1):
+            row = self.rows[summary_id]
+            kind = LEVEL_NAMES.get(language, LEVEL_NAMES["en"])[row["level"]]
+            own = sorted(number_of[q["sentence_id"]] for q in self.quotes[summary_id])
+            items.append(f"{n}. {kind}: {row['title']} ({quote_ranges(own)})")
+        quotes, listed = "\n".join(lines), "\n".join(items)
+        return {"document_title": title, "quotes": quotes, "items": listed, "words": words}
+
+
+def quote_ranges(numbers: list[int]) -> str:
+    """Quote numbers as runs: "Q1-Q4, Q7, Q9-Q10"."""
+    runs: list[list[int]] = []
+    for n in numbers:
+        if runs and n == runs[-1][1] + 1:
+            runs[-1][1] = n
+        else:
+            runs.append([n, n])
+    return ", ".join(f"Q{a}" if a == b else f"Q{a}-Q{b}" for a, b in runs)
 
 
 def writing_plan(
@@ -86,12 +114,12 @@ def writing_plan(
 
 
 def claim_rows(
-    summary_id: str, doc_id: str, reply: Any, quotes: list[dict[str, Any]]
+    summary_id: str, doc_id: str, reply: Any, numbered: dict[int, dict[str, Any]]
 ) -> list[dict[str, Any]]:
     """`summary_claims` rows of one reply: each sentence with the quotes it names that exist."""
     claims = []
     for sentence in reply.sentences:
-        cited = [quotes[n - 1] for n in dict.fromkeys(sentence.quotes) if 1 <= n <= len(quotes)]
+        cited = [numbered[n] for n in dict.fromkeys(sentence.quotes) if n in numbered]
         text = normalize_space(sentence.text)
         if not cited or not text:
             continue  # a claim without a source is not kept
@@ -142,7 +170,8 @@ def write_summaries(
         reply = batch.values.get(summary_id)
         if reply is None:
             continue  # its failures row came with the batch
-        written = claim_rows(summary_id, doc.doc_id, reply, plan.quotes[summary_id])
+        asked = list(batch.asked_with.get(summary_id) or (summary_id,))
+        written = claim_rows(summary_id, doc.doc_id, reply, plan.numbered(summary_id, asked))
         if not written:
             failures.append(failure_row(ctx, summary_id, "the written summary cites none of its quotes"))
             continue

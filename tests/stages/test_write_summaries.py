@@ -18,23 +18,32 @@ from tests.fixtures.hierarchy.llm import llm_client
 from tests.fixtures.hierarchy.mini import contract_problems
 
 DOC = "the_lighthouse_key"
-ITEM = re.compile(r"^(\d+)\. (\S[^:]*): ", re.MULTILINE)
+ITEM = re.compile(r"^(\d+)\. (\S[^:]*): .*\((Q[^()]*)\)$", re.MULTILINE)
 QUOTE = re.compile(r"^Q(\d+) ", re.MULTILINE)
 
 
+def own_numbers(ranges: str) -> list[int]:
+    """ "Q1-Q3, Q7" -> [1, 2, 3, 7]"""
+    numbers = []
+    for run in ranges.split(", "):
+        first, _, last = run.partition("-")
+        numbers += range(int(first[1:]), int((last or first)[1:]) + 1)
+    return numbers
+
+
 def written(prompt: str) -> dict:
-    """Two sentences per item citing its first quotes (and a number no item has); the second item of a
-    request cites only numbers it does not have."""
-    blocks = ITEM.split(prompt)[1:]
+    """Two sentences per item citing its first and last quotes (and a number the request does not
+    show); the second item of a request cites only a number the request does not show."""
+    total = len(QUOTE.findall(prompt))
     items = []
-    for index, (number, _kind, body) in enumerate(zip(blocks[0::3], blocks[1::3], blocks[2::3])):
-        count = len(QUOTE.findall(body))
+    for index, (number, _kind, ranges) in enumerate(ITEM.findall(prompt)):
+        own = own_numbers(ranges)
         if index == 1:
-            sentences = [{"text": "Nothing the quotes say.", "quotes": [count + 5]}]
+            sentences = [{"text": "Nothing the quotes say.", "quotes": [total + 5]}]
         else:
             sentences = [
-                {"text": "Margaret keeps the key.", "quotes": [1, count + 9]},
-                {"text": "The storm comes.", "quotes": [count]},
+                {"text": "Margaret keeps the key.", "quotes": [own[0], total + 9]},
+                {"text": "The storm comes.", "quotes": [own[-1]]},
             ]
         items.append({"number": int(number), "sentences": sentences})
     return {"items": items}
@@ -93,23 +102,28 @@ def test_offline_there_are_no_claims(sample_workspace):
     assert set(read_frame(sample_workspace, "summaries", DOC)["method"]) == {"extractive"}
 
 
-def test_a_scene_heading_is_shown_once_per_run_of_its_quotes(sample_workspace):
+def test_a_request_shows_each_quote_once_under_its_scene_heading(sample_workspace):
     settings = load_settings(overrides={"embed_texts": {"backend": "hashing"}})
     tables = _tables(sample_workspace)
     with llm_client(written) as (client, server):
         ctx = StageContext("summarize_hierarchy", DOC, settings, tables=tables, llm=client)
-        summarize_hierarchy.run(ctx)
+        out = summarize_hierarchy.run(ctx)
         prompts = [r.body["messages"][-1]["content"] for r in server.chat_requests()]
-    runs = 0
+    quoted = {}
+    for quote in out["summary_quotes"]:
+        quoted.setdefault(quote["summary_id"], set()).add(quote["sentence_id"])
+    shared = sum(len(a & b) for i, a in enumerate(quoted.values()) for b in list(quoted.values())[i + 1 :])
+    assert shared  # the work and its storylines quote some of the same sentences
     for prompt in prompts:
-        for body in ITEM.split(prompt)[3::3]:  # each item's lines after its title
-            lines = [line for line in body.splitlines()[1:] if line.strip()]
-            headings = [line for line in lines if line.startswith("[")]
-            quotes = [line for line in lines if QUOTE.match(line)]
-            assert quotes and len(headings) + len(quotes) == len(lines)
-            # a heading never follows itself: each one opens a run of quotes from another scene
-            assert all(a != b for a, b in zip(headings, headings[1:]))
-            assert lines[0].startswith("[")
-            runs += len(headings)
-            assert len(headings) < len(quotes) or len(quotes) == 1
-    assert runs
+        block = prompt.split("Quotes:\n", 1)[1].split("\n\nItems:\n", 1)[0]
+        lines = block.splitlines()
+        headings = [line for line in lines if line.startswith("[")]
+        quotes = [line.split(" ", 1)[1] for line in lines if QUOTE.match(line)]
+        assert lines[0].startswith("[") and len(headings) + len(quotes) == len(lines)
+        assert len(set(quotes)) == len(quotes)  # each quote once, whichever items share it
+        # a heading never follows itself: each one opens a run of quotes from another scene
+        assert all(a != b for a, b in zip(headings, headings[1:]))
+        assert len(headings) < len(quotes)
+        # every item names its quotes by number, all of them shown above
+        for _number, _kind, ranges in ITEM.findall(prompt):
+            assert max(own_numbers(ranges)) <= len(quotes)

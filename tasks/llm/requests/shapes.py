@@ -72,7 +72,7 @@ _DECLARED = (
         "induce_storylines", "pack_tokens", "max_per_request", 400,
     ),
     RequestShape(
-        "summarize_hierarchy", "summarize_hierarchy", "summarize_hierarchy/v2", WrittenSummary,
+        "summarize_hierarchy", "summarize_hierarchy", "summarize_hierarchy/v3", WrittenSummary,
         "summarize_hierarchy", "pack_tokens", "max_per_request", 450,
     ),
     RequestShape(
