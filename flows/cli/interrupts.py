@@ -55,6 +55,16 @@ def _end_now(_signum: int, _frame: FrameType | None) -> None:
     os._exit(EXIT_INTERRUPTED)
 
 
+def end_now(code: int) -> None:
+    """End the process with `code` after flushing what it printed, without the interpreter's shutdown."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except Exception:  # noqa: BLE001 - a closed or broken stream must not stop the exit
+            pass
+    os._exit(code)
+
+
 def _set(handler: object) -> None:
     if threading.current_thread() is threading.main_thread():  # signals are the main thread's only
         signal.signal(signal.SIGINT, handler)  # type: ignore[arg-type]

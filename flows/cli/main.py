@@ -19,6 +19,7 @@ from typing import Sequence
 from flows.cli.interrupts import (
     EXIT_INTERRUPTED,
     end_at_interrupt,
+    end_now,
     is_interrupt,
     raise_at_interrupt,
     runs_as_program,
@@ -67,10 +68,16 @@ def _reader_went_away() -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one `nkw` command; its exit status (Ctrl-C at any moment: one line and 130)."""
     try:
-        return _main(argv)
+        code = _main(argv)
     finally:
         if OWNS_PROCESS:
             end_at_interrupt()  # shutting down (threads joined, exit hooks): nothing left to undo
+    if code == EXIT_INTERRUPTED and OWNS_PROCESS:
+        # The command has cleaned up and said so. The interpreter's own shutdown would still run,
+        # and a library holding an interrupted query's objects writes warnings after the line
+        # (DuckDB's bindings: "nanobind: leaked 28 instances!"), so the process ends here.
+        end_now(code)
+    return code
 
 
 def _main(argv: Sequence[str] | None) -> int:
