@@ -62,7 +62,11 @@ def response_schema(response_model: type[BaseModel], keep_lengths: bool = False)
     of a response model; text, so the result is hashable and computed once per model and server kind."""
     name = re.sub(r"[^A-Za-z0-9_-]", "_", response_model.__name__)[:64]
     full = response_model.model_json_schema()
-    return name, json.dumps(portable_schema(full, keep_lengths), sort_keys=True), describe_fields(full)
+    # Keys in the model's order, as the prompt's field list has them: a grammar-enforcing server
+    # (llama.cpp, vLLM's xgrammar and llguidance) writes properties in the order the schema lists
+    # them, so sorted keys made a model write an entity's description before its name and the
+    # extraction's facts before its relations. Cache keys sort the schema themselves.
+    return name, json.dumps(portable_schema(full, keep_lengths)), describe_fields(full)
 
 
 @lru_cache(maxsize=128)

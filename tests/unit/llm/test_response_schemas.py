@@ -14,6 +14,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 import schemas.responses as responses_package
 from schemas.responses.batched import batch_model
+from schemas.responses.combined import CombinedExtraction
 from schemas.responses.narrative import FactsReply
 from tasks.llm.client.fields import HEADER, describe_fields
 from tasks.llm.client.http import strict_tool
@@ -116,3 +117,24 @@ def test_no_prompt_points_at_a_schema_the_model_cannot_see() -> None:
         if any(p in path.read_text(encoding="utf-8").lower() for p in ("given schema", "required schema"))
     }
     assert said == set()
+
+
+def _property_orders(schema: Any) -> list[list[str]]:
+    if isinstance(schema, list):
+        return [order for item in schema for order in _property_orders(item)]
+    if not isinstance(schema, dict):
+        return []
+    own = [list(schema["properties"])] if isinstance(schema.get("properties"), dict) else []
+    return own + [order for value in schema.values() for order in _property_orders(value)]
+
+
+@pytest.mark.parametrize("keep_lengths", [False, True])
+def test_the_schema_sent_lists_properties_in_the_models_order(keep_lengths: bool) -> None:
+    # A grammar-enforcing server writes an object's properties in the order the schema lists them:
+    # sorted, an entity's description came before its name and the facts before the relations.
+    for model in MODELS + [batch_model(FactsReply)]:
+        sent = json.loads(response_schema(model, keep_lengths)[1])
+        assert _property_orders(sent) == _property_orders(model.model_json_schema()), model.__name__
+    combined = json.loads(response_schema(CombinedExtraction, keep_lengths)[1])
+    assert list(combined["properties"]) == list(CombinedExtraction.model_fields)
+    assert list(combined["$defs"]["ExtractedEntity"]["properties"])[:2] == ["name", "type"]
