@@ -18,7 +18,7 @@ from typing import Any
 from schemas.responses.graph import GraphExtraction
 from schemas.tables.graph import ENTITY_TYPES
 from tasks.graph.name_lexicon import ANY, Lexicon
-from tasks.graph.names import normalize_name
+from tasks.graph.names import normalize_name, own_aliases
 from tasks.graph.packing import split_reply
 from tasks.graph.section_labels import is_section_label, label_keys
 from tasks.graph.upsert import ChunkIndex, EntityKey, GraphDraft
@@ -200,6 +200,7 @@ def ground_replies(
         keys: dict[str, EntityKey] = {}  # normalized name or alias -> entity key, in this chunk
         lexicon = Lexicon(language)
         pending: list[tuple[EntityKey, str, str]] = []
+        listed = {normalize_name(e.name) for e in reply.reply.entities}
         for entity in reply.reply.entities:
             name = normalize_name(entity.name)
             if not name:
@@ -209,7 +210,7 @@ def ground_replies(
                 proposed.add(key)  # counted as dropped; a relation naming it is dropped too
                 continue
             pending.append((key, entity.name, entity.description))
-            for surface in [entity.name, *entity.aliases]:
+            for surface in [entity.name, *own_aliases(entity.aliases, entity.name, listed)]:
                 if normalize_name(surface):
                     keys.setdefault(normalize_name(surface), key)
                     lexicon.add(surface.strip(), key, ANY)
@@ -224,7 +225,10 @@ def ground_replies(
         grounded = {key for _, _, key in spans}
         needed: set[EntityKey] = set()
         for relation in reply.reply.relations:
-            if {normalize_name(relation.source), normalize_name(relation.target)} & labels:
+            ends = (relation.source, relation.target)
+            # An endpoint that labels the text ("1 EXT. PIER - NIGHT", "Preamble") would come back
+            # as a proxy entity: the relation is dropped, as one naming a label entity is.
+            if any(normalize_name(e) in labels or is_section_label(e, headings, language) for e in ends):
                 continue
             a = _endpoint(draft, keys, types, display, relation.source, reply, language)
             b = _endpoint(draft, keys, types, display, relation.target, reply, language)

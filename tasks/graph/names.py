@@ -125,6 +125,14 @@ def normalize_name(surface: str) -> str:
     return name if name == surface else normalize_name(name)
 
 
+def own_aliases(aliases: list[str], name: str, listed_names: set[str]) -> list[str]:
+    """The aliases of an extracted entity that are not the name of another entity of the same reply
+    (`listed_names`, normalized): a small model lists a scene's other characters as aliases
+    ("Anna": ["Anna Price", "Leo"]), and Leo would then be found as Anna."""
+    own = normalize_name(name)
+    return [a for a in aliases if normalize_name(a) == own or normalize_name(a) not in listed_names]
+
+
 def display_name(surface: str) -> str:
     """A readable form: all-caps screenplay names in title case, articles dropped."""
     text = _ARTICLE.sub("", clean_surface(surface))

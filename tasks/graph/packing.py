@@ -13,12 +13,17 @@ from typing import Any
 
 from schemas.responses.graph import GraphExtraction
 from tasks.graph.name_lexicon import ANY, Lexicon
-from tasks.graph.names import normalize_name
+from tasks.graph.names import normalize_name, own_aliases
 from tasks.llm.requests.chunk_packs import Member
 
 
 def split_reply(reply: GraphExtraction, members: tuple[Member, ...], language: str) -> list[GraphExtraction]:
     """One reply per member chunk (same order) from the reply to their packed request."""
+    listed = {normalize_name(e.name) for e in reply.entities}
+    entities = [
+        e.model_copy(update={"aliases": own_aliases(e.aliases, e.name, listed)}) for e in reply.entities
+    ]
+    reply = reply.model_copy(update={"entities": entities})
     if len(members) == 1:
         return [reply]
     lexicon = Lexicon(language)

@@ -44,5 +44,9 @@ def is_section_label(name: str, headings: set[str], language: str) -> bool:
         return True
     if EN_LABEL.match(text) or (language == "zh" and ZH_LABEL.match(text)):
         return True
-    shape = read_shape(text, language)
-    return shape is not None and shape.strength == "explicit"
+    # A heading rewritten in title case ("5 Ext. Ferry Deck - Later") is still a heading.
+    # Only with a heading's punctuation: a group called "Int Ops" is not "INT OPS".
+    recased = language != "zh" and ("." in text or " - " in text)
+    variants = (text, text.upper()) if recased else (text,)
+    shapes = (read_shape(variant, language) for variant in variants)
+    return any(shape is not None and shape.strength == "explicit" for shape in shapes)

@@ -426,3 +426,32 @@ def test_scene_headings_and_section_labels_are_never_entities():
     rows = draft.to_rows(600)
     assert sorted(r["name"] for r in rows["raw_entities"]) == ["Nia", "Tom", "ferry"]
     assert dropped == 3 and len(rows["raw_relations"]) == 1
+
+
+def test_labels_named_only_by_relations_and_other_characters_as_aliases_make_no_entity():
+    """Seen with the 0.5B model on a new screenplay: relations chaining the scene headings (one of
+    them renumbered and title-cased) became proxy entities, and the first character listed the
+    others as its aliases, so they were grounded as her and dropped."""
+    text = "1 EXT. PIER - NIGHT\nANNA checks her watch. LEO runs up the pier.\nLEO\nWait, Anna."
+    chunk = {"chunk_id": "c1", "section_id": "s1", "ordinal": 1, "char_start": 0, "char_end": len(text)}
+    chunks = pd.DataFrame([{**chunk, "text": text}])
+    person = lambda name, aliases: {"name": name, "type": "character", "description": "", "aliases": aliases}  # noqa: E731
+    link = lambda a, b: {"source": a, "target": b, "description": "", "keywords": [], "strength": 1}  # noqa: E731
+    reply = GraphExtraction.model_validate(
+        {
+            "entities": [person("Anna", ["Anna Price", "Leo"]), person("Leo", ["Anna"])],
+            "relations": [
+                link("Preamble", "1 EXT. PIER - NIGHT"),
+                link("1 EXT. PIER - NIGHT", "5 Ext. Ferry Deck - Later"),
+                link("Leo", "Anna"),
+            ],
+        }
+    )
+    draft = GraphDraft("d", text, ChunkIndex(chunks))
+    headings = label_keys(["1 EXT. PIER - NIGHT"])
+    ground_replies(draft, [ChunkReply("c1", 0, text, reply, "llm")], "en", headings)
+    rows = draft.to_rows(600)
+    entities = {r["name"]: r for r in rows["raw_entities"]}
+    assert sorted(entities) == ["Anna", "Leo"]
+    assert entities["Leo"]["n_mentions"] == 2 and entities["Anna"]["n_mentions"] == 2
+    assert len(rows["raw_relations"]) == 1

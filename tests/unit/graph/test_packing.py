@@ -92,3 +92,19 @@ def test_a_chunk_may_receive_more_entities_than_a_single_chunk_reply_allows() ->
     parts = split_reply(reply, members, "en")
     assert [e.name for e in parts[0].entities] == names
     assert parts[1].entities == []
+
+
+def test_another_entitys_name_is_not_an_alias_when_the_reply_is_split() -> None:
+    # The 0.5B model listed the other characters as the first one's aliases: Leo was placed as Anna
+    # in every chunk, and his own entity went nowhere.
+    members = (Member("a", 0, "ANNA checks her watch."), Member("b", 23, "Leo runs up. Anna waits."))
+    reply = GraphExtraction(
+        entities=[
+            ExtractedEntity(name="Anna", type="character", description="", aliases=["Anna Price", "Leo"]),
+            ExtractedEntity(name="Leo", type="character", description="", aliases=["Leo", "Anna"]),
+        ],
+        relations=[],
+    )
+    parts = split_reply(reply, members, "en")
+    assert [[e.name for e in part.entities] for part in parts] == [["Anna"], ["Anna", "Leo"]]
+    assert parts[1].entities[0].aliases == ["Anna Price"] and parts[1].entities[1].aliases == ["Leo"]
