@@ -18,7 +18,7 @@ from typing import Any
 from schemas.responses.graph import GraphExtraction
 from schemas.tables.graph import ENTITY_TYPES
 from tasks.graph.name_lexicon import ANY, Lexicon
-from tasks.graph.names import normalize_name, own_aliases
+from tasks.graph.names import normalize_name
 from tasks.graph.packing import split_reply
 from tasks.graph.section_labels import is_section_label, label_keys
 from tasks.graph.upsert import ChunkIndex, EntityKey, GraphDraft
@@ -200,7 +200,6 @@ def ground_replies(
         keys: dict[str, EntityKey] = {}  # normalized name or alias -> entity key, in this chunk
         lexicon = Lexicon(language)
         pending: list[tuple[EntityKey, str, str]] = []
-        listed = {normalize_name(e.name) for e in reply.reply.entities}
         for entity in reply.reply.entities:
             name = normalize_name(entity.name)
             if not name:
@@ -210,7 +209,7 @@ def ground_replies(
                 proposed.add(key)  # counted as dropped; a relation naming it is dropped too
                 continue
             pending.append((key, entity.name, entity.description))
-            for surface in [entity.name, *own_aliases(entity.aliases, entity.name, listed)]:
+            for surface in [entity.name, *entity.aliases]:  # another entity's name: split_reply took it out
                 if normalize_name(surface):
                     keys.setdefault(normalize_name(surface), key)
                     lexicon.add(surface.strip(), key, ANY)

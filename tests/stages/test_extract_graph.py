@@ -13,11 +13,13 @@ from schemas.responses.graph import GraphExtraction
 from tasks.graph.heuristics import extract_heuristic, offline_characters
 from tasks.graph.llm import ChunkReply, ground_replies
 from tasks.graph.names import display_name, normalize_name, raw_entity_id
+from tasks.graph.packing import split_reply
 from tasks.graph.section_labels import label_keys
 from tasks.graph.screenplay import normalize_cue
 from tasks.graph.upsert import ChunkIndex, GraphDraft
 from tasks.graph.zh import resolve_speakers
 from tasks.llm.client.openai_client import OpenAICompatibleClient
+from tasks.llm.requests.chunk_packs import Member
 from tasks.tables.io import read_frame
 from tests.fixtures.graph.helpers import (
     TWO_SMITHS,
@@ -449,7 +451,8 @@ def test_labels_named_only_by_relations_and_other_characters_as_aliases_make_no_
     )
     draft = GraphDraft("d", text, ChunkIndex(chunks))
     headings = label_keys(["1 EXT. PIER - NIGHT"])
-    ground_replies(draft, [ChunkReply("c1", 0, text, reply, "llm")], "en", headings)
+    (part,) = split_reply(reply, (Member("c1", 0, text),), "en")  # as every reply is, before grounding
+    ground_replies(draft, [ChunkReply("c1", 0, text, part, "llm")], "en", headings)
     rows = draft.to_rows(600)
     entities = {r["name"]: r for r in rows["raw_entities"]}
     assert sorted(entities) == ["Anna", "Leo"]
