@@ -23,7 +23,6 @@ import socket
 import threading
 import time
 from concurrent.futures import Future
-from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from multiprocessing import AuthenticationError
 from multiprocessing.connection import Client, Connection, Listener
@@ -33,12 +32,14 @@ import httpx
 
 from tasks.llm.client.deadline import deadline_http_client
 from tasks.llm.client.http import ChatReply, HTTPCallError
-from tasks.llm.client.streaming import send_chat
 
 # (request id, base URL, headers, payload, timeout, silence) one way; (request id, "ok", ChatReply) or
 # (request id, "error", (kind, message, http status, retry after)) back.
 Request = tuple[int, str, dict[str, str], dict[str, Any], float, float | None]
 CLOSE_WAIT_S = 5.0  # how long closing waits for the sending threads, all together
+# What sends one request from this process (ServerPool.send): client, base, headers, payload,
+# timeout, silence.
+Send = Callable[[httpx.Client, str, dict[str, str], dict[str, Any], float, float | None], ChatReply]
 GONE = "the build's request queue is gone"  # a retryable 'connect' failure, as a dropped connection is
 
 
@@ -52,10 +53,10 @@ class DispatchAddress:
 
 class Dispatcher:
     """In the build's process: takes requests from worker connections and sends them `limit` at a
-    time, each inside `slot()` (the pool's bound and its measurements)."""
+    time, each with `send` (the pool's: its bound, its measurements and its prefix gate)."""
 
-    def __init__(self, limit: int, slot: Callable[[], AbstractContextManager[None]]) -> None:
-        self.limit, self._slot = limit, slot
+    def __init__(self, limit: int, send: Send) -> None:
+        self.limit, self._send_one = limit, send
         authkey = os.urandom(32)
         self._listener = Listener(family="AF_UNIX", authkey=authkey)
         self.address = DispatchAddress(self._listener.address, authkey)
@@ -125,8 +126,7 @@ class Dispatcher:
                 answer: tuple[str, Any] = ("error", ("connect", GONE, None, None))
             else:
                 try:
-                    with self._slot():
-                        answer = ("ok", send_chat(self._http, base, headers, payload, timeout, silence_s))
+                    answer = ("ok", self._send_one(self._http, base, headers, payload, timeout, silence_s))
                 except HTTPCallError as exc:
                     answer = ("error", (exc.kind, str(exc), exc.http_status, exc.retry_after))
                 except Exception as exc:  # noqa: BLE001 - it reaches the request's own stage as a failure

@@ -247,12 +247,17 @@ def _tool_calls(raw: Any) -> tuple[dict[str, Any], ...]:
     return tuple(calls)
 
 
+def root_url(base: str) -> str:
+    """The server's own root for an API base (`http://host:port/v1` -> `http://host:port`): where
+    llama.cpp answers /props and /slots."""
+    return re.sub(r"/v\d+$", "", base)
+
+
 def server_slots(client: httpx.Client, base: str, headers: dict[str, str], timeout: float) -> int | None:
     """Requests the server decodes at once, where it says: llama.cpp's GET /props `total_slots`
     (vLLM has no such endpoint: None, as for any failure)."""
-    root = base[: -len("/v1")] if base.endswith("/v1") else base
     try:
-        data = request_json(client, "GET", f"{root}/props", headers, timeout)
+        data = request_json(client, "GET", f"{root_url(base)}/props", headers, timeout)
     except HTTPCallError:
         return None
     slots = data.get("total_slots")

@@ -25,6 +25,8 @@ import httpx
 from tasks.llm.client.dispatch import DispatchAddress, DispatchClient, Dispatcher
 from tasks.llm.client.http import ChatReply
 from tasks.llm.client.pacing import Pacing
+from tasks.llm.client.prefix_gate import PrefixGate
+from tasks.llm.client.slot_copies import SlotCopies
 from tasks.llm.client.streaming import send_chat
 
 _LOCK = threading.Lock()
@@ -48,6 +50,8 @@ class ServerPool:
         self.slots_read = False  # the server's own slot count asked once (`narrow`)
         self.learning = threading.Lock()  # requests wait while the first one asks it
         self.keeps_string_lengths = False  # llama.cpp (it answers /props): maxLength is sent along
+        self.prefixes = PrefixGate()  # a stage's first request reads its instructions alone
+        self.slot_copies = SlotCopies()  # llama.cpp: that prefix copied into the idle slots
 
     @contextmanager
     def slot(self) -> Iterator[None]:
@@ -79,8 +83,29 @@ class ServerPool:
         """One chat request within the bound: sent from here, or by the build's process."""
         if self.remote is not None:
             return self.remote.post_chat(base, headers, payload, timeout, silence_s)
-        with self.slot():
-            return send_chat(http, base, headers, payload, timeout, silence_s)
+        return self.send(http, base, headers, payload, timeout, silence_s)
+
+    def send(
+        self,
+        http: httpx.Client,
+        base: str,
+        headers: dict[str, str],
+        payload: dict[str, Any],
+        timeout: float,
+        silence_s: float | None = None,
+    ) -> ChatReply:
+        """One chat request from this process: after the request that is reading its instructions
+        (`PrefixGate`, waited for without a slot), within one of the server's slots. On llama.cpp
+        with a slot save path, the request reading a new prefix has it read ahead and copied into
+        the idle slots first (`SlotCopies`)."""
+        with self.prefixes.turn(payload, silence_s or timeout) as turn, self.slot():
+            primed = None
+            if turn.first and self.limit > 1:
+                primed = self.slot_copies.prime(http, base, headers, payload, timeout)
+            if primed is not None:
+                payload = primed.request(payload)
+            reply = send_chat(http, base, headers, payload, timeout, silence_s, on_read=turn.read)
+            return reply if primed is None else primed.reply(reply)
 
     def narrow(self, limit: int) -> None:
         """Fewer requests in flight from now on: a server with fewer slots than configured queues the
@@ -128,7 +153,7 @@ def sharing(pool: ServerPool | None) -> Iterator[list[SharedPool]]:
         if key is None:
             raise ValueError("not a registered server pool")
         if pool.dispatcher is None:
-            pool.dispatcher = Dispatcher(pool.limit, pool.slot)
+            pool.dispatcher = Dispatcher(pool.limit, pool.send)
         pool.sharers += 1
         address = pool.dispatcher.address
     try:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import time
 from contextlib import ExitStack
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 import httpx
 
@@ -45,11 +45,16 @@ def send_chat(
     payload: dict[str, Any],
     timeout: float,
     silence_s: float | None = None,
+    on_read: Callable[[], None] | None = None,
 ) -> ChatReply:
     """One chat request: streamed when the payload asks for it (cut after `silence_s` without a
-    byte, and at `timeout` in all), else whole (cut at `timeout`)."""
+    byte, and at `timeout` in all), else whole (cut at `timeout`). `on_read` is called once the
+    server has read the prompt: at its first streamed event (a whole reply: when it comes)."""
     if not payload.get("stream"):
-        return post_chat(client, base, headers, payload, timeout)
+        reply = post_chat(client, base, headers, payload, timeout)
+        if on_read is not None:
+            on_read()
+        return reply
     silence = min(silence_s or timeout, timeout)
     started = time.monotonic()
     left = lambda allowed: max(0.0, allowed - (time.monotonic() - started))  # noqa: E731
@@ -81,6 +86,9 @@ def send_chat(
                     for line in response.iter_lines():
                         if reader.feed(line):
                             break
+                        if reader.seen and on_read is not None:
+                            on_read()
+                            on_read = None
             except httpx.TimeoutException:
                 # Still writing when the call's time ran out: what it wrote is kept, as a reply cut
                 # at its limit is (its complete items are salvaged); silence is a timeout.

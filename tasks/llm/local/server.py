@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -25,6 +26,7 @@ from tasks.llm.client.deadline import deadline_http_client, total_deadline
 
 HOST = "127.0.0.1"
 MODELS_REPLY_BYTES = 1024 * 1024  # a /models list names a model or two
+SLOT_DIR_ENV = "NKW_LLAMA_SLOT_DIR"
 
 
 class LocalServerError(Exception):
@@ -104,6 +106,7 @@ class LocalServer:
         self.log_path = log_path
         self.process: subprocess.Popen | None = None
         self._own_log = False
+        self.slot_dir: str | None = None
         self.models: dict = {}
 
     @property
@@ -115,11 +118,14 @@ class LocalServer:
             handle, name = tempfile.mkstemp(prefix="nkw-llama-", suffix=".log")
             os.close(handle)
             self.log_path, self._own_log = Path(name), True
+        # Where the server saves a slot's cache to copy it into another slot (a stage's instructions
+        # computed once for all slots: tasks.llm.client.slot_copies); removed when it stops.
+        self.slot_dir = tempfile.mkdtemp(prefix="nkw-slots-")
         with open(self.log_path, "wb") as log:
             # Its own session: Ctrl-C reaches only us, and we stop the child in order.
             self.process = subprocess.Popen(
                 self.command, stdin=subprocess.PIPE, stdout=log, stderr=subprocess.STDOUT,
-                start_new_session=True, cwd=_project_root(),
+                start_new_session=True, cwd=_project_root(), env={**os.environ, SLOT_DIR_ENV: self.slot_dir},
             )  # fmt: skip
         try:
             self.models = wait_until_ready(self.url, self.startup_timeout_s, self.is_alive)
@@ -165,6 +171,9 @@ class LocalServer:
                 process.wait()
         if self._own_log and self.log_path is not None:
             self.log_path.unlink(missing_ok=True)
+        if self.slot_dir is not None:
+            shutil.rmtree(self.slot_dir, ignore_errors=True)
+            self.slot_dir = None
 
     def __enter__(self) -> "LocalServer":
         return self.start()
@@ -194,6 +203,9 @@ def serve(options: ServerOptions) -> None:
     params.hostnames = [HOST]
     params.port = options.port
     params.use_jinja = True  # the model's chat template: tool calls and JSON replies
+    slot_dir = os.environ.get(SLOT_DIR_ENV, "")
+    # llama.cpp joins this path and a file name as they are (its command line adds the separator).
+    params.slot_save_path = os.path.join(slot_dir, "") if slot_dir else ""
     _server = xllamacpp.Server(params)  # returns once loaded and listening; serves while referenced
     sys.stdin.buffer.read()  # blocks until the parent closes the pipe or dies
     # No `del server`: its destructor waits for the requests in flight, so a parent killed while a
