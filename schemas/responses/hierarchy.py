@@ -9,6 +9,8 @@ from pydantic import Field
 
 from schemas.responses.base import ResponseModel
 
+REASON_CHARS = 240  # a judgment's reason in one sentence, as the continuity judge's
+
 
 class EpisodeDescription(ResponseModel):
     """Title, summary and central goal or conflict of one assembled episode."""
@@ -24,7 +26,9 @@ class EpisodeRelationJudgment(ResponseModel):
     relation_type: Literal["causes", "precedes", "elaborates", "contrasts", "none"]
     direction: Literal["A_to_B", "B_to_A"] = Field(description="which episode is the source of the relation")
     confidence: float = Field(ge=0.0, le=1.0)
-    reason: str = Field("", max_length=600)
+    # One sentence: bounded, a grouped reply fits the limit its request shape declares (600 characters
+    # let the 0.5B model's reply for 45 pairs run past it, and the pairs it left out were asked again).
+    reason: str = Field("", max_length=REASON_CHARS)
 
 
 class EpisodeRelationItem(ResponseModel):
@@ -49,7 +53,7 @@ class ShortcutJudgment(ResponseModel):
     """Whether a direct episode edge is covered by an indirect path already in the graph."""
 
     decision: Literal["redundant", "necessary", "uncertain"]
-    reason: str = Field("", max_length=600)
+    reason: str = Field("", max_length=REASON_CHARS)
 
 
 class StorylineRelationJudgment(ResponseModel):

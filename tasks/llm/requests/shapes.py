@@ -61,11 +61,11 @@ _DECLARED = (
     ),
     RequestShape(
         "relate_episodes", "relate_episodes", "relate_episodes/v4", EpisodeRelationJudgment,
-        "relate_episodes", "pack_tokens", "max_pairs_per_request", 80,
+        "relate_episodes", "pack_tokens", "max_pairs_per_request", 110,
     ),
     RequestShape(
         "break_cycles", "break_cycles", "break_cycles/v3", ShortcutJudgment,
-        "break_cycles", "pack_tokens", "max_per_request", 80,
+        "break_cycles", "pack_tokens", "max_per_request", 90,
     ),
     RequestShape(
         "induce_storylines", "induce_storylines", "induce_storylines/v2", StorylineDescription,

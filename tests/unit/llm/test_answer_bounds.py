@@ -38,7 +38,9 @@ def token_bound(schema: dict[str, Any], defs: dict[str, Any]) -> float:
     raise AssertionError(f"unexpected schema {schema}")
 
 
-@pytest.mark.parametrize("name", ["character_states_critic", "judge_continuity"])
+@pytest.mark.parametrize(
+    "name", ["character_states_critic", "judge_continuity", "relate_episodes", "break_cycles"]
+)
 def test_a_capped_answer_fits_its_reply_budget(name: str) -> None:
     shape = SHAPES[name]
     schema = shape.answer_model.model_json_schema()
