@@ -121,12 +121,17 @@ class LocalServer:
         # Where the server saves a slot's cache to copy it into another slot (a stage's instructions
         # computed once for all slots: tasks.llm.client.slot_copies); removed when it stops.
         self.slot_dir = tempfile.mkdtemp(prefix="nkw-slots-")
-        with open(self.log_path, "wb") as log:
-            # Its own session: Ctrl-C reaches only us, and we stop the child in order.
-            self.process = subprocess.Popen(
-                self.command, stdin=subprocess.PIPE, stdout=log, stderr=subprocess.STDOUT,
-                start_new_session=True, cwd=_project_root(), env={**os.environ, SLOT_DIR_ENV: self.slot_dir},
-            )  # fmt: skip
+        try:
+            environment = {**os.environ, SLOT_DIR_ENV: self.slot_dir}
+            with open(self.log_path, "wb") as log:
+                # Its own session: Ctrl-C reaches only us, and we stop the child in order.
+                self.process = subprocess.Popen(
+                    self.command, stdin=subprocess.PIPE, stdout=log, stderr=subprocess.STDOUT,
+                    start_new_session=True, cwd=_project_root(), env=environment,
+                )  # fmt: skip
+        except BaseException:
+            self.stop()  # the files it made go with it
+            raise
         try:
             self.models = wait_until_ready(self.url, self.startup_timeout_s, self.is_alive)
         except BaseException as exc:
@@ -158,17 +163,16 @@ class LocalServer:
 
     def stop(self, grace_s: float = 10.0) -> None:
         process, self.process = self.process, None
-        if process is None:
-            return
-        if process.stdin:
-            process.stdin.close()  # the child exits on EOF; terminate() covers a child that hangs
-        if process.poll() is None:
-            process.terminate()
-            try:
-                process.wait(grace_s)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+        if process is not None:
+            if process.stdin:
+                process.stdin.close()  # the child exits on EOF; terminate() covers a child that hangs
+            if process.poll() is None:
+                process.terminate()
+                try:
+                    process.wait(grace_s)
+                except subprocess.TimeoutExpired:
+                    process.kill()
+                    process.wait()
         if self._own_log and self.log_path is not None:
             self.log_path.unlink(missing_ok=True)
         if self.slot_dir is not None:

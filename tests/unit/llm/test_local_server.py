@@ -14,9 +14,10 @@ from tasks.llm.local import server as local_server
 from tasks.llm.local.server import LocalServer, LocalServerError, ServerOptions, free_port, wait_until_ready
 
 # A stand-in for llama.cpp's server: /v1/models as llama.cpp reports it, then serve until killed.
+# It writes its pid, then the folder it was given for saved slots.
 ANSWERING = """
 import http.server, json, os, sys
-open(sys.argv[2], "w").write(str(os.getpid()))
+open(sys.argv[2], "w").write(str(os.getpid()) + "\\n" + os.environ.get("NKW_LLAMA_SLOT_DIR", ""))
 body = json.dumps({"data": [{"id": "m", "meta": {"n_ctx": 4096}}]}).encode()
 class Handler(http.server.BaseHTTPRequestHandler):
     def do_GET(self):
@@ -62,7 +63,7 @@ def test_the_server_answers_inside_and_is_stopped_on_exit(tmp_path: Path) -> Non
         with urllib.request.urlopen(f"{server.url}/models", timeout=5) as reply:
             assert reply.status == 200
         assert server.context_tokens() == 4096
-        pid = int(pid_file.read_text())
+        pid = int(pid_file.read_text().split()[0])
     assert _gone(pid)
 
 
@@ -70,7 +71,7 @@ def test_the_server_is_stopped_when_the_command_fails(tmp_path: Path) -> None:
     server, pid_file = _server(ANSWERING, tmp_path)
     with pytest.raises(RuntimeError):
         with server:
-            pid = int(pid_file.read_text())
+            pid = int(pid_file.read_text().split()[0])
             raise RuntimeError("the build failed")
     assert _gone(pid)
 
@@ -109,3 +110,19 @@ def test_a_log_of_its_own_is_removed_when_the_server_stops(tmp_path: Path) -> No
         log = server.log_path
         assert log is not None and log.exists()
     assert not log.exists()
+
+
+def test_the_server_gets_a_slot_folder_of_its_own_removed_when_it_stops(tmp_path: Path) -> None:
+    server, pid_file = _server(ANSWERING, tmp_path)
+    with server:
+        slot_dir = Path(pid_file.read_text().split("\n")[1])
+        assert slot_dir.is_dir() and slot_dir == Path(str(server.slot_dir))
+        (slot_dir / "nkw-prefix-slot-0.bin").write_bytes(b"saved")  # as llama.cpp saves a slot
+    assert not slot_dir.exists()
+
+
+def test_a_command_that_cannot_start_leaves_no_files(tmp_path: Path) -> None:
+    server = LocalServer(_options(free_port()), 5.0, [str(tmp_path / "no-such-program")])
+    with pytest.raises(OSError):
+        server.start()
+    assert server.slot_dir is None and server.log_path is not None and not server.log_path.exists()
