@@ -29,8 +29,9 @@ from tasks.llm.client.http import ChatReply, HTTPCallError, post_chat, root_url
 
 log = logging.getLogger(__name__)
 TIMEOUT_S = 5.0  # the slot calls are local file copies: a server this slow to answer gets none
-# Fields of a chat payload the one-token prime leaves out: it only reads the prompt.
-NOT_FOR_THE_PRIME = ("stream", "stream_options", "response_format", "grammar", "json_schema", "tools")
+# Fields of a chat payload the one-token prime leaves out: it only reads the prompt. The offered tools
+# stay: the chat template writes them into the prompt.
+NOT_FOR_THE_PRIME = ("stream", "stream_options", "response_format", "grammar", "json_schema")
 
 
 @dataclass(frozen=True)

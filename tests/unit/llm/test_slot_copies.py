@@ -18,6 +18,7 @@ PAYLOAD = {
     "stream": True,
     "stream_options": {"include_usage": True},
     "response_format": {"type": "json_schema"},
+    "tools": [{"type": "function", "function": {"name": "search", "parameters": {"type": "object"}}}],
 }
 
 
@@ -60,6 +61,7 @@ def test_the_prompt_is_read_once_on_an_idle_slot_and_copied_into_the_other_idle_
     assert prime["max_completion_tokens"] == 1 and prime["id_slot"] == 1
     assert prime["messages"] == PAYLOAD["messages"]
     assert not {"stream", "stream_options", "response_format"} & set(prime)  # it only reads
+    assert prime["tools"] == PAYLOAD["tools"]  # part of the prompt: the chat template writes them in
     slot_calls = [path for _, path, _ in server.calls if path.startswith("/slots/")]
     assert slot_calls == ["/slots/1?action=save", "/slots/2?action=restore"]  # slot 0 was busy
     assert primed.request(PAYLOAD)["id_slot"] == 1
