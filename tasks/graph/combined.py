@@ -39,9 +39,9 @@ from tasks.stage import StageContext, StageOutput
 GLEAN_PROMPT_ID = "extract_graph/v1"  # gleaning asks for missed entities and relations only
 METHOD = "llm"
 # The item sizes are averages, and a pack's items run longer with long quotes: at exactly the filled
-# size, 6 of 18 packs of the bundled samples were cut, 2 of them before any fact, and those two were
-# read again chunk by chunk (10 requests, about 0.5 computed prompt tokens per source token). A limit
-# the model does not reach costs nothing: the caps, held by the grammar, end its reply.
+# size, 4 to 6 of the bundled samples' 18 extraction requests were cut, two packs before any fact, and
+# those were read again chunk by chunk (10 requests, about 0.5 computed prompt tokens per source
+# token). A limit the model does not reach costs nothing: the caps, held by the grammar, end its reply.
 FILLED_HEADROOM = 1.5
 
 
