@@ -45,7 +45,6 @@ class Turn:
     the server has read its prompt (a no-op for the others)."""
 
     first: bool
-    key: str | None
     read: Callable[[], None]
 
 
@@ -63,7 +62,7 @@ class PrefixGate:
         wait at most `wait_s`."""
         key = shared_prefix(payload)
         if key is None:
-            yield Turn(False, None, _nothing)
+            yield Turn(False, _nothing)
             return
         with self._lock:
             event = self._read.get(key)
@@ -73,10 +72,10 @@ class PrefixGate:
         assert event is not None
         if not first:
             event.wait(wait_s)
-            yield Turn(False, key, _nothing)
+            yield Turn(False, _nothing)
             return
         try:
-            yield Turn(True, key, event.set)
+            yield Turn(True, event.set)
         finally:
             event.set()  # failed, cut or answered whole: the others go either way
 
