@@ -8,16 +8,23 @@ from typing import Literal
 from pydantic import Field
 
 from schemas.responses.base import ResponseModel
+from schemas.responses.prose import Prose
 
 REASON_CHARS = 240  # a judgment's reason in one sentence, as the continuity judge's
+# What the prompts ask for, with room: "2 to 4 sentences". Every later prompt that shows an episode or a
+# storyline carries its description, so a looping model's 2,000 characters were paid for five times.
+DESCRIPTION_CHARS = 700
+IMPACT_CHARS = 320  # "one or two sentences"
 
 
 class EpisodeDescription(ResponseModel):
     """Title, summary and central goal or conflict of one assembled episode."""
 
-    title: str = Field(min_length=1, max_length=160)
-    summary: str = Field(min_length=1, max_length=2000)
-    goal: str = Field("", max_length=400, description="central goal or conflict; empty when there is none")
+    title: Prose = Field(min_length=1, max_length=120)  # "at most 12 words"
+    summary: Prose = Field(min_length=1, max_length=DESCRIPTION_CHARS)
+    goal: Prose = Field(
+        "", max_length=REASON_CHARS, description="central goal or conflict; empty when there is none"
+    )
 
 
 class EpisodeRelationJudgment(ResponseModel):
@@ -63,14 +70,14 @@ class StorylineRelationJudgment(ResponseModel):
     relation_type: Literal["enables", "blocks", "resolves", "conflicts", "parallels", "prerequisite", "none"]
     direction: Literal["this_to_other", "other_to_this"]
     confidence: float = Field(ge=0.0, le=1.0)
-    reason: str = Field("", max_length=600)
+    reason: Prose = Field("", max_length=REASON_CHARS)
 
 
 class StorylineDescription(ResponseModel):
     """Name, description, impact and key characters of one storyline, plus its relations."""
 
     name: str = Field(min_length=1, max_length=160)
-    description: str = Field(min_length=1, max_length=2000)
-    impact: str = Field("", max_length=800)
+    description: Prose = Field(min_length=1, max_length=DESCRIPTION_CHARS)
+    impact: Prose = Field("", max_length=IMPACT_CHARS)
     key_characters: list[str] = Field(default_factory=list, max_length=8)
     relations: list[StorylineRelationJudgment] = Field(default_factory=list, max_length=20)

@@ -39,7 +39,8 @@ def token_bound(schema: dict[str, Any], defs: dict[str, Any]) -> float:
 
 
 @pytest.mark.parametrize(
-    "name", ["character_states_critic", "judge_continuity", "relate_episodes", "break_cycles"]
+    "name",
+    ["character_states_critic", "judge_continuity", "relate_episodes", "break_cycles", "assemble_episodes"],
 )
 def test_a_capped_answer_fits_its_reply_budget(name: str) -> None:
     shape = SHAPES[name]
