@@ -4,7 +4,6 @@ retries, refusals, reasoning stripping, cache, secrecy of the key, concurrency a
 from __future__ import annotations
 
 import json
-import re
 import logging
 import random
 import socket
@@ -154,10 +153,7 @@ def test_a_llguidance_server_gets_the_whole_schema_as_its_grammar(fake_llm_serve
     head, _, schema_json = sent.body["grammar"].partition("%json ")
     assert head == "%llguidance {}\nstart: "
     schema = json.loads(schema_json)
-    whitespace = schema.pop("x-guidance")["whitespace_pattern"]
     assert schema == Extraction.model_json_schema()  # string limits kept: llguidance compiles them
-    # Pretty-printed gaps fit; a run of blank lines (a small model's loop after its last answer) does not.
-    assert re.fullmatch(whitespace, "\n        ") and not re.fullmatch(whitespace, "\n" * 40)
     assert list(schema["properties"]) == list(Extraction.model_fields)  # written in the model's order
 
 
