@@ -74,12 +74,32 @@ def llguidance_grammar(response_model: type[BaseModel], answer_count: int | None
     """The grammar field for a llama.cpp server built with llguidance: the model's whole JSON schema
     (llguidance takes string patterns and lengths, which stop a looping model's strings too).
     Whitespace stays free: held to one space, Qwen2.5-Coder-0.5B closed every list at once
-    ('{"entities": [], ...}'), while pretty-printed it extracts (at about a third more tokens)."""
+    ('{"entities": [], ...}'), while pretty-printed it extracts (at about a third more tokens).
+
+    A grouped reply (`answer_count` items) is written in a fixed frame: the brackets, commas and
+    line breaks between the answers are literals, and each answer is its own schema. In a free frame
+    a model that wanted to close the list after its first answer, where n are required, could only
+    write whitespace, and did until its limit (llguidance repeats its whitespace token, so no pattern
+    bounds the run): the answers after it were asked again."""
     # Keys in the model's order: llguidance writes properties in the order the schema lists them.
     schema = response_model.model_json_schema()
-    if answer_count:  # a grouped reply: exactly n answers, numbered 1..n
-        schema = fixed_count_schema(schema, answer_count)
-    return "%llguidance {}\nstart: %json " + json.dumps(schema)
+    if not answer_count:
+        return "%llguidance {}\nstart: %json " + json.dumps(schema)
+    fixed = fixed_count_schema(schema, answer_count)
+    defs = {"$defs": fixed["$defs"]} if "$defs" in fixed else {}
+    positions = fixed["properties"]["items"]["prefixItems"]
+    names = [f"answer{k}" for k in range(1, len(positions) + 1)]
+    frame = f" {json.dumps(ANSWER_GAP)} ".join(names)
+    rules = [f"{name}: %json {json.dumps({**position, **defs})}" for name, position in zip(names, positions)]
+    return "\n".join(
+        ["%llguidance {}", f"start: {json.dumps(REPLY_OPEN)} {frame} {json.dumps(REPLY_CLOSE)}", *rules]
+    )
+
+
+# A grouped reply's frame, as the model pretty-prints it: `{"items": [ answer, answer ]}`.
+REPLY_OPEN = '{\n  "items": [\n    '
+ANSWER_GAP = ",\n    "
+REPLY_CLOSE = "\n  ]\n}"
 
 
 def prompt_chars(messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None) -> int:

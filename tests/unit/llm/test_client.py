@@ -18,6 +18,8 @@ from pydantic import BaseModel, Field
 
 from schemas.config import LLMSettings
 from schemas.responses.base import LLMCheckReply, ResponseModel
+from schemas.responses.batched import batch_model
+from schemas.responses.hierarchy import StorylineDescription
 from schemas.tables import spec
 from tasks.llm.client.cache import LLMCache
 from tasks.llm.client.factory import build_llm_client
@@ -28,6 +30,7 @@ from tasks.llm.client.openai_client import (
     strip_thinking,
 )
 from tasks.llm.client.portable import portable_schema
+from tasks.llm.client.replies import ANSWER_GAP, REPLY_CLOSE, REPLY_OPEN, llguidance_grammar
 from tasks.llm.client.protocol import LLMRequest, LLMResult
 from tasks.llm.client.server_check import check_server
 from tasks.tables.contracts import check_contracts
@@ -155,6 +158,27 @@ def test_a_llguidance_server_gets_the_whole_schema_as_its_grammar(fake_llm_serve
     schema = json.loads(schema_json)
     assert schema == Extraction.model_json_schema()  # string limits kept: llguidance compiles them
     assert list(schema["properties"]) == list(Extraction.model_fields)  # written in the model's order
+
+
+def test_a_grouped_reply_is_framed_so_only_its_answers_are_free() -> None:
+    """Between answers the frame is literal: a model that wants to stop after its first answer cannot
+    write whitespace there until its limit (the 0.5B continuity judge did, in a free frame)."""
+    grammar = llguidance_grammar(batch_model(StorylineDescription), 3)
+    head, start, *rules = grammar.split("\n")
+    assert head == "%llguidance {}"
+    opening, gap, closing = (json.dumps(literal) for literal in (REPLY_OPEN, ANSWER_GAP, REPLY_CLOSE))
+    assert start == f"start: {opening} answer1 {gap} answer2 {gap} answer3 {closing}"
+    answers = []
+    for k, rule in enumerate(rules, start=1):
+        name, _, schema_json = rule.partition(": %json ")
+        schema = json.loads(schema_json)
+        assert name == f"answer{k}" and schema["properties"]["number"] == {"type": "integer", "const": k}
+        assert "$defs" in schema  # each answer's schema stands alone (its relations' model)
+        answers.append(json.dumps({"number": k, "name": f"S{k}", "description": "It goes on."}, indent=2))
+    # What the frame lets a model write is a reply of the grouped model.
+    reply = REPLY_OPEN + ANSWER_GAP.join(answers) + REPLY_CLOSE
+    parsed = batch_model(StorylineDescription).model_validate_json(reply)
+    assert [item.number for item in parsed.items] == [1, 2, 3]
 
 
 def test_an_old_config_naming_guided_json_extra_gets_one_clear_line() -> None:
