@@ -16,10 +16,17 @@ A pack whose request fails is a `failures` row for every chunk it held.
 from __future__ import annotations
 
 import re
+from collections.abc import Set as AbstractSet
 from typing import Any, Callable
 
 from schemas.ids import make_id
-from schemas.responses.combined import ITEM_REPLY_TOKENS, CombinedExtraction, PassageFact, capped_extraction
+from schemas.responses.combined import (
+    ITEM_REPLY_TOKENS,
+    LISTS,
+    CombinedExtraction,
+    PassageFact,
+    capped_extraction,
+)
 from schemas.responses.continuity import StateItem
 from schemas.responses.graph import GraphExtraction
 from schemas.responses.narrative import NarrativeReply
@@ -201,7 +208,10 @@ def extract_combined(ctx: StageContext, offline_entities: list[dict[str, Any]]) 
     longest = max(longest, settings.combined_pack_tokens or ctx.settings.split_chunks.chunk_tokens)
     reply_model, limit = reply_model_and_limit(settings.max_items, longest)
     batch = run_structured(ctx, COMBINED_PROMPT_ID, items, reply_model, max_tokens=limit)
-    packs, batch = _split_truncated_packs(ctx, packs, values_of, batch, limit, reply_model)
+    batch, completed = _ask_for_the_rest(
+        ctx, packs, values_of, batch, settings.max_items, longest, reply_model
+    )
+    packs, batch = _split_truncated_packs(ctx, packs, values_of, batch, limit, reply_model, completed)
     batch.failures = member_failures(batch.failures, packs)  # every lost chunk listed
     answered: list[tuple[Pack, GraphExtraction]] = []
     raw_units: list[dict[str, Any]] = []
@@ -239,6 +249,72 @@ def reached_facts(reply: CombinedExtraction | None) -> bool:
     return reply is not None and bool(reply.facts or reply.states)
 
 
+def unfinished_lists(reply: CombinedExtraction) -> tuple[str, ...]:
+    """The lists after the last one a cut reply wrote items in: the ones it may never have reached
+    (the lists are written in order; the one it was cut in keeps its complete items)."""
+    written = [k for k, name in enumerate(LISTS) if getattr(reply, name)]
+    return LISTS[written[-1] + 1 :] if written else LISTS
+
+
+def rest_model_and_limit(
+    max_items: dict[str, int], pack_tokens: int, rest: tuple[str, ...]
+) -> tuple[type[CombinedExtraction], int]:
+    """The reply schema asking for the `rest` lists only (the others held empty by the grammar) and
+    its token limit: those lists filled, with `FILLED_HEADROOM`, or the whole reply's limit when the
+    lists are not capped."""
+    model = capped_extraction({**max_items, **{name: 0 for name in LISTS if name not in rest}})
+    if not max_items:
+        return model, reply_model_and_limit(max_items, pack_tokens)[1]
+    filled = sum(ITEM_REPLY_TOKENS[name] * max_items.get(name, 0) for name in rest)
+    return model, COMBINED_REPLY_FRAME_TOKENS + int(FILLED_HEADROOM * filled)
+
+
+def _ask_for_the_rest(
+    ctx: StageContext,
+    packs: list[Pack],
+    values_of: Callable[[Pack], dict[str, str]],
+    batch: LLMBatch[CombinedExtraction],
+    max_items: dict[str, int],
+    pack_tokens: int,
+    reply_model: type[CombinedExtraction],
+) -> tuple[LLMBatch[CombinedExtraction], set[str]]:
+    """A pack whose reply was cut before its facts is asked for the lists it never reached, in the
+    same words: the instructions (with the whole reply's field list) and the passage are the first
+    request's byte for byte, so the server reads them from its prefix cache, and only the lists left
+    are free in the reply's schema. Its whole lists are kept, the answer's lists added; the packs so
+    completed are returned beside the batch. A pack whose rest is not answered stays as it was, and
+    is asked again chunk by chunk."""
+    cut = {row["item_id"] for row in batch.calls if row["status"] == "salvaged"}
+    asked = {
+        p.item_id: unfinished_lists(batch.values[p.item_id])
+        for p in packs
+        if p.item_id in cut and p.item_id in batch.values and not reached_facts(batch.values[p.item_id])
+    }
+    by_rest: dict[tuple[str, ...], list[Pack]] = {}
+    for pack in packs:
+        if pack.item_id in asked:
+            by_rest.setdefault(asked[pack.item_id], []).append(pack)
+    kept = LLMBatch(values=dict(batch.values), calls=list(batch.calls), failures=list(batch.failures))
+    completed: set[str] = set()
+    for rest, group in by_rest.items():
+        model, limit = rest_model_and_limit(max_items, pack_tokens, rest)
+        items = [(f"{p.item_id}{REST_TAG}", values_of(p)) for p in group]
+        again = run_structured(
+            ctx, COMBINED_PROMPT_ID, items, model, max_tokens=limit, fields_from=reply_model
+        )
+        kept.calls += again.calls
+        for pack in group:
+            answer = again.values.get(f"{pack.item_id}{REST_TAG}")
+            if answer is not None:
+                update = {name: getattr(answer, name) for name in rest}
+                kept.values[pack.item_id] = kept.values[pack.item_id].model_copy(update=update)
+                completed.add(pack.item_id)
+    return kept, completed
+
+
+REST_TAG = "#rest"  # the item id of a request for the rest of a pack's cut reply
+
+
 def _split_truncated_packs(
     ctx: StageContext,
     packs: list[Pack],
@@ -246,6 +322,7 @@ def _split_truncated_packs(
     batch: LLMBatch[CombinedExtraction],
     limit: int,
     reply_model: type[CombinedExtraction],
+    completed: AbstractSet[str] = frozenset(),
 ) -> tuple[list[Pack], LLMBatch[CombinedExtraction]]:
     """A pack of several chunks whose reply was cut at its limit (lost, or salvaged before its facts)
     is asked again one chunk at a time, each with the pack's whole limit: a small model's reply for
@@ -258,6 +335,7 @@ def _split_truncated_packs(
         for row in batch.calls
         if row["status"] == "salvaged" and not reached_facts(batch.values.get(row["item_id"]))
     }
+    cut -= completed
     split = [p for p in packs if p.item_id in cut and len(p.members) > 1]
     if not split:
         return packs, batch

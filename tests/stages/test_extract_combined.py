@@ -16,9 +16,12 @@ from flows.build.corpus import build, make_resources
 from flows.build.dry_run import dry_run
 from flows.stages import select_stages
 from schemas.config import Settings, load_settings
-from schemas.responses.combined import ITEM_REPLY_TOKENS, CombinedExtraction, PassageFact
+from schemas.responses.combined import ITEM_REPLY_TOKENS, LISTS, CombinedExtraction, PassageFact
 from tasks.graph.combined import (
     FILLED_HEADROOM,
+    REST_TAG,
+    rest_model_and_limit,
+    unfinished_lists,
     reached_facts,
     split_combined,
     split_facts,
@@ -27,6 +30,7 @@ from tasks.graph.combined import (
 )
 from tasks.llm.client.openai_client import OpenAICompatibleClient
 from tasks.llm.requests.chunk_packs import Member, pack_chunks
+from tasks.llm.requests.shapes import COMBINED_REPLY_FRAME_TOKENS
 from tasks.narrative.combined import stored_replies
 from tasks.tables.io import Workspace, read_frame
 from tests.conftest import SCREENPLAY
@@ -246,9 +250,70 @@ def test_unresolvable_names_are_left_out_and_counted(tmp_path: Path) -> None:
     assert len(tables["events"]) > 0
 
 
-def test_a_pack_cut_at_its_limit_is_asked_again_one_chunk_at_a_time(tmp_path: Path) -> None:
+def _lists_held_empty(body: dict[str, Any]) -> list[str]:
+    if body["response_format"]["json_schema"]["name"] != "CombinedExtraction":
+        return []
+    properties = body["response_format"]["json_schema"]["schema"]["properties"]
+    return [name for name in LISTS if properties[name].get("maxItems") == 0]
+
+
+def test_a_pack_cut_before_its_facts_is_asked_for_the_rest_in_the_same_words(tmp_path: Path) -> None:
     with FakeOpenAIServer(model_names=("test-model",), responder=pipeline_responder) as server:
-        # The first pack is cut at its limit (no larger one is allowed: max_tokens_retry is lower).
+        # The first pack is cut at its limit (no larger one is allowed: max_tokens_retry is lower);
+        # the fake cuts mid-reply, so the salvage holds the first lists and no fact.
+        server.queue_faults("length")
+        report, tables = _build(tmp_path / "ws", _settings(), server, concurrency=1, max_retries=1)
+        bodies = [r.body for r in server.chat_requests()]
+    assert report.ok, report.summary()
+    chunks = tables["chunks"].sort_values("ordinal")
+    first = pack_chunks(list(chunks.itertuples()), "", PACK_TOKENS)[0]
+    calls = tables["llm_calls"]
+    graph = calls[calls["stage"] == "extract_graph"]
+    assert graph["status"].isin(["truncated", "salvaged"]).sum() == 1
+    rest = graph[graph["item_id"].str.endswith(REST_TAG)]
+    assert list(rest["item_id"]) == [f"{first.item_id}{REST_TAG}"] and (rest["status"] == "ok").all()
+    assert not graph["item_id"].str.endswith("#alone").any()  # no chunk read a second time
+    # The same words as the cut request (so a server reads them from its prefix cache), and a schema
+    # in which only the lists the cut reply never reached are free.
+    asked = [b for b in bodies if b["response_format"]["json_schema"]["name"] == "CombinedExtraction"]
+    cut, again = asked[0], next(b for b in asked if _lists_held_empty(b))
+    assert again["messages"] == cut["messages"]
+    held = _lists_held_empty(again)
+    assert held == list(LISTS[: len(held)]) and "facts" not in held and "states" not in held
+    units = tables["raw_units"]
+    mine = units[units["chunk_id"].isin([m.chunk_id for m in first.members])]
+    assert "fact" in set(mine["kind"])  # the rest's facts are the pack's
+    assert tables["failures"].empty or not (tables["failures"]["stage"] == "extract_graph").any()
+
+
+def test_the_rest_of_a_cut_reply_starts_after_its_last_written_list_and_is_sized_for_those_lists() -> None:
+    written = {"entities": ["Tom"], "events": ["Tom climbs."]}  # only which lists hold items matters
+    reply = CombinedExtraction.model_construct(**{name: written.get(name, []) for name in LISTS})
+    rest = unfinished_lists(reply)
+    assert rest == ("interactions", "occasions", "facts", "states")  # events was being written
+    caps = {
+        "entities": 3,
+        "relations": 2,
+        "events": 2,
+        "interactions": 1,
+        "occasions": 1,
+        "facts": 2,
+        "states": 2,
+    }
+    model, limit = rest_model_and_limit(caps, 600, rest)
+    properties = model.model_json_schema()["properties"]
+    assert [properties[name]["maxItems"] for name in LISTS] == [0, 0, 0, 1, 1, 2, 2]
+    filled = sum(ITEM_REPLY_TOKENS[name] * caps[name] for name in rest)
+    assert limit == COMBINED_REPLY_FRAME_TOKENS + int(FILLED_HEADROOM * filled)
+
+
+def test_a_cut_pack_whose_rest_is_not_answered_is_asked_again_one_chunk_at_a_time(tmp_path: Path) -> None:
+    def responder(body: dict[str, Any]) -> Any:
+        if body.get("response_format") and _lists_held_empty(body):
+            return "not json"  # the request for the rest, and its re-ask
+        return pipeline_responder(body)
+
+    with FakeOpenAIServer(model_names=("test-model",), responder=responder) as server:
         server.queue_faults("length")
         report, tables = _build(tmp_path / "ws", _settings(), server, concurrency=1, max_retries=1)
     assert report.ok, report.summary()
@@ -257,9 +322,8 @@ def test_a_pack_cut_at_its_limit_is_asked_again_one_chunk_at_a_time(tmp_path: Pa
     assert len(first.members) > 1
     calls = tables["llm_calls"]
     graph = calls[calls["stage"] == "extract_graph"]
-    # The cut attempt stays on record (salvaged: the fake cuts mid-reply, after the first items),
-    # but a pack's salvage holds its first chunks only: every chunk is asked alone.
-    assert graph["status"].isin(["truncated", "salvaged"]).sum() == 1
+    assert (graph["item_id"] == f"{first.item_id}{REST_TAG}").any()
+    # A pack's salvage holds its first chunks only: every chunk is asked alone.
     alone = graph[graph["item_id"].str.endswith("#alone")]
     assert sorted(alone["item_id"]) == sorted(f"{m.chunk_id}#alone" for m in first.members)
     assert (alone["status"] == "ok").all()

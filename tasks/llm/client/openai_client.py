@@ -117,6 +117,8 @@ class OpenAICompatibleClient:
         """One validated `response_model` instance for `request`, or a failure result."""
         self.fit.learn_slots()  # the server's kind decides which schema it is sent
         name, schema_json, fields = response_schema(response_model, self.pool.keeps_string_lengths)
+        if request.fields_from is not None:
+            fields = response_schema(request.fields_from, self.pool.keeps_string_lengths)[2]
         schema = json.loads(schema_json)
         if request.answer_count:  # a grouped reply: exactly n answers, numbered 1..n
             schema = fixed_count_schema(schema, request.answer_count)

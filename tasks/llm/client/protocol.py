@@ -39,6 +39,10 @@ class LLMRequest:
     # A grouped request's number of numbered answers: the schema sent asks for exactly this many,
     # numbered 1..n (schemas.responses.batched.fixed_count_schema). None: the model's own schema.
     answer_count: int | None = None
+    # The model whose fields the prompt lists, when it is not the one the reply must follow: a request
+    # for the rest of a cut reply keeps the whole reply's instructions, byte for byte, so the server
+    # reads them (and the passage after them) from its prefix cache. None: the reply's own model.
+    fields_from: type[BaseModel] | None = None
 
     @property
     def prompt_version(self) -> str:

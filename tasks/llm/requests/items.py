@@ -35,9 +35,11 @@ def build_requests(
     prompt_id: str,
     items: Iterable[tuple[str, dict[str, Any]]],
     max_tokens: int | None = None,
+    fields_from: type[BaseModel] | None = None,
 ) -> Iterator[LLMRequest]:
     """One request per (item id, placeholder values), in the document's language, rendered as the
-    items come (lazily); an item id seen before is a ValueError."""
+    items come (lazily); an item id seen before is a ValueError. `fields_from`: the model whose
+    fields the prompt lists, when not the reply's (`LLMRequest.fields_from`)."""
     prompt = load_prompt(prompt_id, ctx.document.language)
     seen: set[str] = set()
     for item_id, values in items:
@@ -52,6 +54,7 @@ def build_requests(
             prompt_hash=prompt.sha256,
             messages=render_messages(prompt, values),
             max_tokens=max_tokens,
+            fields_from=fields_from,
         )
 
 
@@ -61,6 +64,7 @@ def run_structured(
     items: Iterable[tuple[str, dict[str, Any]]],
     response_model: type[M],
     max_tokens: int | None = None,
+    fields_from: type[BaseModel] | None = None,
 ) -> LLMBatch[M]:
     """Ask the LLM once per item (bounded concurrency inside the client) and collect the outcome.
 
@@ -73,7 +77,8 @@ def run_structured(
         if len(set(ids)) != len(ids):  # before any request is sent
             raise ValueError(f"stage {ctx.stage}: item ids must be unique per call")
     batch: LLMBatch[M] = LLMBatch()
-    results = ctx.llm.map_structured(build_requests(ctx, prompt_id, items, max_tokens), response_model)
+    requests = build_requests(ctx, prompt_id, items, max_tokens, fields_from)
+    results = ctx.llm.map_structured(requests, response_model)
     for result in results:
         batch.calls.extend(result.calls)
         if result.value is not None:
