@@ -281,34 +281,47 @@ def _ask_for_the_rest(
     """A pack whose reply was cut before its facts is asked for the lists it never reached, in the
     same words: the instructions (with the whole reply's field list) and the passage are the first
     request's byte for byte, so the server reads them from its prefix cache, and only the lists left
-    are free in the reply's schema. Its whole lists are kept, the answer's lists added; the packs so
-    completed are returned beside the batch. A pack whose rest is not answered stays as it was, and
-    is asked again chunk by chunk."""
-    cut = {row["item_id"] for row in batch.calls if row["status"] == "salvaged"}
-    asked = {
-        p.item_id: unfinished_lists(batch.values[p.item_id])
-        for p in packs
-        if p.item_id in cut and p.item_id in batch.values and not reached_facts(batch.values[p.item_id])
-    }
-    by_rest: dict[tuple[str, ...], list[Pack]] = {}
-    for pack in packs:
-        if pack.item_id in asked:
-            by_rest.setdefault(asked[pack.item_id], []).append(pack)
+    are free in the reply's schema. Its whole lists are kept, the answer's lists added. An answer cut
+    before the facts in turn is asked for what it left, while each round leaves fewer lists (a model
+    looping in one list still moves on to the next). The packs that reached their facts are returned
+    beside the batch; a pack whose rest is not answered, or that never reached its facts, is asked
+    again chunk by chunk."""
     kept = LLMBatch(values=dict(batch.values), calls=list(batch.calls), failures=list(batch.failures))
-    completed: set[str] = set()
-    for rest, group in by_rest.items():
-        model, limit = rest_model_and_limit(max_items, pack_tokens, rest)
-        items = [(f"{p.item_id}{REST_TAG}", values_of(p)) for p in group]
-        again = run_structured(
-            ctx, COMBINED_PROMPT_ID, items, model, max_tokens=limit, fields_from=reply_model
-        )
-        kept.calls += again.calls
-        for pack in group:
-            answer = again.values.get(f"{pack.item_id}{REST_TAG}")
-            if answer is not None:
+    cut = {row["item_id"] for row in batch.calls if row["status"] == "salvaged"}  # the latest reply cut
+    asked: dict[str, tuple[str, ...]] = {}  # the lists a pack's latest request for its rest left free
+    answered: set[str] = set()
+    for round_no in range(1, len(LISTS) + 1):
+        by_rest: dict[tuple[str, ...], list[Pack]] = {}
+        for pack in packs:
+            reply = kept.values.get(pack.item_id)
+            if pack.item_id not in cut or reply is None or reached_facts(reply):
+                continue
+            rest = unfinished_lists(reply)
+            if len(rest) < len(asked.get(pack.item_id, LISTS)):  # the last request moved on
+                by_rest.setdefault(rest, []).append(pack)
+        if not by_rest:
+            break
+        tag = REST_TAG if round_no == 1 else f"{REST_TAG}{round_no}"
+        for rest, group in by_rest.items():
+            model, limit = rest_model_and_limit(max_items, pack_tokens, rest)
+            items = [(f"{p.item_id}{tag}", values_of(p)) for p in group]
+            again = run_structured(
+                ctx, COMBINED_PROMPT_ID, items, model, max_tokens=limit, fields_from=reply_model
+            )
+            kept.calls += again.calls
+            cut_now = {row["item_id"] for row in again.calls if row["status"] == "salvaged"}
+            for pack in group:
+                asked[pack.item_id] = rest
+                answer = again.values.get(f"{pack.item_id}{tag}")
+                if answer is None:  # not answered: no later round, and read chunk by chunk
+                    continue
                 update = {name: getattr(answer, name) for name in rest}
                 kept.values[pack.item_id] = kept.values[pack.item_id].model_copy(update=update)
-                completed.add(pack.item_id)
+                answered.add(pack.item_id)
+                if f"{pack.item_id}{tag}" not in cut_now:
+                    cut.discard(pack.item_id)
+    # Completed: its rest answered, and either whole or cut in its facts.
+    completed = {i for i in answered if i not in cut or reached_facts(kept.values[i])}
     return kept, completed
 
 

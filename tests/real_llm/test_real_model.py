@@ -47,8 +47,9 @@ def evaluated(built, local_server):
 
 def _first_item(calls: pd.DataFrame) -> pd.Series:
     # A request carrying several items is logged as "<first>+<n>"; asked again it carries a retry tag
-    # ("#again", "#split", or "#alone" for a pack's chunk asked alone).
-    return calls["item_id"].str.replace(r"(#again|#split|#alone)?(\+\d+)?$", "", regex=True)
+    # ("#again", "#split", "#alone" for a pack's chunk asked alone, or "#rest", "#rest2"… for the
+    # lists a cut pack's reply never reached).
+    return calls["item_id"].str.replace(r"(#again|#split|#alone|#rest\d*)?(\+\d+)?$", "", regex=True)
 
 
 def test_the_build_finishes_and_its_exit_code_matches_what_it_lost(built):

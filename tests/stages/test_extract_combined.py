@@ -17,6 +17,7 @@ from flows.build.dry_run import dry_run
 from flows.stages import select_stages
 from schemas.config import Settings, load_settings
 from schemas.responses.combined import ITEM_REPLY_TOKENS, LISTS, CombinedExtraction, PassageFact
+from tasks.graph import combined
 from tasks.graph.combined import (
     FILLED_HEADROOM,
     REST_TAG,
@@ -29,7 +30,8 @@ from tasks.graph.combined import (
     without_repeats,
 )
 from tasks.llm.client.openai_client import OpenAICompatibleClient
-from tasks.llm.requests.chunk_packs import Member, pack_chunks
+from tasks.llm.requests.chunk_packs import Member, Pack, pack_chunks
+from tasks.llm.requests.items import LLMBatch
 from tasks.llm.requests.shapes import COMBINED_REPLY_FRAME_TOKENS
 from tasks.narrative.combined import stored_replies
 from tasks.tables.io import Workspace, read_frame
@@ -305,6 +307,84 @@ def test_the_rest_of_a_cut_reply_starts_after_its_last_written_list_and_is_sized
     assert [properties[name]["maxItems"] for name in LISTS] == [0, 0, 0, 1, 1, 2, 2]
     filled = sum(ITEM_REPLY_TOKENS[name] * caps[name] for name in rest)
     assert limit == COMBINED_REPLY_FRAME_TOKENS + int(FILLED_HEADROOM * filled)
+
+
+def _which_lists(**lists: list[Any]) -> CombinedExtraction:
+    # Only which lists hold items matters to the rounds; the items need not be valid.
+    return CombinedExtraction.model_construct(**{name: lists.get(name, []) for name in LISTS})
+
+
+def _scripted_rest(monkeypatch: pytest.MonkeyPatch, answers: list[tuple[CombinedExtraction, str]]):
+    """Replace the rest requests' run_structured with `answers` in order (reply, llm_calls status);
+    returns the log of what each request asked: (item id, the lists free in its schema)."""
+    asked: list[tuple[str, tuple[str, ...]]] = []
+
+    def run_structured(ctx, prompt_id, items, model, max_tokens=None, fields_from=None):
+        properties = model.model_json_schema()["properties"]
+        free = tuple(name for name in LISTS if properties[name].get("maxItems") != 0)
+        batch: LLMBatch[CombinedExtraction] = LLMBatch()
+        for item_id, _values in items:
+            asked.append((item_id, free))
+            reply, status = answers.pop(0)
+            batch.values[item_id] = reply
+            batch.calls.append({"item_id": item_id, "status": status})
+        return batch
+
+    monkeypatch.setattr(combined, "run_structured", run_structured)
+    return asked
+
+
+CAPS = dict(zip(LISTS, (3, 2, 2, 1, 1, 2, 2)))  # entities, relations, events, interactions, occasions…
+
+
+def _ask(packs: list[Pack], batch: LLMBatch[CombinedExtraction]):
+    return combined._ask_for_the_rest(
+        None, packs, lambda _p: {}, batch, CAPS, 600, combined.capped_extraction(CAPS)
+    )  # fmt: skip
+
+
+def test_a_rest_cut_before_the_facts_is_asked_for_what_it_left_while_each_round_moves_on(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A model looping in the interactions of its rest is asked once more, for the lists after them.
+    asked = _scripted_rest(
+        monkeypatch,
+        [
+            (_which_lists(events=["e"], interactions=["i"]), "salvaged"),
+            (_which_lists(facts=["f"], states=["s"]), "ok"),
+        ],
+    )
+    pack = Pack("c1", 0, "", (Member("c1", 0, ""),))
+    batch = LLMBatch(
+        values={"c1": _which_lists(entities=["Tom"], relations=["r"])},
+        calls=[{"item_id": "c1", "status": "salvaged"}],
+    )
+    kept, completed = _ask([pack], batch)
+    assert asked == [
+        (f"c1{REST_TAG}", ("events", "interactions", "occasions", "facts", "states")),
+        (f"c1{REST_TAG}2", ("occasions", "facts", "states")),
+    ]
+    merged = kept.values["c1"]
+    assert [getattr(merged, name) for name in ("entities", "events", "interactions", "facts")] == [
+        ["Tom"], ["e"], ["i"], ["f"],
+    ]  # fmt: skip
+    assert completed == {"c1"} and [row["item_id"] for row in kept.calls][1:] == [i for i, _ in asked]
+
+
+def test_a_rest_that_moves_no_further_is_not_asked_again_and_its_pack_is_not_completed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Cut again before writing an item: the same lists would be asked for, so the pack is left to be
+    # read chunk by chunk. A pack cut in its facts is not asked for any rest.
+    asked = _scripted_rest(monkeypatch, [(_which_lists(), "salvaged")])
+    packs = [Pack(c, 0, "", (Member(c, 0, ""),)) for c in ("c1", "c2")]
+    batch = LLMBatch(
+        values={"c1": _which_lists(entities=["Tom"]), "c2": _which_lists(entities=["Ann"], facts=["f"])},
+        calls=[{"item_id": "c1", "status": "salvaged"}, {"item_id": "c2", "status": "salvaged"}],
+    )
+    kept, completed = _ask(packs, batch)
+    assert [item for item, _ in asked] == [f"c1{REST_TAG}"] and completed == set()
+    assert not reached_facts(kept.values["c1"]) and kept.values["c2"].facts == ["f"]
 
 
 def test_a_cut_pack_whose_rest_is_not_answered_is_asked_again_one_chunk_at_a_time(tmp_path: Path) -> None:
