@@ -6,6 +6,8 @@ while the interpreter shuts down (joining threads, running exit hooks). Neither 
 to undo, so there the interrupt ends the process from the signal handler itself: no exception
 unwinds through library code. While the command runs, Ctrl-C raises KeyboardInterrupt as usual,
 so the command's own clean-up (locks, temporary files, a local server) runs before the same line.
+SIGTERM (`kill`, a service manager's or a container's stop) is read as Ctrl-C: without it the
+process ended at once, leaving a local server's slot folder and log behind.
 Standard library only: `flows/__init__.py` imports it first of all when the process is the CLI.
 """
 
@@ -20,6 +22,7 @@ from types import FrameType
 
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, what a shell reports for a process ended by Ctrl-C
 MESSAGE = "interrupted"
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)  # both end a command the same way
 # DuckDB turns a Ctrl-C that lands inside a query into a plain RuntimeError with this text, or,
 # inside a scan of a registered Python object, into its own exception quoting the KeyboardInterrupt.
 DUCKDB_INTERRUPTED = "Query interrupted"
@@ -67,7 +70,8 @@ def end_now(code: int) -> None:
 
 def _set(handler: object) -> None:
     if threading.current_thread() is threading.main_thread():  # signals are the main thread's only
-        signal.signal(signal.SIGINT, handler)  # type: ignore[arg-type]
+        for signum in STOP_SIGNALS:
+            signal.signal(signum, handler)  # type: ignore[arg-type]
 
 
 def end_at_interrupt() -> None:

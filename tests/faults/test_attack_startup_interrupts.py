@@ -46,8 +46,10 @@ def _commands(ws: Path, port: int) -> dict[str, list[str]]:
     }
 
 
-def _interrupted_at(args: list[str], delay: float, cwd: Path) -> tuple[int | None, str, bool, str]:
-    """(exit status, stderr, whether the process was still running when SIGINT was sent, stdout).
+def _interrupted_at(
+    args: list[str], delay: float, cwd: Path, sig: int = signal.SIGINT
+) -> tuple[int | None, str, bool, str]:
+    """(exit status, stderr, whether the process was still running when `sig` was sent, stdout).
 
     The delay counts from the moment the project's first package has been imported: before it the
     interpreter is still in its own start-up (the `site` imports), which no project code can guard
@@ -78,7 +80,7 @@ def _interrupted_at(args: list[str], delay: float, cwd: Path) -> tuple[int | Non
     time.sleep(delay)
     alive = process.poll() is None
     if alive:
-        process.send_signal(signal.SIGINT)
+        process.send_signal(sig)
     try:
         process.wait(timeout=60)
     except subprocess.TimeoutExpired:  # an interrupt that did not end it: a hang
@@ -94,13 +96,15 @@ def _without_import_times(lines: list[str]) -> str:
     return "".join(line for line in lines if not line.startswith("import time:"))
 
 
-def _check(runs: list[tuple[str, float, tuple[int | None, str, bool, str]]]) -> None:
+def _check(
+    runs: list[tuple[str, float, tuple[int | None, str, bool, str]]], sig: int = signal.SIGINT
+) -> None:
     interrupted = 0
     for name, delay, (code, err, alive, out) in runs:
         where = f"{name} at {delay} s"
         assert "Traceback" not in err and "Exception ignored" not in err, (where, err[-3000:])
         assert code is not None, f"{where}: still running a minute after Ctrl-C"
-        if code == -signal.SIGINT:
+        if code == -sig:
             # The command had ended and the interpreter, finalizing, had restored the default
             # disposition: the kernel ended it, as a shell's 130 — its work done, and what it printed
             # is its own result (`llm check` against a closed port has printed its one error line).
@@ -120,12 +124,18 @@ def _check(runs: list[tuple[str, float, tuple[int | None, str, bool, str]]]) -> 
     assert interrupted >= len(runs) // 2  # most signals must land while the command runs
 
 
-def _run_matrix(workspace: Path, tmp_path: Path, names: tuple[str, ...], delays: tuple[float, ...]):
+def _run_matrix(
+    workspace: Path,
+    tmp_path: Path,
+    names: tuple[str, ...],
+    delays: tuple[float, ...],
+    sig: int = signal.SIGINT,
+):
     port = _free_port()
     commands = _commands(workspace, port)
     jobs = [(name, delay) for name in names for delay in delays]
     with ThreadPoolExecutor(2) as pool:  # two at a time: a 2-core machine, and timing stays realistic
-        results = list(pool.map(lambda job: _interrupted_at(commands[job[0]], job[1], tmp_path), jobs))
+        results = list(pool.map(lambda job: _interrupted_at(commands[job[0]], job[1], tmp_path, sig), jobs))
     return [(name, delay, result) for (name, delay), result in zip(jobs, results)]
 
 
@@ -139,6 +149,12 @@ def _free_port() -> int:
 
 def test_ctrl_c_in_the_first_second_is_one_line_and_130(workspace, tmp_path):
     _check(_run_matrix(workspace, tmp_path, ("eval", "build"), QUICK_DELAYS))
+
+
+def test_a_sigterm_is_read_as_ctrl_c(workspace, tmp_path):
+    # `kill`, a service manager's or a container's stop: the command cleans up the same way (a
+    # local server's files go with it) instead of ending at once.
+    _check(_run_matrix(workspace, tmp_path, ("eval", "build"), QUICK_DELAYS, signal.SIGTERM), signal.SIGTERM)
 
 
 @pytest.mark.slow
