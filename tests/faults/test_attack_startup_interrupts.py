@@ -207,6 +207,23 @@ def test_ctrl_c_inside_a_duckdb_query_is_the_same_line(workspace, capsys, monkey
     assert result.code == 130 and result.err.strip() == "interrupted"
 
 
+def test_ctrl_c_inside_a_scan_of_the_sql_command_is_not_an_sql_error(workspace, capsys, monkeypatch):
+    """Seen at 0.75 s into `nkw sql`: the interrupt landed while DuckDB read a registered table, and
+    the command's own handler reported DuckDB's error quoting it as a SQL error (exit 2)."""
+    import duckdb
+
+    import flows.cli.commands.sql as sql
+
+    def interrupted(*_args, **_kwargs):
+        raise duckdb.InvalidInputException(
+            "reading the schema of the object registered as 'term_postings' failed: KeyboardInterrupt:"
+        )
+
+    monkeypatch.setattr(sql, "fetch_query", interrupted)
+    result = nkw_in_process(capsys, "sql", "-w", workspace, "SELECT 1")
+    assert result.code == 130 and result.err.strip() == "interrupted"
+
+
 def test_duckdb_forms_of_an_interrupt_are_recognised_and_other_errors_are_not():
     import duckdb
 

@@ -10,6 +10,7 @@ import duckdb
 
 from flows.cli import output as cli_output
 from flows.cli.commands.common import EXIT_USAGE, UserError, settings_from, workspace_from
+from flows.cli.interrupts import is_interrupt
 from flows.cli.memory_cap import capped_memory, memory_bytes
 from tasks.tables.warehouse import QueryLimits, QueryRefused, fetch_query
 
@@ -43,6 +44,8 @@ def run(args: argparse.Namespace) -> int:
             f"query stopped: out of memory (limit {settings.sql.memory_limit}, sql.memory_limit)"
         ) from None
     except duckdb.Error as exc:
+        if is_interrupt(exc):  # a Ctrl-C inside a scan arrives as DuckDB's error quoting it
+            raise KeyboardInterrupt from None
         raise UserError(f"SQL error: {' '.join(str(exc).split())[:400]}") from None
     if args.format == "table":
         print(_with_total(text, result.table.num_rows, result.total_rows))
