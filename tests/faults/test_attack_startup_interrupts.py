@@ -117,11 +117,20 @@ def _check(
             # A read-only command this small can finish in the moment between the test seeing the
             # process alive and the signal landing: its result printed, nothing on stderr, exit 0 true.
             assert not err.strip(), (where, err[-1000:])
+        elif alive and code == 1 and name == "llm check" and _only_unreachable(err):
+            # Likewise `llm check` against a closed port: it had printed its one error line and was
+            # leaving (exit 1, its true result) when the signal was sent.
+            pass
         elif alive:
             interrupted += 1
             assert code == 130, (where, code, err[-1000:])
             assert [line for line in err.splitlines() if line.strip()][-1] == "interrupted", (where, err)
     assert interrupted >= len(runs) // 2  # most signals must land while the command runs
+
+
+def _only_unreachable(err: str) -> bool:
+    said = [line for line in err.splitlines() if line.strip()]
+    return len(said) == 1 and said[0].startswith("error: LLM server at") and "not reachable" in said[0]
 
 
 def _run_matrix(
