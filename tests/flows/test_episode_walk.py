@@ -9,6 +9,7 @@ import pytest
 from schemas.config import load_settings
 from tasks.query.answer_nkw import answer_nkw
 from tasks.query.tools.env import ToolEnv
+import tasks.query.tools.episode_walk as episode_walk
 from tasks.query.tools.episode_walk import episode_chunk_ids, episode_walk_search, passage_scores
 from tasks.query.tools.registry import call_tool
 
@@ -136,3 +137,46 @@ def test_a_progression_question_also_walks_from_where_the_whole_question_points(
     told = _ordinal(env, max(sorted(scores), key=lambda c: scores[c]))
     walked = {_ordinal(env, r.chunk_id) for r in rows if r.extra["walk"] == "before"}
     assert told - 1 in walked, (told, walked)
+
+
+def test_each_described_event_of_a_progression_question_takes_its_best_scenes_near_the_question(
+    env, monkeypatch
+):
+    # The bundled screenplay is a few scenes long: leave only the whole question's best scene to the
+    # text channel and reach two scenes either side, so the stretch is narrower than the story.
+    monkeypatch.setattr(episode_walk, "CHAIN_LEFT_TO_TEXT", 1)
+    monkeypatch.setattr(episode_walk, "CHAIN_REACH", 2)
+    monkeypatch.setattr(episode_walk, "CHAIN_PICKS", 2)
+    rows = episode_walk_search(env, PROGRESSION)
+    chain = [r for r in rows if r.extra["walk"] == "chain"]
+    assert chain, [r.extra["walk"] for r in rows]
+    scores = passage_scores(env, PROGRESSION, env.vector(PROGRESSION))
+    ranked = sorted(scores, key=lambda c: (-scores[c], c))
+    best = _ordinal(env, ranked[0])
+    centres = list(dict.fromkeys(_ordinal(env, c) for c in ranked))[: episode_walk.CHAIN_CENTRES]
+    others = [r for r in rows if r.extra["walk"] != "chain"]
+    for row in chain:
+        here = _ordinal(env, row.chunk_id)
+        assert any(abs(here - c) <= 2 for c in centres), (here, centres)  # on the stretch
+        assert here != best  # the question's best scene is left to the text channel
+        assert here not in {_ordinal(env, r.chunk_id) for r in others}  # no scene taken twice
+    for clause in {r.extra["clause"] for r in chain}:
+        picked = [r for r in chain if r.extra["clause"] == clause]
+        assert len(picked) <= 2
+        # The clause's first pick is its best-matching scene of the stretch among those left.
+        own = passage_scores(env, clause, env.vector(clause))
+        first = _ordinal(env, picked[0].chunk_id)
+        taken = {best} | {_ordinal(env, r.chunk_id) for r in others + chain if r is not picked[0]}
+        rivals = [
+            c
+            for c in own
+            if _ordinal(env, c) not in taken
+            and any(abs(_ordinal(env, c) - centre) <= 2 for centre in centres)
+        ]
+        assert own[picked[0].chunk_id] >= max(own[c] for c in rivals if _ordinal(env, c) != first) - 1e-9
+    assert len({r.chunk_id for r in rows}) == len(rows)
+
+
+def test_only_a_progression_question_takes_the_chain_picks(env, monkeypatch):
+    monkeypatch.setattr(episode_walk, "CHAIN_LEFT_TO_TEXT", 1)
+    assert not [r for r in episode_walk_search(env, BEFORE) if r.extra["walk"] == "chain"]

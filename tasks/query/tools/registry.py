@@ -103,7 +103,7 @@ class EpisodeWalkArgs(QueryArgs):
         None,
         description="where the asked-for episode lies from the described ones (default: read from the query)",
     )
-    top_k: int = Field(episode_walk.WALK_ROWS, ge=1, le=12)
+    top_k: int = Field(episode_walk.WALK_ROWS, ge=1, le=episode_walk.WALK_ROWS)
 
 
 class SummaryArgs(Args):
