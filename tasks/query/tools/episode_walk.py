@@ -7,6 +7,8 @@ X's; a cause question for what leads into X. Passage retrieval over the whole qu
 two of the described places and never the one asked for, whose words the question does not use.
 Anchors come from the episode index (titles and summaries of the episode's events) and the event
 index; the walk follows kept DAG edges, falling back on story order where an episode has none.
+A progression question's described events are told near one another: each also takes its best
+episodes on the stretch of the story around the whole question's best scenes (`chain_picks`).
 """
 
 from __future__ import annotations
