@@ -88,7 +88,7 @@ def _episodes_of_section(env: ToolEnv) -> dict[str, list[str]]:
     return found
 
 
-def anchor_clause(env: ToolEnv, clause: str) -> Anchor | None:
+def anchor_clause(env: ToolEnv, clause: str, chunk_scores: dict[str, float] | None = None) -> Anchor | None:
     """The episode that best tells `clause` (its own text, one of its events', or one of its
     passages'), and its chunk. Candidates come from all three; each is scored by its own match
     plus its best passage's, so an episode whose summary missed the clause still wins by its text."""
@@ -108,7 +108,8 @@ def anchor_clause(env: ToolEnv, clause: str) -> Anchor | None:
             if episode_id:
                 candidates.add(episode_id)
                 own[episode_id] = max(own.get(episode_id, 0.0), score)
-    chunk_scores = passage_scores(env, clause, vector)
+    if chunk_scores is None:
+        chunk_scores = passage_scores(env, clause, vector)
     of_section = _episodes_of_section(env)
     for chunk_id in sorted(chunk_scores, key=lambda c: (-chunk_scores[c], c))[:CANDIDATES]:
         candidates.update(of_section.get(env.store.chunks_by_id[chunk_id]["section_id"], []))
@@ -273,7 +274,9 @@ def episode_walk_search(
     shape = read_shape(query)
     direction = direction or shape.direction
     described = list(clauses or shape.clauses or (query,))[:MAX_ANCHORS]
-    anchors = [a for a in (anchor_clause(env, c) for c in described) if a is not None]
+    # Each clause's passage scores serve its anchor and, for a progression question, its chain picks.
+    clause_scores = {c: passage_scores(env, c, env.vector(c)) for c in described}
+    anchors = [a for a in (anchor_clause(env, c, clause_scores[c]) for c in described) if a is not None]
     rows: list[ToolRow] = []
     seen: set[str] = set()
     for anchor in anchors:
@@ -323,14 +326,17 @@ def episode_walk_search(
                 seen.add(chunk_id)
                 rows.append(_row(env, episode_id, chunk_id, start.score / 2, direction))
         if shape.kind == "progression" and question_scores:
-            for episode_id, chunk_id, clause in chain_picks(env, described, question_scores, seen):
+            for episode_id, chunk_id, clause in chain_picks(env, clause_scores, question_scores, seen):
                 seen.add(chunk_id)
                 rows.append(_row(env, episode_id, chunk_id, start.score / 2, "chain", clause))
     return rows[:top_k]
 
 
 def chain_picks(
-    env: ToolEnv, clauses: list[str], question_scores: dict[str, float], seen: set[str]
+    env: ToolEnv,
+    clause_scores: dict[str, dict[str, float]],
+    question_scores: dict[str, float],
+    seen: set[str],
 ) -> list[tuple[str, str, str]]:
     """(episode, chunk, clause): for each described clause, the episodes that tell it best on the
     stretch of the story around the whole question's best scenes, skipping scenes already taken and
@@ -351,8 +357,7 @@ def chain_picks(
     best = _best_scenes(env, question_scores, CHAIN_LEFT_TO_TEXT)
     taken |= {env.store.chunks_by_id[c]["section_id"] for c in best}
     picks: list[tuple[str, str, str]] = []
-    for clause in clauses:
-        scores = passage_scores(env, clause, env.vector(clause))
+    for clause, scores in clause_scores.items():
         ranked: list[tuple[float, str, str]] = []
         for episode in near:
             chunk_id = _best_chunk(episode_chunk_ids(env, episode), scores)
