@@ -38,6 +38,9 @@ ASKED_EARLIER = re.compile(r"\balready\b|已经|已发生|已先|此前", re.IGN
 ZH_ASKED = re.compile(r"什么|为何|何事|何种|哪")
 # "在“X”之前，前面先发生了什么？" and "“X”之后不久，紧接着发生了什么？" ask for the scene next to X.
 ZH_NEXT = re.compile(r"之前，?前面先发生|之后不久|紧接着发生")
+# "What action initiates Maya's entry in the lobby scene?" asks what sets X off inside the one scene it
+# names: a scene-grounding question in a progression question's words, not a chain across scenes.
+ONE_SCENE = re.compile(r"\bin the [\w'’ -]{2,40} scene\b|这场戏|这一场戏")
 NEAR = re.compile(r"\b(?:just|shortly|right|immediately|directly) before\b|紧接着|就在")
 ARC = re.compile(
     r"\bfrom\b.{3,120}\bto\b|\bchange|\bevolv|\btransform|\bthroughout\b|\bover the course\b|"
@@ -138,7 +141,7 @@ def read_shape(question: str) -> QuestionShape:
     far = False
     before = bool(ORDER_BEFORE.search(lowered))
     after = bool(ORDER_AFTER.search(lowered))
-    if PROGRESSION.search(lowered) and not ZH_NEXT.search(lowered):
+    if PROGRESSION.search(lowered) and not ZH_NEXT.search(lowered) and not ONE_SCENE.search(lowered):
         kind, direction = "progression", "before"
     elif before or after:
         kind, direction = "order", "before" if before else "after"

@@ -54,6 +54,20 @@ def test_the_shape_follows_the_question_form(question, kind, direction):
     assert (shape.kind, shape.direction) == (kind, direction)
 
 
+@pytest.mark.parametrize(
+    "question",
+    [
+        "What action initiates Maya's entry into the embassy in the lobby scene?",
+        "在艾迪生获胜后马小登台挑衅吴良这场戏中，哪个动作最直接引发了现场气氛的转变？",
+    ],
+)
+def test_what_sets_something_off_inside_the_scene_it_names_is_no_progression(question):
+    # The gold is that one scene: no walk or chain across the story, the text channel's budget intact.
+    assert read_shape(question).kind != "progression"
+    without_the_scene = question.replace(" in the lobby scene", "").replace("这场戏中", "时")
+    assert read_shape(without_the_scene).kind == "progression"
+
+
 def test_a_quoted_event_is_one_clause_and_its_parts_are_not_repeated():
     clauses = question_clauses("在“幺鸡与陈末在地铁上谈论爱情”之前，幺鸡先采取了什么关键行动？")
     assert clauses[0] == "幺鸡与陈末在地铁上谈论爱情"
