@@ -343,9 +343,10 @@ def chain_picks(
     the question's own best ones. A clause searched over the whole film finds its place for few
     clauses (the anchors); on the stretch where the question's events are told, its best few
     episodes hold the described scenes the anchors and the text channel miss."""
+    # One ranking of the question's best scenes: its first few centre the stretch, all are left to text.
+    best = _best_scenes(env, question_scores, max(CHAIN_CENTRES, CHAIN_LEFT_TO_TEXT))
     centres = [
-        env.store.section_heading(env.store.chunks_by_id[c]["section_id"])[1]
-        for c in _best_scenes(env, question_scores, CHAIN_CENTRES)
+        env.store.section_heading(env.store.chunks_by_id[c]["section_id"])[1] for c in best[:CHAIN_CENTRES]
     ]
     centres = [c for c in centres if c is not None]
     near = [
@@ -354,8 +355,7 @@ def chain_picks(
         if any(abs(int(e["first_ordinal"]) - c) <= CHAIN_REACH for c in centres)
     ]
     taken = {env.store.chunks_by_id[c]["section_id"] for c in seen}
-    best = _best_scenes(env, question_scores, CHAIN_LEFT_TO_TEXT)
-    taken |= {env.store.chunks_by_id[c]["section_id"] for c in best}
+    taken |= {env.store.chunks_by_id[c]["section_id"] for c in best[:CHAIN_LEFT_TO_TEXT]}
     picks: list[tuple[str, str, str]] = []
     for clause, scores in clause_scores.items():
         ranked: list[tuple[float, str, str]] = []
