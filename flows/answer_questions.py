@@ -17,7 +17,7 @@ from tasks.query.answer_types import Answer
 from tasks.query.decompose_llm import make_llm_decomposer
 from tasks.query.hybrid.answer import answer_hybrid
 from tasks.query.hybrid.answer_fine import answer_hybrid_fine
-from tasks.query.hybrid.fine_windows import FineWindows, build_windows
+from tasks.query.hybrid.fine_windows import FineWindows, build_windows, with_vectors
 from tasks.query.plan import decompose, shape_calls
 from tasks.query.question_scope import answer_words
 from tasks.query.reader.hybrid import answer_hybrid_llm
@@ -82,8 +82,18 @@ class QueryEngine:
         """The document's fine windows and their BM25 index (the `hybrid_fine` baseline), built once."""
         if doc_id not in self._windows:
             index = self.index(doc_id)
+            embedder = (
+                self.embedder(index.embedding_model)
+                if self.settings.retrieval.dense_window_score == "window"
+                else None
+            )
             started = time.perf_counter()
-            self._windows[doc_id] = build_windows(index.sentences, index.language)
+            windows = build_windows(index.sentences, index.language)
+            if embedder is not None:
+                windows = with_vectors(windows, embedder.embed)
+                if hasattr(embedder, "flush"):
+                    embedder.flush()  # the next session reads the windows' vectors from the store
+            self._windows[doc_id] = windows
             self.load_seconds["bundle"] += time.perf_counter() - started
         return self._windows[doc_id]
 
@@ -98,6 +108,7 @@ class QueryEngine:
                 hierarchy=self.settings.answer.hierarchy,
                 attributes=self.settings.answer.attributes,
                 dense_chunk_score=self.settings.retrieval.dense_chunk_score,
+                windows_source=lambda: self.windows(doc_id),
             )
         return env
 

@@ -18,6 +18,12 @@ class RetrievalSettings(Section):
         "best_sentence",
         description="dense score of a chunk: its most similar sentence's, or its own vector's",
     )
+    dense_window_score: Literal["best_sentence", "window"] = Field(
+        "window",
+        description="dense score of a ~40-word window (the hybrid_fine baseline and NKW's budget fill): "
+        "its own text's vector (embedded when a session first asks, kept in the workspace's vector "
+        "store), or its most similar sentence's",
+    )
 
 
 class AnswerSettings(Section):

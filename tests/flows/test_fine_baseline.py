@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 import shutil
 
+import numpy as np
+
 from flows.answer_questions import SYSTEMS, QueryEngine
 from flows.cli.main import SYSTEMS as CLI_SYSTEMS
 from flows.cli.main import main
@@ -48,6 +50,28 @@ def test_an_explicit_source_budget_binds_the_fine_windows_as_it_binds_nkw(sample
     )
     fine = QueryEngine(sample_workspace, settings).ask(DOC, QUESTION, system="hybrid_fine")
     assert fine.trace[0]["arguments"]["budget_tokens"] == 60 and 0 < fine.evidence_tokens <= 60
+
+
+def test_window_vectors_score_the_baseline_and_the_nkw_fill_alike(sample_workspace, hashing_settings):
+    assert hashing_settings.retrieval.dense_window_score == "window"  # the default
+    engine = QueryEngine(sample_workspace, hashing_settings)
+    windows = engine.windows(DOC)
+    assert windows.vectors is not None and windows.vectors.shape[0] == len(windows)
+    embedder = engine.embedder(engine.index(DOC).embedding_model)
+    assert np.allclose(windows.vectors[0], embedder.embed([windows.texts[0]])[0], atol=1e-5)
+    # NKW's budget fill reads the session's windows, the same ones the baseline ranks.
+    assert engine.tool_env(DOC, embedder.embed).fine_windows() is windows
+    fine = engine.ask(DOC, QUESTION, system="hybrid_fine")
+    nkw = engine.ask(DOC, QUESTION)
+    assert fine.evidence and nkw.evidence
+    # Scored by its best sentence instead, a window needs no vector of its own.
+    by_sentence = load_settings(
+        overrides={
+            "embed_texts": {"backend": "hashing"},
+            "retrieval": {"dense_window_score": "best_sentence"},
+        }
+    )
+    assert QueryEngine(sample_workspace, by_sentence).windows(DOC).vectors is None
 
 
 def test_eval_with_the_fine_baseline_writes_its_rows(sample_workspace, tmp_path, capsys):

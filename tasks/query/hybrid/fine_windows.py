@@ -1,11 +1,12 @@
 """The fine-window hybrid baseline's retrieval: consecutive sentences of one section grouped into
-windows of about 40 words, ranked by BM25 and dense (best sentence) scores fused by reciprocal
-rank, and taken in rank order up to the 450-word hybrid's source-token budget."""
+windows of about 40 words, ranked by BM25 and dense scores (the window's own vector, or its best
+sentence's) fused by reciprocal rank, and taken in rank order up to the 450-word hybrid's
+source-token budget."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Sequence
+from dataclasses import dataclass, replace
+from typing import Callable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -37,6 +38,9 @@ class FineWindows:
     texts: list[str]
     n_tokens: np.ndarray
     bm25: Bm25Index
+    # Each window's own text embedded, unit length (`with_vectors`); None scores a window by its best
+    # sentence's vector instead.
+    vectors: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.window_ids)
@@ -100,11 +104,26 @@ def build_windows(sentences: pd.DataFrame, language: str, size: int = WINDOW_WOR
     )
 
 
+def with_vectors(windows: FineWindows, embed: Callable[[Sequence[str]], np.ndarray] | None) -> FineWindows:
+    """`windows` with each window's whole text embedded (unit length). A question often paraphrases
+    what a run of lines says together, which no single sentence of it matches."""
+    if embed is None or not len(windows):
+        return windows
+    vectors = np.asarray(embed(windows.texts), dtype=np.float32)
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    return replace(windows, vectors=vectors / np.where(norms > 0, norms, 1.0))
+
+
 def dense_window_scores(
     windows: FineWindows, sentence_vectors: np.ndarray, query_vector: np.ndarray | None
 ) -> np.ndarray | None:
-    """Each window's best sentence similarity to the query (None without comparable vectors)."""
-    if query_vector is None or not len(windows) or sentence_vectors.shape[1] != query_vector.shape[-1]:
+    """Each window's similarity to the query: its own vector's when it has one, else its best
+    sentence's (None without comparable vectors)."""
+    if query_vector is None or not len(windows):
+        return None
+    if windows.vectors is not None and windows.vectors.shape[1] == query_vector.shape[-1]:
+        return windows.vectors @ query_vector.reshape(-1)
+    if sentence_vectors.shape[1] != query_vector.shape[-1]:
         return None
     similarity = np.einsum("ij,j->i", sentence_vectors, query_vector.reshape(-1))
     # Windows tile the sentences in order, so their starts are reduceat's group starts.

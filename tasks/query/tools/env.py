@@ -20,6 +20,9 @@ class ToolEnv:
     hierarchy: bool = True
     attributes: bool = True
     dense_chunk_score: str = "best_sentence"  # [retrieval] dense_chunk_score of the text channel
+    # The session's windows when it keeps them (the query engine's, shared with the hybrid_fine
+    # baseline and scored as `[retrieval] dense_window_score` says); else built here, unembedded.
+    windows_source: Callable[[], FineWindows] | None = None
     _vectors: dict[str, np.ndarray | None] = field(default_factory=dict)
     _windows: FineWindows | None = None
 
@@ -33,5 +36,9 @@ class ToolEnv:
         """The document's ~40-word windows and their BM25 index (the text ranking that fills what
         the board leaves of the budget), built once per session."""
         if self._windows is None:
-            self._windows = build_windows(self.store.source.sentences, self.store.source.language)
+            self._windows = (
+                self.windows_source()
+                if self.windows_source is not None
+                else build_windows(self.store.source.sentences, self.store.source.language)
+            )
         return self._windows

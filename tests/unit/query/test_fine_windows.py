@@ -1,5 +1,6 @@
 """The fine-window baseline's windows: one section each, about the asked size, deterministic ids,
-dense scores from the best sentence, and evidence cut at the token budget."""
+dense scores from the window's own vector or its best sentence, and evidence cut at the token
+budget."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from tasks.query.hybrid.fine_windows import (
     dense_window_scores,
     fine_search,
     window_spans,
+    with_vectors,
     within_budget,
 )
 
@@ -82,6 +84,31 @@ def test_dense_score_is_the_best_sentence_and_search_fuses_both_rankings() -> No
     ranked = fine_search(windows, vectors, "blue", query, candidates=3, rrf_k=10)
     assert ranked[0][0] == 2  # first by BM25, second by dense: ahead of the dense-only first
     assert [p for p, _ in ranked] == [2, 1, 0]
+
+
+def test_a_window_with_its_own_vector_is_scored_by_its_whole_text() -> None:
+    # Two sentences that each half match the query; together, in one window, they match it whole.
+    rows = [("a", "c", "red", None), ("a", "c", "pear", None), ("b", "c", "sky", None)]
+    windows = build_windows(_sentences(rows), "en", size=2)  # [0, 1], [2]
+    sentence_vectors = np.array([[1.0, 0.0], [0.0, 1.0], [0.8, 0.6]], dtype=np.float32)
+    query = np.array([0.6, 0.8], dtype=np.float32)
+    by_sentence = dense_window_scores(windows, sentence_vectors, query)
+    np.testing.assert_allclose(by_sentence, [0.8, 0.96], atol=1e-6)  # the sky line wins by one sentence
+
+    texts: list[list[str]] = []
+
+    def embed(batch: list[str]) -> np.ndarray:
+        texts.append(list(batch))
+        return np.array([[3.0, 4.0] if "pear" in t else [8.0, 6.0] for t in batch], dtype=np.float32)
+
+    embedded = with_vectors(windows, embed)
+    assert texts == [windows.texts]  # each window's whole text, once, in window order
+    np.testing.assert_allclose(np.linalg.norm(embedded.vectors, axis=1), [1.0, 1.0], atol=1e-6)
+    np.testing.assert_allclose(dense_window_scores(embedded, sentence_vectors, query), [1.0, 0.96], atol=1e-6)
+    assert windows.vectors is None  # the windows passed in are unchanged
+    assert with_vectors(windows, None) is windows
+    # A query vector of another size scores by neither.
+    assert dense_window_scores(embedded, sentence_vectors, np.ones(3, dtype=np.float32)) is None
 
 
 def test_windows_are_taken_in_rank_order_while_they_fit_the_budget() -> None:
