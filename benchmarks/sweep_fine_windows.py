@@ -24,7 +24,14 @@ from flows.answer_questions import QueryEngine  # noqa: E402
 from flows.evaluation.scene_recall import question_scene_recall  # noqa: E402
 from schemas.config import load_settings  # noqa: E402
 from tasks.query.hybrid.answer_fine import hybrid_budget  # noqa: E402
-from tasks.query.hybrid.fine_windows import FINE_CANDIDATES, build_windows, fine_search, within_budget  # noqa: E402
+from tasks.query.hybrid.fine_windows import (  # noqa: E402
+    FINE_CANDIDATES,
+    FineWindows,
+    build_windows,
+    fine_search,
+    with_vectors,
+    within_budget,
+)
 from tasks.query.hybrid.retrieve import hybrid_search  # noqa: E402
 from tasks.tables.io import Workspace  # noqa: E402
 
@@ -62,8 +69,7 @@ def main() -> None:
     print(f"{'system':<24} {'any':>6} {'every':>6} {'scenes':>7}")
     print(_line("hybrid (450 words)", hybrid))
     for words in [int(w) for w in args.words.split(",")]:
-        windows = {d: build_windows(engine.index(d).sentences, engine.index(d).language, words)
-                   for d in {q["doc_id"] for q in questions}}
+        windows = {d: sweep_windows(engine, d, words, settings) for d in {q["doc_id"] for q in questions}}
         for rrf_k in [int(k) for k in args.rrf_k.split(",")]:
             found = []
             for q in questions:
@@ -73,6 +79,17 @@ def main() -> None:
                 taken = within_budget(ranked, w.n_tokens, budgets[q["qid"]])
                 found.append(question_scene_recall(gold[q["qid"]], [w.section_ids[p] for p, _ in taken]))
             print(_line(f"fine {words} words rrf_k {rrf_k}", found))
+
+
+def sweep_windows(engine: QueryEngine, doc_id: str, words: int, settings) -> FineWindows:
+    """One document's windows of `words` words, scored as the settings score the baseline's (each
+    window's own vector when `[retrieval] dense_window_score` is "window")."""
+    index = engine.index(doc_id)
+    windows = build_windows(index.sentences, index.language, words)
+    if settings.retrieval.dense_window_score != "window":
+        return windows
+    embedder = engine.embedder(index.embedding_model)
+    return with_vectors(windows, embedder.embed if embedder is not None else None)
 
 
 def _line(name: str, found: list[dict]) -> str:
