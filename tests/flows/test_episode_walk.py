@@ -39,7 +39,18 @@ def test_an_order_question_is_anchored_where_its_event_happens_and_walks_back(en
     for row in rows:  # every row is grounded in a chunk of the episode it names
         assert row.chunk_id in episode_chunk_ids(env, env.store.episodes_by_id[row.item_id])
     anchor_ordinal = _ordinal(env, drawer[0].chunk_id)
-    assert all(_ordinal(env, r.chunk_id) < anchor_ordinal for r in walked)
+    assert any(_ordinal(env, r.chunk_id) < anchor_ordinal for r in walked)
+    # A later place is only ever the scene before another place where X may be told.
+    places = set()
+    for text, count in (
+        (BEFORE, episode_walk.NEXT_DOOR_FROM),
+        (drawer[0].extra["clause"], episode_walk.X_PLACES),
+    ):
+        scores = passage_scores(env, text, env.vector(text))
+        ranked = dict.fromkeys(_ordinal(env, c) for c in sorted(scores, key=lambda c: (-scores[c], c)))
+        places |= set(list(ranked)[:count])
+    for row in walked:
+        assert _ordinal(env, row.chunk_id) < anchor_ordinal or _ordinal(env, row.chunk_id) + 1 in places
 
 
 def test_a_progression_question_walks_to_an_episode_before_its_earliest_anchor(env):
@@ -129,6 +140,19 @@ def test_an_order_question_walks_from_the_whole_question_s_two_best_scenes(env):
             told.append(_ordinal(env, chunk_id))
     walked = {_ordinal(env, r.chunk_id) for r in rows if r.extra["walk"] == "before"}
     assert {told[0] - 1, told[1] - 1} <= walked, (told[:2], walked)
+
+
+def test_an_order_question_walks_from_the_best_places_of_its_event(env):
+    # X is told in more than one scene and the anchor takes one: the scene before each of the clause's
+    # best few scenes is walked to, wherever the whole question points.
+    clause = "the Kittiwake crew being brought in from the storm"
+    rows = episode_walk_search(env, BEFORE, clauses=[clause])
+    scores = passage_scores(env, clause, env.vector(clause))
+    places = list(dict.fromkeys(_ordinal(env, c) for c in sorted(scores, key=lambda c: (-scores[c], c))))
+    places = places[: episode_walk.X_PLACES]
+    walked = {_ordinal(env, r.chunk_id) for r in rows if r.extra["walk"] == "before"}
+    assert [p for p in places if p > 1], places
+    assert {p - 1 for p in places if p > 1} <= walked, (places, walked)
 
 
 def test_a_progression_question_also_walks_from_where_the_whole_question_points(env):

@@ -28,6 +28,9 @@ MAX_ANCHORS = 4
 CANDIDATES = 3  # episodes a clause proposes from each index (episodes, events, passages)
 MAX_WALKED = 2
 NEXT_DOOR_FROM = 2  # an order question's best-matching scenes whose scene next door is walked to
+# An order question's X ("just before Bruce seeks a break at Bobby's cart") is often told in more than
+# one scene, and the anchor takes one of them: the next door of the clause's best few scenes as well.
+X_PLACES = 3
 # A progression question's described events lie near one another and near the answer (in the corpus's
 # questions, 63 % of the described scenes within 10 scenes of the answer's): each clause also takes
 # its best episodes on the stretch of the story around the whole question's best scenes.
@@ -38,8 +41,8 @@ CHAIN_PICKS = 4  # episodes each described clause takes on the stretch
 # there would spend a row on a scene the evidence already has.
 CHAIN_LEFT_TO_TEXT = 10
 # Every row a walk can give: one per anchor, the anchor's own next scene, the next door of the whole
-# question's best scenes, the episodes reached, each clause's picks on the stretch.
-WALK_ROWS = MAX_ANCHORS + 1 + NEXT_DOOR_FROM + MAX_WALKED + MAX_ANCHORS * CHAIN_PICKS
+# question's best scenes and of X's best places, the episodes reached, each clause's picks on the stretch.
+WALK_ROWS = MAX_ANCHORS + 1 + NEXT_DOOR_FROM + X_PLACES + MAX_WALKED + MAX_ANCHORS * CHAIN_PICKS
 PROXIMITY = 0.5  # how much a nearer predecessor is preferred over a better-matching distant one
 
 
@@ -313,7 +316,10 @@ def episode_walk_search(
             # scene is often only the second best: the next door of both best scenes (on the corpus,
             # 6 questions gained, 1 lost). A progression question's second best: 4 gained, 5 lost.
             count = NEXT_DOOR_FROM if shape.kind == "order" else 1
-            for best in _best_scenes(env, question_scores, count):
+            places = _best_scenes(env, question_scores, count)
+            if shape.kind == "order":
+                places += _best_scenes(env, clause_scores[described[0]], X_PLACES)
+            for best in places:
                 beside = _scene_next_door(env, best, direction)
                 if beside is not None and beside[1] not in seen:
                     seen.add(beside[1])
