@@ -4,7 +4,9 @@ interactive commands never wait for a server."""
 
 from __future__ import annotations
 
+import threading
 import time
+from collections import OrderedDict
 from typing import Any, Callable
 
 from schemas.config import Settings
@@ -32,6 +34,10 @@ from tasks.tables.io import Workspace
 from tasks.vector_store import caching
 
 SYSTEMS = ("nkw", "hybrid", "hybrid_fine")
+# Documents whose loaded state (index, store, windows, tool environment) a session keeps, the ones
+# asked last. A loaded screenplay holds about 65 MB: a session over the 131-screenplay corpus that
+# kept them all grew past 10 GB. An evaluation answers one document (two in parallel) at a time.
+MAX_OPEN_DOCUMENTS = 8
 
 
 class QueryEngine:
@@ -56,6 +62,9 @@ class QueryEngine:
         self._windows: dict[str, FineWindows] = {}
         self._embedders: dict[str | None, Embedder | None] = {}
         self._envs: dict[str, ToolEnv] = {}
+        self.max_open_documents = MAX_OPEN_DOCUMENTS
+        self._open: OrderedDict[str, None] = OrderedDict()  # loaded documents, the last asked last
+        self._open_lock = threading.Lock()
         # Seconds spent loading, by part ("model": embedding model incl. torch, "bundle": tables and
         # indexes), so a command can report its start-up apart from answer time.
         self.load_seconds: dict[str, float] = {"model": 0.0, "bundle": 0.0}
@@ -63,7 +72,28 @@ class QueryEngine:
             lambda identity: embedder_for_identity(identity, settings.embed_texts)
         )
 
+    def _touch(self, doc_id: str) -> None:
+        """Mark `doc_id` as asked last; forget the documents asked longest ago beyond the limit."""
+        with self._open_lock:
+            self._open[doc_id] = None
+            self._open.move_to_end(doc_id)
+            over = len(self._open) - max(1, self.max_open_documents)
+            stale = [self._open.popitem(last=False)[0] for _ in range(over)]
+        for old in stale:
+            self._forget(old)
+
+    def _forget(self, doc_id: str) -> None:
+        """Drop a document's loaded state. A thread still answering over it keeps its objects; a
+        closed SQL connection reopens on its next query."""
+        self._indexes.pop(doc_id, None)
+        self._windows.pop(doc_id, None)
+        self._envs.pop(doc_id, None)
+        store = self._stores.pop(doc_id, None)
+        if store is not None:
+            store.close()
+
     def index(self, doc_id: str) -> DocumentIndex:
+        self._touch(doc_id)
         if doc_id not in self._indexes:
             started = time.perf_counter()
             self._indexes[doc_id] = DocumentIndex.load(self.workspace, doc_id)

@@ -103,6 +103,8 @@ def create_app(
     gate = Gate(concurrency, queue)
     load_lock = threading.Lock()  # the engine's caches are filled by one thread at a time
     state: dict[str, Any] = {"documents": list_documents(workspace), "loaded": set()}
+    if preload:  # a server keeps every document it loads at startup (an evaluation keeps the last few)
+        engine.max_open_documents = max(engine.max_open_documents, len(state["documents"]))
 
     def ensure_loaded(doc_id: str) -> None:
         if doc_id in state["loaded"]:

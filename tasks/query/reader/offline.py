@@ -89,20 +89,11 @@ def rank_sentences(
     return [(candidates[i][0], float(scores[i])) for i in order]
 
 
-_TERMS: dict[int, tuple[NarrativeStore, SentenceTerms]] = {}
-
-
 def sentence_terms(store: NarrativeStore) -> SentenceTerms:
     """The document's sentence term windows, built once per loaded store."""
-    cached = _TERMS.get(id(store))
-    if cached is None or cached[0] is not store:
-        if len(_TERMS) > 64:
-            _TERMS.clear()
-        cached = _TERMS[id(store)] = (store, SentenceTerms.build(store.source.sentences))
-    return cached[1]
+    return store.memo("sentence_terms", lambda: SentenceTerms.build(store.source.sentences))
 
 
-_FINDERS: dict[int, tuple[NarrativeStore, EntityFinder]] = {}
 SHORT_CANDIDATES = 6
 
 
@@ -110,27 +101,26 @@ def entity_finder(store: NarrativeStore) -> EntityFinder | None:
     """Entities named in a text, by the graph's names and aliases (longest first), with canonical names."""
     if not store.has_graph:
         return None
-    cached = _FINDERS.get(id(store))
-    if cached is not None and cached[0] is store:
-        return cached[1]
+    return store.memo("entity_finder", lambda: _entity_finder(store))
+
+
+def _entity_finder(store: NarrativeStore) -> EntityFinder:
     lexicon = [(name, entity_id) for name, entity_id in store.name_lexicon if len(name) >= 2]
     ids = dict(lexicon)
     latin = [re.escape(n) for n, _ in lexicon if not re.search(r"[\u4e00-\u9fff]", n)]
     pattern = re.compile(r"(?<!\w)(?:%s)(?!\w)" % "|".join(latin), re.IGNORECASE) if latin else None
+    entities = store.entities_by_id
 
     def find(text: str) -> list[tuple[int, int, str, str]]:
         if pattern is None:
             return []
         found = []
         for match in pattern.finditer(text):
-            entity = store.entities_by_id.get(ids.get(match.group(0).lower(), ""))
+            entity = entities.get(ids.get(match.group(0).lower(), ""))
             if entity is not None:
                 found.append((match.start(), match.end(), str(entity["name"]), str(entity["entity_type"])))
         return found
 
-    if len(_FINDERS) > 64:
-        _FINDERS.clear()
-    _FINDERS[id(store)] = (store, find)
     return find
 
 

@@ -9,6 +9,7 @@ import re
 import threading
 import weakref
 from dataclasses import dataclass, field
+from typing import Any, Callable
 from functools import cached_property
 
 import duckdb
@@ -100,6 +101,14 @@ class NarrativeStore:
         for name in ("sentence_rows", "chunk_rows", "chunk_ids_of_section", "section_rows", "sentence_spans"):
             getattr(self.source, name)
         return self
+
+    def memo(self, key: str, build: Callable[[], Any]) -> Any:
+        """A value a reader derives from this store (term windows, a name finder), built once and
+        dropped with the store, so a session that lets a document go frees it all."""
+        memos = self.__dict__.setdefault("_memos", {})
+        if key not in memos:
+            memos[key] = build()  # two threads may both build it: the same value, kept once
+        return memos[key]
 
     @property
     def doc_id(self) -> str:

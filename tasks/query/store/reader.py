@@ -3,13 +3,16 @@
 
 A reader is opened once per document and process and cached; it is rebuilt only when one of the
 document's partition files changes (a rebuild of the document), so every session after the
-first skips the Parquet scan and the DuckDB set-up.
+first skips the Parquet scan and the DuckDB set-up. The cache keeps the readers of the documents
+used last (`MAX_READERS`): a reader holds its document's rows, and an evaluation over a corpus
+reads every document once.
 """
 
 from __future__ import annotations
 
 import atexit
 import threading
+from collections import OrderedDict
 from pathlib import Path
 
 import pandas as pd
@@ -60,7 +63,8 @@ class DocumentReader:
         return self._con, self._lock
 
 
-_READERS: dict[tuple[str, str], tuple[tuple, DocumentReader]] = {}
+MAX_READERS = 16
+_READERS: "OrderedDict[tuple[str, str], tuple[tuple, DocumentReader]]" = OrderedDict()
 _READERS_LOCK = threading.Lock()
 
 
@@ -83,9 +87,14 @@ def document_reader(workspace: Workspace, doc_id: str) -> DocumentReader:
     with _READERS_LOCK:
         cached = _READERS.get(key)
         if cached is not None and cached[0] == stamp:
+            _READERS.move_to_end(key)
             return cached[1]
         reader = DocumentReader(workspace, doc_id, files)
         _READERS[key] = (stamp, reader)
+        _READERS.move_to_end(key)
+        while len(_READERS) > MAX_READERS:
+            # Not closed: a store may be loading from it in another thread; dropped, it is freed.
+            _READERS.popitem(last=False)
         return reader
 
 
