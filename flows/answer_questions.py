@@ -62,7 +62,8 @@ class QueryEngine:
         self._windows: dict[str, FineWindows] = {}
         self._embedders: dict[str | None, Embedder | None] = {}
         self._envs: dict[str, ToolEnv] = {}
-        self.max_open_documents = MAX_OPEN_DOCUMENTS
+        # Never fewer than the documents an evaluation answers at once, or they would evict each other.
+        self.max_open_documents = max(MAX_OPEN_DOCUMENTS, 2 * settings.evaluate.document_concurrency)
         self._open: OrderedDict[str, None] = OrderedDict()  # loaded documents, the last asked last
         self._open_lock = threading.Lock()
         # Seconds spent loading, by part ("model": embedding model incl. torch, "bundle": tables and

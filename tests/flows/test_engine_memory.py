@@ -54,3 +54,12 @@ def test_the_reader_cache_keeps_the_documents_read_last(sample_workspace, monkey
     assert again.frame("sections").equals(rows)
     first.close()
     store_reader.close_readers()
+
+
+def test_a_session_keeps_at_least_the_documents_an_evaluation_answers_at_once(sample_workspace):
+    from schemas.config import load_settings
+
+    settings = load_settings(
+        overrides={"embed_texts": {"backend": "hashing"}, "evaluate": {"document_concurrency": 12}}
+    )
+    assert QueryEngine(sample_workspace, settings).max_open_documents == 24

@@ -9,8 +9,8 @@ import re
 import threading
 import weakref
 from dataclasses import dataclass, field
-from typing import Any, Callable
 from functools import cached_property
+from typing import Any, Callable
 
 import duckdb
 import networkx as nx
