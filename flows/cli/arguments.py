@@ -227,6 +227,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--queue", type=int, default=16, help="questions allowed to wait before 503 busy (default 16)"
     )
     serve.add_argument(
+        "--lazy",
+        action="store_true",
+        help="load each document on its first question and keep the last few loaded (default: load "
+        "every document at startup and keep them all; about 65 MB a screenplay)",
+    )
+    serve.add_argument(
         "--allow-host",
         action="append",
         help="another Host name clients may use (repeat; default: the --host address, localhost on loopback)",

@@ -63,3 +63,20 @@ def test_a_session_keeps_at_least_the_documents_an_evaluation_answers_at_once(sa
         overrides={"embed_texts": {"backend": "hashing"}, "evaluate": {"document_concurrency": 12}}
     )
     assert QueryEngine(sample_workspace, settings).max_open_documents == 24
+
+
+def test_a_lazy_server_keeps_only_the_documents_asked_last(sample_workspace, hashing_settings):
+    from fastapi.testclient import TestClient
+
+    from flows.serving.serve import create_app
+
+    engine = QueryEngine(sample_workspace, hashing_settings)
+    engine.max_open_documents = 1
+    app = create_app(sample_workspace, hashing_settings, engine, preload=False)
+    with TestClient(app) as client:
+        assert not engine._stores  # nothing loaded at startup
+        for doc, question in ((SCREENPLAY, QUESTION), (STORY, "What does the fisherman catch?")):
+            assert client.post("/ask", json={"doc": doc, "question": question}).status_code == 200
+        assert set(engine._stores) == {STORY}
+        assert client.post("/ask", json={"doc": SCREENPLAY, "question": QUESTION}).status_code == 200
+        assert set(engine._stores) == {SCREENPLAY}

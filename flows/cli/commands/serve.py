@@ -24,7 +24,14 @@ def run(args: argparse.Namespace) -> int:
         )
     llm = llm_client(settings, workspace)
     engine = QueryEngine(workspace, settings, llm=llm)
-    app = create_app(workspace, settings, engine, concurrency=args.serve_concurrency, queue=args.queue)
+    app = create_app(
+        workspace,
+        settings,
+        engine,
+        concurrency=args.serve_concurrency,
+        queue=args.queue,
+        preload=not args.lazy,
+    )
     try:
         server = make_server(
             app,
